@@ -1,0 +1,68 @@
+-- widecol 0.1.0: wide-column LSM table access method
+\echo Use "CREATE EXTENSION widecol" to load this file. \quit
+
+-- Refuse to install unless the library was preloaded: the option hook and the
+-- shared write clock need shared_preload_libraries.
+CREATE FUNCTION widecol._assert_preloaded() RETURNS void
+    AS 'MODULE_PATHNAME', 'widecol_assert_preloaded' LANGUAGE C STRICT;
+SELECT widecol._assert_preloaded();
+
+CREATE FUNCTION widecol.widecol_am_handler(internal) RETURNS table_am_handler
+    AS 'MODULE_PATHNAME', 'widecol_am_handler' LANGUAGE C STRICT;
+CREATE ACCESS METHOD widecol TYPE TABLE HANDLER widecol.widecol_am_handler;
+COMMENT ON ACCESS METHOD widecol IS 'wide-column LSM table access method';
+
+-- Storage ids name a relfilenode's manifest rows (kept in its metapage).
+CREATE SEQUENCE widecol.storage_id_seq;
+
+-- The manifest: one row per sorted run ('r') and per retired level-0
+-- generation ('f').  Heap MVCC on these rows publishes and drops runs
+-- atomically.  See src/README.md.
+CREATE TABLE widecol.segment (
+    storage_id       bigint NOT NULL,
+    segment_id       bigint NOT NULL,
+    kind             "char" NOT NULL,
+    level            int,
+    header_block     bigint,
+    npages           bigint,
+    nrows            bigint,
+    ntombstones      bigint,
+    npartitions      bigint,
+    raw_bytes        bigint,
+    compressed_bytes bigint,
+    min_write_ts     timestamptz,
+    max_write_ts     timestamptz,
+    max_expire       timestamptz,
+    min_xid          bigint,
+    max_xid          bigint,
+    min_key          bytea,
+    max_key          bytea,
+    PRIMARY KEY (storage_id, kind, segment_id)
+);
+
+CREATE FUNCTION widecol.flush(rel regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'widecol_flush' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.flush(regclass) IS
+    'write level 0 of a widecol table into a sorted run; returns the number of row versions written';
+
+CREATE FUNCTION widecol.storage_id(rel regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'widecol_storage_id' LANGUAGE C STRICT STABLE;
+
+CREATE FUNCTION widecol.level0_pages(rel regclass) RETURNS int
+    AS 'MODULE_PATHNAME', 'widecol_level0_pages' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.level0_pages(regclass) IS
+    'pages in the active level-0 generation of a widecol table';
+
+CREATE FUNCTION widecol.runs(rel regclass)
+RETURNS TABLE (run_id bigint, level int, npages bigint, nrows bigint,
+               ntombstones bigint, npartitions bigint, raw_bytes bigint,
+               compressed_bytes bigint, min_write_ts timestamptz,
+               max_write_ts timestamptz)
+LANGUAGE sql STABLE AS $$
+    SELECT segment_id, level, npages, nrows, ntombstones, npartitions,
+           raw_bytes, compressed_bytes, min_write_ts, max_write_ts
+      FROM widecol.segment
+     WHERE storage_id = widecol.storage_id(rel) AND kind = 'r'
+     ORDER BY segment_id
+$$;
+COMMENT ON FUNCTION widecol.runs(regclass) IS 'the sorted runs of a widecol table with their summaries';

@@ -1,0 +1,196 @@
+/*
+ * level0.c — level 0: unsorted, WAL-logged pages that take small writes.
+ *
+ * See "Level 0" in src/README.md for the locking protocol that lets a flush
+ * seal a generation.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "storage/bufmgr.h"
+
+#include "widecol.h"
+
+#define WcPageGetMeta(page) ((WcMetaData *) PageGetContents(page))
+
+static void
+init_l0_page(Page page, uint64 gen)
+{
+	WcPageOpaque op;
+
+	PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
+	op = WcPageGetOpaque(page);
+	op->type = WC_PAGE_L0;
+	op->segment = gen;
+	op->aux = InvalidBlockNumber;	/* next page of the generation */
+}
+
+/* Try to add the row to a locked page; false if it does not fit. */
+static bool
+try_add(Relation rel, Buffer buf, WcRowHeader *row, ItemPointer tid)
+{
+	Page		page = BufferGetPage(buf);
+	GenericXLogState *xs;
+	OffsetNumber off;
+
+	if (PageGetFreeSpace(page) < MAXALIGN(row->len))
+		return false;
+	xs = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(xs, buf, 0);
+	off = PageAddItem(page, (Item) row, row->len, InvalidOffsetNumber, false, false);
+	if (off == InvalidOffsetNumber)
+	{
+		GenericXLogAbort(xs);
+		return false;
+	}
+	GenericXLogFinish(xs);
+	ItemPointerSet(tid, BufferGetBlockNumber(buf), off);
+	return true;
+}
+
+void
+wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
+{
+	Buffer		metabuf = ReadBuffer(rel, WC_META_BLOCK);
+	WcMetaData *meta;
+	WcL0Gen    *cur;
+	Buffer		tailbuf = InvalidBuffer;
+	Buffer		newbuf;
+	GenericXLogState *xs;
+	Page		metapage,
+				newpage;
+
+	/* Fast path: the active generation's tail page has room. */
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	wc_check_page(rel, metabuf, WC_PAGE_META);
+	meta = WcPageGetMeta(BufferGetPage(metabuf));
+	cur = &meta->gens[meta->ngens - 1];
+	if (cur->tail != InvalidBlockNumber)
+	{
+		tailbuf = ReadBuffer(rel, cur->tail);
+		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		wc_check_page(rel, tailbuf, WC_PAGE_L0);
+		if (try_add(rel, tailbuf, row, tid))
+		{
+			UnlockReleaseBuffer(tailbuf);
+			UnlockReleaseBuffer(metabuf);
+			return;
+		}
+		UnlockReleaseBuffer(tailbuf);
+	}
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	/* Slow path: metapage exclusively; someone may have added a page. */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = WcPageGetMeta(BufferGetPage(metabuf));
+	cur = &meta->gens[meta->ngens - 1];
+	tailbuf = InvalidBuffer;
+	if (cur->tail != InvalidBlockNumber)
+	{
+		tailbuf = ReadBuffer(rel, cur->tail);
+		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		wc_check_page(rel, tailbuf, WC_PAGE_L0);
+		if (try_add(rel, tailbuf, row, tid))
+		{
+			UnlockReleaseBuffer(tailbuf);
+			UnlockReleaseBuffer(metabuf);
+			return;
+		}
+	}
+
+	newbuf = wc_extend_page(rel, NULL);
+	xs = GenericXLogStart(rel);
+	metapage = GenericXLogRegisterBuffer(xs, metabuf, 0);
+	newpage = GenericXLogRegisterBuffer(xs, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	meta = WcPageGetMeta(metapage);
+	cur = &meta->gens[meta->ngens - 1];
+	init_l0_page(newpage, cur->gen);
+	if (PageAddItem(newpage, (Item) row, row->len, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+		elog(ERROR, "widecol: row of %u bytes does not fit an empty level-0 page", row->len);
+	ItemPointerSet(tid, BufferGetBlockNumber(newbuf), FirstOffsetNumber);
+	if (BufferIsValid(tailbuf))
+	{
+		Page		tailpage = GenericXLogRegisterBuffer(xs, tailbuf, 0);
+
+		WcPageGetOpaque(tailpage)->aux = BufferGetBlockNumber(newbuf);
+	}
+	else
+		cur->head = BufferGetBlockNumber(newbuf);
+	cur->tail = BufferGetBlockNumber(newbuf);
+	cur->npages++;
+	meta->l0_pages++;
+	GenericXLogFinish(xs);
+
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
+	UnlockReleaseBuffer(newbuf);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * Call `cb` for every version in a generation, in page order.  Each page is
+ * copied under its share lock, so the callback runs without buffer locks.
+ */
+void
+wc_l0_read_gen(Relation rel, const WcL0Gen *gen, wc_l0_callback cb, void *arg)
+{
+	BlockNumber blk = gen->head;
+	PGAlignedBlock copy;
+
+	while (blk != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(rel, blk);
+		Page		page;
+		OffsetNumber maxoff;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		wc_check_page(rel, buf, WC_PAGE_L0);
+		memcpy(copy.data, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
+		page = (Page) copy.data;
+		if (WcPageGetOpaque(page)->segment != gen->gen)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("widecol: level-0 block %u of relation \"%s\" belongs to generation %llu, expected %llu",
+							blk, RelationGetRelationName(rel),
+							(unsigned long long) WcPageGetOpaque(page)->segment,
+							(unsigned long long) gen->gen)));
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+			ItemPointerData tid;
+
+			if (!ItemIdIsNormal(iid))
+				continue;
+			ItemPointerSet(&tid, blk, off);
+			cb((WcRowHeader *) PageGetItem(page, iid), &tid, arg);
+		}
+		blk = WcPageGetOpaque(page)->aux;
+	}
+}
+
+/* A palloc'd copy of the level-0 version at `tid`, or NULL. */
+WcRowHeader *
+wc_l0_fetch(Relation rel, ItemPointer tid)
+{
+	Buffer		buf = ReadBuffer(rel, ItemPointerGetBlockNumber(tid));
+	Page		page;
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	WcRowHeader *row = NULL;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page))
+	{
+		ItemId		iid = PageGetItemId(page, off);
+
+		if (ItemIdIsNormal(iid))
+		{
+			row = palloc(ItemIdGetLength(iid));
+			memcpy(row, PageGetItem(page, iid), ItemIdGetLength(iid));
+		}
+	}
+	UnlockReleaseBuffer(buf);
+	return row;
+}

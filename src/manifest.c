@@ -1,0 +1,238 @@
+/*
+ * manifest.c — the versioned set of runs, kept in the heap table
+ * widecol.segment so that heap MVCC publishes and drops runs atomically.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+
+#include "widecol.h"
+
+enum
+{
+	Anum_seg_storage_id = 1,
+	Anum_seg_segment_id,
+	Anum_seg_kind,
+	Anum_seg_level,
+	Anum_seg_header_block,
+	Anum_seg_npages,
+	Anum_seg_nrows,
+	Anum_seg_ntombstones,
+	Anum_seg_npartitions,
+	Anum_seg_raw_bytes,
+	Anum_seg_compressed_bytes,
+	Anum_seg_min_write_ts,
+	Anum_seg_max_write_ts,
+	Anum_seg_max_expire,
+	Anum_seg_min_xid,
+	Anum_seg_max_xid,
+	Anum_seg_min_key,
+	Anum_seg_max_key,
+	Natts_seg = Anum_seg_max_key
+};
+
+#define SEG_KIND_RUN	'r'
+#define SEG_KIND_FLUSHED 'f'
+
+static Oid
+segment_relid(bool index)
+{
+	Oid			nsp = get_namespace_oid(WIDECOL_SCHEMA, true);
+	Oid			relid = OidIsValid(nsp) ?
+		get_relname_relid(index ? "segment_pkey" : "segment", nsp) : InvalidOid;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("widecol catalog table widecol.segment is missing"),
+				 errhint("Run CREATE EXTENSION widecol in this database.")));
+	return relid;
+}
+
+static SysScanDesc
+begin_scan(Relation segrel, uint64 storage_id, Snapshot snapshot, ScanKeyData *key)
+{
+	ScanKeyInit(&key[0], Anum_seg_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum((int64) storage_id));
+	return systable_beginscan(segrel, segment_relid(true), true, snapshot, 1, key);
+}
+
+WcManifest *
+wc_manifest_read(uint64 storage_id, Snapshot snapshot)
+{
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, snapshot, key);
+	WcManifest *m = palloc0(sizeof(WcManifest));
+	int			cap = 8,
+				rcap = 8;
+	HeapTuple	tup;
+
+	m->runs = palloc(sizeof(WcRunSummary) * cap);
+	m->retired_gens = palloc(sizeof(uint64) * rcap);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Datum		v[Natts_seg];
+		bool		n[Natts_seg];
+		WcRunSummary *r;
+
+		heap_deform_tuple(tup, RelationGetDescr(segrel), v, n);
+		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_FLUSHED)
+		{
+			if (m->nretired == rcap)
+				m->retired_gens = repalloc(m->retired_gens, sizeof(uint64) * (rcap *= 2));
+			m->retired_gens[m->nretired++] = DatumGetInt64(v[Anum_seg_segment_id - 1]);
+			continue;
+		}
+		if (m->nruns == cap)
+			m->runs = repalloc(m->runs, sizeof(WcRunSummary) * (cap *= 2));
+		r = &m->runs[m->nruns++];
+		memset(r, 0, sizeof(WcRunSummary));
+		r->run_id = DatumGetInt64(v[Anum_seg_segment_id - 1]);
+		r->level = DatumGetInt32(v[Anum_seg_level - 1]);
+		r->header_block = (BlockNumber) DatumGetInt64(v[Anum_seg_header_block - 1]);
+		r->npages = (uint32) DatumGetInt64(v[Anum_seg_npages - 1]);
+		r->nrows = DatumGetInt64(v[Anum_seg_nrows - 1]);
+		r->ntombstones = DatumGetInt64(v[Anum_seg_ntombstones - 1]);
+		r->npartitions = DatumGetInt64(v[Anum_seg_npartitions - 1]);
+		r->raw_bytes = DatumGetInt64(v[Anum_seg_raw_bytes - 1]);
+		r->compressed_bytes = DatumGetInt64(v[Anum_seg_compressed_bytes - 1]);
+		r->min_write_ts = DatumGetInt64(v[Anum_seg_min_write_ts - 1]);
+		r->max_write_ts = DatumGetInt64(v[Anum_seg_max_write_ts - 1]);
+		r->max_expire = DatumGetInt64(v[Anum_seg_max_expire - 1]);
+		r->min_xid = (TransactionId) DatumGetInt64(v[Anum_seg_min_xid - 1]);
+		r->max_xid = (TransactionId) DatumGetInt64(v[Anum_seg_max_xid - 1]);
+		r->min_key = n[Anum_seg_min_key - 1] ? NULL :
+			DatumGetByteaPCopy(v[Anum_seg_min_key - 1]);
+		r->max_key = n[Anum_seg_max_key - 1] ? NULL :
+			DatumGetByteaPCopy(v[Anum_seg_max_key - 1]);
+	}
+	systable_endscan(scan);
+	table_close(segrel, AccessShareLock);
+	return m;
+}
+
+static void
+insert_row(uint64 storage_id, char kind, const WcRunSummary *r, uint64 segment_id)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	Datum		v[Natts_seg] = {0};
+	bool		n[Natts_seg] = {0};
+	HeapTuple	tup;
+
+	v[Anum_seg_storage_id - 1] = Int64GetDatum((int64) storage_id);
+	v[Anum_seg_segment_id - 1] = Int64GetDatum((int64) segment_id);
+	v[Anum_seg_kind - 1] = CharGetDatum(kind);
+	if (r)
+	{
+		v[Anum_seg_level - 1] = Int32GetDatum(r->level);
+		v[Anum_seg_header_block - 1] = Int64GetDatum(r->header_block);
+		v[Anum_seg_npages - 1] = Int64GetDatum(r->npages);
+		v[Anum_seg_nrows - 1] = Int64GetDatum(r->nrows);
+		v[Anum_seg_ntombstones - 1] = Int64GetDatum(r->ntombstones);
+		v[Anum_seg_npartitions - 1] = Int64GetDatum(r->npartitions);
+		v[Anum_seg_raw_bytes - 1] = Int64GetDatum(r->raw_bytes);
+		v[Anum_seg_compressed_bytes - 1] = Int64GetDatum(r->compressed_bytes);
+		v[Anum_seg_min_write_ts - 1] = Int64GetDatum(r->min_write_ts);
+		v[Anum_seg_max_write_ts - 1] = Int64GetDatum(r->max_write_ts);
+		v[Anum_seg_max_expire - 1] = Int64GetDatum(r->max_expire);
+		v[Anum_seg_min_xid - 1] = Int64GetDatum((int64) r->min_xid);
+		v[Anum_seg_max_xid - 1] = Int64GetDatum((int64) r->max_xid);
+		v[Anum_seg_min_key - 1] = PointerGetDatum(r->min_key);
+		v[Anum_seg_max_key - 1] = PointerGetDatum(r->max_key);
+		n[Anum_seg_min_key - 1] = r->min_key == NULL;
+		n[Anum_seg_max_key - 1] = r->max_key == NULL;
+	}
+	else
+	{
+		for (int i = Anum_seg_level; i <= Natts_seg; i++)
+			n[i - 1] = true;
+	}
+	tup = heap_form_tuple(RelationGetDescr(segrel), v, n);
+	CatalogTupleInsert(segrel, tup);
+	table_close(segrel, RowExclusiveLock);
+}
+
+void
+wc_manifest_add_run(uint64 storage_id, const WcRunSummary *run)
+{
+	insert_row(storage_id, SEG_KIND_RUN, run, run->run_id);
+}
+
+void
+wc_manifest_retire_gen(uint64 storage_id, uint64 gen)
+{
+	insert_row(storage_id, SEG_KIND_FLUSHED, NULL, gen);
+}
+
+/* Find the 'f' row of a generation (SnapshotSelf); call fn on it. */
+static bool
+with_flushed_row(uint64 storage_id, uint64 gen, bool delete)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+	bool		result = false;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+
+		if (kind != SEG_KIND_FLUSHED || id != gen)
+			continue;
+		if (delete)
+		{
+			CatalogTupleDelete(segrel, &tup->t_self);
+			result = true;
+		}
+		else
+		{
+			TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+
+			result = TransactionIdIsNormal(xmin) &&
+				!TransactionIdIsCurrentTransactionId(xmin) &&
+				TransactionIdDidCommit(xmin) &&
+				TransactionIdPrecedes(xmin, GetOldestNonRemovableTransactionId(NULL));
+		}
+		break;
+	}
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+	return result;
+}
+
+/* May the generation leave the metapage: retired, and seen so by everyone? */
+bool
+wc_manifest_gen_removable(uint64 storage_id, uint64 gen)
+{
+	return with_flushed_row(storage_id, gen, false);
+}
+
+void
+wc_manifest_forget_gen(uint64 storage_id, uint64 gen)
+{
+	with_flushed_row(storage_id, gen, true);
+}
+
+bool
+wc_manifest_gen_retired(WcManifest *m, uint64 gen)
+{
+	for (int i = 0; i < m->nretired; i++)
+		if (m->retired_gens[i] == gen)
+			return true;
+	return false;
+}

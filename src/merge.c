@@ -1,0 +1,337 @@
+/*
+ * merge.c — the merging iterator: level 0 and every visible run, in key
+ * order, one result per key (the newest version the snapshot sees, unless
+ * that is a tombstone or expired).  See "Reads" in src/README.md.
+ */
+#include "postgres.h"
+
+#include "lib/binaryheap.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "widecol.h"
+
+typedef struct Source
+{
+	bool		is_run;
+	/* level 0: sorted array of copied versions */
+	WcRowHeader **rows;
+	ItemPointerData *tids;
+	int			n;
+	int			pos;
+	/* run */
+	WcRunReader reader;
+	/* current version */
+	WcRowHeader *cur;
+	ItemPointerData curtid;
+} Source;
+
+struct WcMergeIter
+{
+	Relation	rel;
+	Snapshot	snapshot;
+	MemoryContext cxt;
+	Source	   *sources;
+	int			nsources;
+	binaryheap *heap;
+	Source	   *pending;		/* popped last time; advance before next pop */
+	char	   *lo;
+	int			lolen;
+	char	   *hi;
+	int			hilen;
+	StringInfoData lastkey;
+	bool		have_last;
+	int64		now;
+};
+
+static bool
+below_lo(WcMergeIter *it, WcRowHeader *row)
+{
+	return it->lo && wc_compare_keys(WcRowKey(row), row->keylen, it->lo, it->lolen) < 0;
+}
+
+static bool
+above_hi(WcMergeIter *it, WcRowHeader *row)
+{
+	return it->hi && wc_compare_keys(WcRowKey(row), Min(row->keylen, it->hilen),
+									 it->hi, it->hilen) > 0;
+}
+
+/* Move a source to its next version visible to the snapshot, in bounds. */
+static bool
+source_advance(WcMergeIter *it, Source *s)
+{
+	for (;;)
+	{
+		WcRowHeader *row;
+		ItemPointerData tid;
+
+		if (s->is_run)
+			row = wc_run_reader_next(&s->reader, &tid);
+		else if (s->pos < s->n)
+		{
+			row = s->rows[s->pos];
+			tid = s->tids[s->pos];
+			s->pos++;
+		}
+		else
+			row = NULL;
+		if (row == NULL || above_hi(it, row))
+		{
+			s->cur = NULL;
+			return false;
+		}
+		if (below_lo(it, row) || !wc_version_visible(row, it->snapshot))
+			continue;
+		s->cur = row;
+		s->curtid = tid;
+		return true;
+	}
+}
+
+static int
+heap_cmp(Datum a, Datum b, void *arg)
+{
+	Source	   *sa = (Source *) DatumGetPointer(a);
+	Source	   *sb = (Source *) DatumGetPointer(b);
+
+	/* binaryheap is a max-heap; we want the smallest (key, newest) first */
+	return -wc_compare_rows(sa->cur, sb->cur);
+}
+
+typedef struct L0Collect
+{
+	WcMergeIter *it;
+	WcRowHeader **rows;
+	ItemPointerData *tids;
+	int			n;
+	int			cap;
+} L0Collect;
+
+static void
+collect_l0(WcRowHeader *row, ItemPointer tid, void *arg)
+{
+	L0Collect  *c = arg;
+
+	if (below_lo(c->it, row) || above_hi(c->it, row) ||
+		!wc_version_visible(row, c->it->snapshot))
+		return;
+	if (c->n == c->cap)
+	{
+		c->cap *= 2;
+		c->rows = repalloc_huge(c->rows, sizeof(WcRowHeader *) * c->cap);
+		c->tids = repalloc_huge(c->tids, sizeof(ItemPointerData) * c->cap);
+	}
+	c->rows[c->n] = palloc(row->len);
+	memcpy(c->rows[c->n], row, row->len);
+	c->tids[c->n] = *tid;
+	c->n++;
+}
+
+static int
+l0_sort_cmp(const void *a, const void *b, void *arg)
+{
+	const WcRowHeader *ra = ((WcRowHeader *const *) a)[0];
+	const WcRowHeader *rb = ((WcRowHeader *const *) b)[0];
+
+	return wc_compare_rows(ra, rb);
+}
+
+/* Sort rows and their tids together by sorting an index permutation. */
+static void
+sort_l0(L0Collect *c)
+{
+	int		   *perm = palloc(sizeof(int) * Max(c->n, 1));
+	WcRowHeader **rows = palloc(sizeof(WcRowHeader *) * Max(c->n, 1));
+	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * Max(c->n, 1));
+	WcRowHeader **tagged = palloc(sizeof(WcRowHeader *) * 2 * Max(c->n, 1));
+
+	/* pair each row with its index so qsort keeps them together */
+	for (int i = 0; i < c->n; i++)
+	{
+		tagged[2 * i] = c->rows[i];
+		tagged[2 * i + 1] = (WcRowHeader *) (intptr_t) i;
+	}
+	qsort_arg(tagged, c->n, sizeof(WcRowHeader *) * 2, l0_sort_cmp, NULL);
+	for (int i = 0; i < c->n; i++)
+	{
+		perm[i] = (int) (intptr_t) tagged[2 * i + 1];
+		rows[i] = c->rows[perm[i]];
+		tids[i] = c->tids[perm[i]];
+	}
+	c->rows = rows;
+	c->tids = tids;
+}
+
+static bool
+run_out_of_range(WcMergeIter *it, WcRunSummary *run)
+{
+	if (run->nrows == 0 || run->min_key == NULL || run->max_key == NULL)
+		return false;
+	if (it->lo && wc_compare_keys(VARDATA_ANY(run->max_key), VARSIZE_ANY_EXHDR(run->max_key),
+								  it->lo, it->lolen) < 0)
+		return true;
+	if (it->hi && wc_compare_keys(VARDATA_ANY(run->min_key),
+								  Min(VARSIZE_ANY_EXHDR(run->min_key), it->hilen),
+								  it->hi, it->hilen) > 0)
+		return true;
+	return false;
+}
+
+WcMergeIter *
+wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
+			   const char *hi, int hilen, int bloom_pklen,
+			   BufferAccessStrategy strategy)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "widecol merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	WcMergeIter *it = palloc0(sizeof(WcMergeIter));
+	WcMetaData	meta;
+	WcManifest *m;
+	Snapshot	catsnap;
+	L0Collect	c;
+	int			ns = 0;
+
+	it->rel = rel;
+	it->snapshot = snapshot;
+	it->cxt = cxt;
+	it->now = GetCurrentTimestamp();
+	if (lo)
+	{
+		it->lo = palloc(Max(lolen, 1));
+		memcpy(it->lo, lo, lolen);
+		it->lolen = lolen;
+	}
+	if (hi)
+	{
+		it->hi = palloc(Max(hilen, 1));
+		memcpy(it->hi, hi, hilen);
+		it->hilen = hilen;
+	}
+	initStringInfo(&it->lastkey);
+
+	/* the manifest as this snapshot sees it (non-MVCC: committed + own) */
+	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
+	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, catsnap);
+
+	it->sources = palloc0(sizeof(Source) * (m->nruns + 1));
+
+	/* level 0 */
+	c.it = it;
+	c.n = 0;
+	c.cap = 64;
+	c.rows = palloc(sizeof(WcRowHeader *) * c.cap);
+	c.tids = palloc(sizeof(ItemPointerData) * c.cap);
+	for (uint32 g = 0; g < meta.ngens; g++)
+		if (!wc_manifest_gen_retired(m, meta.gens[g].gen))
+			wc_l0_read_gen(rel, &meta.gens[g], collect_l0, &c);
+	if (c.n > 0)
+	{
+		Source	   *s = &it->sources[ns++];
+
+		sort_l0(&c);
+		s->rows = c.rows;
+		s->tids = c.tids;
+		s->n = c.n;
+	}
+
+	/* runs */
+	for (int i = 0; i < m->nruns; i++)
+	{
+		Source	   *s;
+
+		if (run_out_of_range(it, &m->runs[i]))
+			continue;
+		s = &it->sources[ns];
+		s->is_run = true;
+		wc_run_reader_open(&s->reader, rel, &m->runs[i], strategy);
+		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen &&
+			!wc_run_may_contain_partition(rel, &s->reader, lo, bloom_pklen))
+			continue;
+		if (lo)
+			wc_run_reader_seek(&s->reader, lo, lolen);
+		ns++;
+	}
+	it->nsources = ns;
+
+	it->heap = binaryheap_allocate(Max(ns, 1), heap_cmp, NULL);
+	for (int i = 0; i < ns; i++)
+		if (source_advance(it, &it->sources[i]))
+			binaryheap_add_unordered(it->heap, PointerGetDatum(&it->sources[i]));
+	binaryheap_build(it->heap);
+	MemoryContextSwitchTo(old);
+	return it;
+}
+
+/*
+ * The next key's deciding version, or NULL at the end.  The result stays
+ * valid until the next call.
+ */
+WcRowHeader *
+wc_merge_next(WcMergeIter *it, ItemPointer tid)
+{
+	MemoryContext old = MemoryContextSwitchTo(it->cxt);
+	WcRowHeader *result = NULL;
+
+	for (;;)
+	{
+		Source	   *s;
+		WcRowHeader *row;
+
+		if (it->pending)
+		{
+			if (source_advance(it, it->pending))
+				binaryheap_add(it->heap, PointerGetDatum(it->pending));
+			it->pending = NULL;
+		}
+		if (binaryheap_empty(it->heap))
+			break;
+		s = (Source *) DatumGetPointer(binaryheap_remove_first(it->heap));
+		it->pending = s;
+		row = s->cur;
+
+		/* older versions of a key already decided */
+		if (it->have_last &&
+			wc_compare_keys(WcRowKey(row), row->keylen, it->lastkey.data, it->lastkey.len) == 0)
+			continue;
+		resetStringInfo(&it->lastkey);
+		appendBinaryStringInfo(&it->lastkey, WcRowKey(row), row->keylen);
+		it->have_last = true;
+		if (wc_row_is_dead(row, it->now))
+			continue;
+		*tid = s->curtid;
+		result = row;
+		break;
+	}
+	MemoryContextSwitchTo(old);
+	return result;
+}
+
+void
+wc_merge_end(WcMergeIter *it)
+{
+	MemoryContextDelete(it->cxt);
+}
+
+/* The live version of one key visible to the snapshot (a palloc'd copy). */
+WcRowHeader *
+wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
+			  int pklen, ItemPointer tid)
+{
+	WcMergeIter *it = wc_merge_begin(rel, snapshot, key, keylen, key, keylen,
+									 pklen, NULL);
+	WcRowHeader *row = wc_merge_next(it, tid);
+	WcRowHeader *copy = NULL;
+
+	if (row)
+	{
+		copy = palloc(row->len);
+		memcpy(copy, row, row->len);
+	}
+	wc_merge_end(it);
+	return copy;
+}

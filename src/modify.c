@@ -1,0 +1,466 @@
+/*
+ * modify.c — INSERT, COPY, UPDATE and DELETE.
+ *
+ * Every write is a new row version: single rows go to level 0, bulk writes
+ * are sorted in memory and written as a run.  See src/README.md.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "commands/trigger.h"
+#include "common/hashfn.h"
+#include "pgstat.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "widecol.h"
+
+/* ---------- keys ---------- */
+
+static void
+row_key(Relation rel, TupleTableSlot *slot, StringInfo key, int *pklen)
+{
+	WcTableInfo *info = wc_table_info(rel);
+
+	resetStringInfo(key);
+	if (WcTableIsKeyless(info))
+	{
+		wc_encode_rowid(wc_meta_alloc_rowid(rel), key);
+		*pklen = 0;
+		return;
+	}
+	slot_getallattrs(slot);
+	wc_encode_key(rel, info, slot->tts_values, slot->tts_isnull, key, pklen);
+}
+
+/* ---------- keys moved by the current command (see README, MVCC) ---------- */
+
+typedef struct MovedKey
+{
+	Oid			relid;
+	int			len;
+	const char *data;
+} MovedKey;
+
+static HTAB *moved_keys = NULL;
+static MemoryContext moved_cxt = NULL;
+static TransactionId moved_xid = InvalidTransactionId;
+static CommandId moved_cid = InvalidCommandId;
+
+static uint32
+moved_hash(const void *key, Size keysize)
+{
+	const MovedKey *k = key;
+
+	return hash_bytes((const unsigned char *) k->data, k->len) ^ k->relid;
+}
+
+static int
+moved_match(const void *a, const void *b, Size keysize)
+{
+	const MovedKey *x = a;
+	const MovedKey *y = b;
+
+	if (x->relid != y->relid || x->len != y->len)
+		return 1;
+	return memcmp(x->data, y->data, x->len);
+}
+
+static HTAB *
+moved_table(CommandId cid, bool create)
+{
+	TransactionId xid = GetCurrentTransactionIdIfAny();
+
+	if (moved_keys && (xid != moved_xid || cid != moved_cid))
+	{
+		MemoryContextDelete(moved_cxt);
+		moved_keys = NULL;
+	}
+	if (moved_keys == NULL && create)
+	{
+		HASHCTL		ctl;
+
+		moved_cxt = AllocSetContextCreate(TopTransactionContext, "widecol moved keys",
+										  ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = sizeof(MovedKey);
+		ctl.entrysize = sizeof(MovedKey);
+		ctl.hash = moved_hash;
+		ctl.match = moved_match;
+		ctl.hcxt = moved_cxt;
+		moved_keys = hash_create("widecol moved keys", 256, &ctl,
+								 HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+		moved_xid = xid;
+		moved_cid = cid;
+	}
+	return moved_keys;
+}
+
+static void
+remember_moved(Relation rel, const char *key, int len, CommandId cid)
+{
+	HTAB	   *h = moved_table(cid, true);
+	MovedKey	k = {RelationGetRelid(rel), len, key};
+	bool		found;
+	MovedKey   *e = hash_search(h, &k, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		char	   *copy = MemoryContextAlloc(moved_cxt, Max(len, 1));
+
+		memcpy(copy, key, len);
+		e->data = copy;
+	}
+}
+
+static bool
+was_moved_here(Relation rel, const char *key, int len, CommandId cid)
+{
+	HTAB	   *h = moved_table(cid, false);
+	MovedKey	k = {RelationGetRelid(rel), len, key};
+
+	return h != NULL && hash_search(h, &k, HASH_FIND, NULL) != NULL;
+}
+
+/* ---------- single-row writes ---------- */
+
+static void
+write_version(Relation rel, WcRowHeader *row, ItemPointer tid)
+{
+	wc_l0_append(rel, row, tid);
+	wc_maybe_flush(rel);
+}
+
+/* ---------- bulk writes ---------- */
+
+typedef struct BulkState
+{
+	Oid			relid;
+	RelFileNode node;
+	SubTransactionId subid;
+	MemoryContext cxt;
+	WcRowHeader **rows;
+	int64		n;
+	int64		cap;
+	Size		mem;
+	struct BulkState *next;
+} BulkState;
+
+static BulkState *bulk_states = NULL;
+
+static int
+row_ptr_cmp(const void *a, const void *b)
+{
+	return wc_compare_rows(*(WcRowHeader *const *) a, *(WcRowHeader *const *) b);
+}
+
+static int
+perm_cmp(const void *a, const void *b, void *arg)
+{
+	WcRowHeader **rows = arg;
+
+	return wc_compare_rows(rows[*(const int64 *) a], rows[*(const int64 *) b]);
+}
+
+/* Sort rows and write them as one run; tids[i] (if given) gets row i's TID. */
+static void
+write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
+{
+	WcRunWriter *w;
+	WcRunSummary summary;
+
+	if (n == 0)
+		return;
+	if (tids)
+	{
+		/* sort an index permutation so TIDs follow their rows */
+		int64	   *perm = palloc(sizeof(int64) * n);
+
+		for (int64 i = 0; i < n; i++)
+			perm[i] = i;
+		qsort_arg(perm, n, sizeof(int64), perm_cmp, rows);
+		w = wc_run_writer_begin(rel, 1);
+		for (int64 i = 0; i < n; i++)
+			wc_run_writer_add(w, rows[perm[i]], tids[perm[i]]);
+	}
+	else
+	{
+		qsort(rows, n, sizeof(WcRowHeader *), row_ptr_cmp);
+		w = wc_run_writer_begin(rel, 1);
+		for (int64 i = 0; i < n; i++)
+			wc_run_writer_add(w, rows[i], NULL);
+	}
+	wc_run_writer_finish(w, &summary);
+	elog(DEBUG1, "widecol: wrote run %llu of \"%s\": %lld versions",
+		 (unsigned long long) summary.run_id, RelationGetRelationName(rel),
+		 (long long) n);
+}
+
+static BulkState *
+bulk_state(Relation rel, bool create)
+{
+	BulkState  *s;
+
+	for (s = bulk_states; s; s = s->next)
+		if (s->relid == RelationGetRelid(rel) && RelFileNodeEquals(s->node, rel->rd_node))
+			return s;
+	if (!create)
+		return NULL;
+	s = MemoryContextAllocZero(TopTransactionContext, sizeof(BulkState));
+	s->relid = RelationGetRelid(rel);
+	s->node = rel->rd_node;
+	s->subid = GetCurrentSubTransactionId();
+	s->cxt = AllocSetContextCreate(TopTransactionContext, "widecol bulk write",
+								   ALLOCSET_DEFAULT_SIZES);
+	s->cap = 1024;
+	s->rows = MemoryContextAlloc(s->cxt, sizeof(WcRowHeader *) * s->cap);
+	s->next = bulk_states;
+	bulk_states = s;
+	return s;
+}
+
+static void
+bulk_write(Relation rel, BulkState *s)
+{
+	write_sorted_run(rel, s->rows, s->n, NULL);
+	s->n = 0;
+	s->mem = 0;
+	MemoryContextReset(s->cxt);
+	s->rows = MemoryContextAlloc(s->cxt, sizeof(WcRowHeader *) * s->cap);
+}
+
+static void
+bulk_forget(BulkState *s)
+{
+	BulkState **p;
+
+	for (p = &bulk_states; *p; p = &(*p)->next)
+		if (*p == s)
+		{
+			*p = s->next;
+			break;
+		}
+	MemoryContextDelete(s->cxt);
+	pfree(s);
+}
+
+static void
+bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	BulkState  *s = bulk_state(rel, true);
+	StringInfoData key;
+	int			pklen;
+	WcRowHeader *row;
+	MemoryContext old;
+
+	initStringInfo(&key);
+	row_key(rel, slot, &key, &pklen);
+	old = MemoryContextSwitchTo(s->cxt);
+	row = wc_form_row(rel, slot, key.data, key.len, pklen, false, cid);
+	if (s->n == s->cap)
+	{
+		s->cap *= 2;
+		s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * s->cap);
+	}
+	s->rows[s->n++] = row;
+	s->mem += row->len + sizeof(WcRowHeader *);
+	MemoryContextSwitchTo(old);
+	pfree(key.data);
+	ItemPointerSetInvalid(&slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	if (s->mem > (Size) wc_bulk_write_mem_kb * 1024)
+		bulk_write(rel, s);
+}
+
+void
+wc_finish_bulk_insert(Relation rel, int options)
+{
+	BulkState  *s = bulk_state(rel, false);
+
+	if (s)
+	{
+		bulk_write(rel, s);
+		bulk_forget(s);
+	}
+}
+
+static void
+wc_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			if (bulk_states != NULL)
+				elog(ERROR, "widecol: bulk write was not finished before commit");
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			/* the memory went with TopTransactionContext */
+			bulk_states = NULL;
+			moved_keys = NULL;
+			moved_cxt = NULL;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+wc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		BulkState  *s = bulk_states;
+
+		while (s)
+		{
+			BulkState  *next = s->next;
+
+			if (s->subid == mySubid)
+				bulk_forget(s);
+			s = next;
+		}
+	}
+}
+
+void
+wc_modify_init(void)
+{
+	RegisterXactCallback(wc_xact_callback, NULL);
+	RegisterSubXactCallback(wc_subxact_callback, NULL);
+}
+
+/* ---------- table AM callbacks ---------- */
+
+void
+wc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+				struct BulkInsertStateData *bistate)
+{
+	StringInfoData key;
+	int			pklen;
+	WcRowHeader *row;
+
+	if (bistate != NULL)
+	{
+		/* CREATE TABLE AS, table rewrites: a bulk write ended by finish_bulk_insert */
+		bulk_add(rel, slot, cid);
+		pgstat_count_heap_insert(rel, 1);
+		return;
+	}
+	initStringInfo(&key);
+	row_key(rel, slot, &key, &pklen);
+	row = wc_form_row(rel, slot, key.data, key.len, pklen, false, cid);
+	write_version(rel, row, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	pgstat_count_heap_insert(rel, 1);
+	pfree(row);
+	pfree(key.data);
+}
+
+void
+wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+				CommandId cid, int options, struct BulkInsertStateData *bistate)
+{
+	/* AFTER ROW triggers fetch new rows by TID: write the batch now */
+	if (rel->trigdesc && rel->trigdesc->trig_insert_after_row)
+	{
+		WcRowHeader **rows = palloc(sizeof(WcRowHeader *) * nslots);
+		ItemPointer *tids = palloc(sizeof(ItemPointer) * nslots);
+		StringInfoData key;
+
+		initStringInfo(&key);
+		for (int i = 0; i < nslots; i++)
+		{
+			int			pklen;
+
+			row_key(rel, slots[i], &key, &pklen);
+			rows[i] = wc_form_row(rel, slots[i], key.data, key.len, pklen, false, cid);
+			tids[i] = &slots[i]->tts_tid;
+			slots[i]->tts_tableOid = RelationGetRelid(rel);
+		}
+		write_sorted_run(rel, rows, nslots, tids);
+	}
+	else
+	{
+		for (int i = 0; i < nslots; i++)
+			bulk_add(rel, slots[i], cid);
+	}
+	pgstat_count_heap_insert(rel, nslots);
+}
+
+TM_Result
+wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+				Snapshot snapshot, Snapshot crosscheck, bool wait,
+				TM_FailureData *tmfd, bool changingPart)
+{
+	WcRowHeader *old = wc_fetch_version(rel, tid);
+	ItemPointerData ttid;
+
+	if (old == NULL)
+		elog(ERROR, "widecol: version to delete at (%u,%u) of \"%s\" not found",
+			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			 RelationGetRelationName(rel));
+	if (!was_moved_here(rel, WcRowKey(old), old->keylen, cid))
+	{
+		WcRowHeader *tomb = wc_form_row(rel, NULL, WcRowKey(old), old->keylen,
+										old->pklen, true, cid);
+
+		write_version(rel, tomb, &ttid);
+	}
+	pgstat_count_heap_delete(rel);
+	return TM_Ok;
+}
+
+TM_Result
+wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+				bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+				bool *update_indexes)
+{
+	WcRowHeader *old = wc_fetch_version(rel, otid);
+	WcTableInfo *info = wc_table_info(rel);
+	StringInfoData key;
+	int			pklen;
+	WcRowHeader *row;
+
+	if (old == NULL)
+		elog(ERROR, "widecol: version to update at (%u,%u) of \"%s\" not found",
+			 ItemPointerGetBlockNumber(otid), ItemPointerGetOffsetNumber(otid),
+			 RelationGetRelationName(rel));
+	initStringInfo(&key);
+	if (WcTableIsKeyless(info))
+	{
+		appendBinaryStringInfo(&key, WcRowKey(old), old->keylen);
+		pklen = 0;
+	}
+	else
+	{
+		slot_getallattrs(slot);
+		wc_encode_key(rel, info, slot->tts_values, slot->tts_isnull, &key, &pklen);
+	}
+
+	if (wc_compare_keys(key.data, key.len, WcRowKey(old), old->keylen) != 0)
+	{
+		/* the key changed: the row moves (tombstone + new version) */
+		if (!was_moved_here(rel, WcRowKey(old), old->keylen, cid))
+		{
+			WcRowHeader *tomb = wc_form_row(rel, NULL, WcRowKey(old), old->keylen,
+											old->pklen, true, cid);
+			ItemPointerData ttid;
+
+			write_version(rel, tomb, &ttid);
+		}
+		remember_moved(rel, key.data, key.len, cid);
+	}
+	row = wc_form_row(rel, slot, key.data, key.len, pklen, false, cid);
+	write_version(rel, row, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	*lockmode = LockTupleExclusive;
+	*update_indexes = false;
+	pgstat_count_heap_update(rel, false);
+	return TM_Ok;
+}

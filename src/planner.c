@@ -1,0 +1,74 @@
+/*
+ * planner.c — planner and parse-analysis hooks.
+ *
+ * For now: no parallel paths for widecol relations (their scans are not
+ * parallel-aware yet), and SELECT ... FOR UPDATE/SHARE refused while the
+ * query is analysed, before anything runs.
+ */
+#include "postgres.h"
+
+#include "nodes/nodeFuncs.h"
+#include "optimizer/paths.h"
+#include "parser/analyze.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+
+#include "widecol.h"
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze = NULL;
+
+static void
+wc_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					RangeTblEntry *rte)
+{
+	if (prev_set_rel_pathlist)
+		prev_set_rel_pathlist(root, rel, rti, rte);
+	if (rte->rtekind == RTE_RELATION && rel->reloptkind == RELOPT_BASEREL &&
+		wc_relation_is_widecol(rte->relid))
+		rel->partial_pathlist = NIL;
+}
+
+static bool
+check_row_marks(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		Query	   *q = (Query *) node;
+		ListCell   *lc;
+
+		foreach(lc, q->rowMarks)
+		{
+			RowMarkClause *rc = lfirst_node(RowMarkClause, lc);
+			RangeTblEntry *rte = rt_fetch(rc->rti, q->rtable);
+
+			if (rte->rtekind == RTE_RELATION && wc_relation_is_widecol(rte->relid))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("SELECT ... FOR UPDATE/SHARE is not supported on widecol table \"%s\"",
+								get_rel_name(rte->relid)),
+						 errhint("widecol rows are versions written by last-write-wins; use UPDATE ... WHERE on the key directly.")));
+		}
+		return query_tree_walker(q, check_row_marks, context, 0);
+	}
+	return expression_tree_walker(node, check_row_marks, context);
+}
+
+static void
+wc_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (prev_post_parse_analyze)
+		prev_post_parse_analyze(pstate, query, jstate);
+	check_row_marks((Node *) query, NULL);
+}
+
+void
+wc_install_planner_hooks(void)
+{
+	prev_set_rel_pathlist = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = wc_set_rel_pathlist;
+	prev_post_parse_analyze = post_parse_analyze_hook;
+	post_parse_analyze_hook = wc_post_parse_analyze;
+}

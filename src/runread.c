@@ -1,0 +1,298 @@
+/*
+ * runread.c — reading a sorted run: pages with checksums, the index, blocks.
+ */
+#include "postgres.h"
+
+#include <lz4.h>
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+
+#include "widecol.h"
+
+
+
+static void
+corrupt(Relation rel, BlockNumber blk, uint64 run_id, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("widecol: %s in block %u of relation \"%s\" (run %llu)",
+					what, blk, RelationGetRelationName(rel),
+					(unsigned long long) run_id)));
+}
+
+/*
+ * Copy the payload of a run page after checking its type, run and checksum.
+ * Returns the payload length; *op receives the special space.
+ */
+static Size
+read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+			  char *payload, WcPageOpaqueData *op,
+			  BufferAccessStrategy strategy)
+{
+	Buffer		buf;
+	Page		page;
+	Size		len;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
+		((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) ||
+		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_special)
+	{
+		UnlockReleaseBuffer(buf);
+		corrupt(rel, blk, run_id, "invalid page header");
+	}
+	*op = *WcPageGetOpaque(page);
+	if (op->type != type || (run_id != 0 && op->segment != run_id))
+	{
+		UnlockReleaseBuffer(buf);
+		corrupt(rel, blk, run_id, "page of another kind or run");
+	}
+	if (wc_page_crc(page) != op->crc)
+	{
+		UnlockReleaseBuffer(buf);
+		corrupt(rel, blk, run_id, "checksum mismatch");
+	}
+	len = ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData);
+	memcpy(payload, PageGetContents(page), len);
+	UnlockReleaseBuffer(buf);
+	return len;
+}
+
+void
+wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
+			  BufferAccessStrategy strategy)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len = read_run_page(rel, blkno, WC_PAGE_RUN_DATA, block->run_id,
+									payload.data, &op, strategy);
+	uint32		rawsize = op.aux;
+	uint32		nrows = op.count;
+	Size		rowsend;
+
+	if (rawsize > WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32) ||
+		nrows == 0 || nrows > WC_MAX_ROWS_PER_BLOCK ||
+		rawsize < nrows * sizeof(uint32))
+		corrupt(rel, blkno, op.segment, "invalid block header");
+	if (block->rawcap < rawsize)
+	{
+		Size		cap = WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32);
+
+		if (block->raw)
+			pfree(block->raw);
+		block->raw = palloc(cap);
+		block->rawcap = cap;
+	}
+	if (op.flags & WC_PAGE_FLAG_RAW)
+	{
+		if (len != rawsize)
+			corrupt(rel, blkno, op.segment, "raw block of the wrong size");
+		memcpy(block->raw, payload.data, len);
+	}
+	else if (LZ4_decompress_safe(payload.data, block->raw, (int) len, (int) rawsize) != (int) rawsize)
+		corrupt(rel, blkno, op.segment, "lz4 decompression failed");
+
+	rowsend = rawsize - nrows * sizeof(uint32);
+	block->offsets = (uint32 *) (block->raw + rowsend);
+	for (uint32 i = 0; i < nrows; i++)
+	{
+		uint32		off = block->offsets[i];
+		WcRowHeader *row = (WcRowHeader *) (block->raw + off);
+
+		if (off % MAXIMUM_ALIGNOF != 0 || off + sizeof(WcRowHeader) > rowsend ||
+			off + row->len > rowsend || row->len < WcRowTupleOffset(row->keylen) ||
+			row->pklen > row->keylen)
+			corrupt(rel, blkno, op.segment, "invalid row offset");
+	}
+	block->blkno = blkno;
+	block->run_id = op.segment;
+	block->nrows = nrows;
+}
+
+static void
+read_header(WcRunReader *r)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len = read_run_page(r->rel, r->summary->header_block, WC_PAGE_RUN_HEADER,
+									r->summary->run_id, payload.data, &op, r->strategy);
+
+	if (len < sizeof(WcRunHeader))
+		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "short run header");
+	memcpy(&r->hdr, payload.data, sizeof(WcRunHeader));
+	if (r->hdr.magic != WC_RUN_MAGIC || r->hdr.run_id != r->summary->run_id)
+		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "bad run header");
+}
+
+typedef struct IndexEntry
+{
+	BlockNumber child;
+	uint16		keylen;
+	const char *key;
+} IndexEntry;
+
+/* Parse an index page's payload into entries (pointing into payload). */
+static int
+parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
+			Size len, uint32 count, IndexEntry *out)
+{
+	Size		pos = 0;
+
+	for (uint32 i = 0; i < count; i++)
+	{
+		if (pos + sizeof(uint32) + sizeof(uint16) > len)
+			corrupt(rel, blk, run_id, "truncated index entry");
+		memcpy(&out[i].child, payload + pos, sizeof(uint32));
+		memcpy(&out[i].keylen, payload + pos + sizeof(uint32), sizeof(uint16));
+		out[i].key = payload + pos + sizeof(uint32) + sizeof(uint16);
+		pos += sizeof(uint32) + sizeof(uint16) + out[i].keylen;
+		if (pos > len)
+			corrupt(rel, blk, run_id, "truncated index entry");
+	}
+	return (int) count;
+}
+
+/* Load leaf page `blk` into the reader's list of data blocks. */
+static void
+load_leaf(WcRunReader *r, BlockNumber blk, int *nentries_out, IndexEntry *entries,
+		  char *payload)
+{
+	WcPageOpaqueData op;
+	Size		len = read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+									payload, &op, r->strategy);
+	int			n = parse_index(r->rel, blk, r->hdr.run_id, payload, len, op.count, entries);
+
+	if (op.aux != 0)
+		corrupt(r->rel, blk, r->hdr.run_id, "expected a leaf index page");
+	r->data_blocks = repalloc(r->data_blocks, sizeof(BlockNumber) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		r->data_blocks[i] = entries[i].child;
+	r->ndata = n;
+	r->data_pos = 0;
+	r->next_leaf = blk + 1;
+	*nentries_out = n;
+}
+
+void
+wc_run_reader_open(WcRunReader *r, Relation rel, WcRunSummary *summary,
+				   BufferAccessStrategy strategy)
+{
+	memset(r, 0, sizeof(WcRunReader));
+	r->rel = rel;
+	r->summary = summary;
+	r->strategy = strategy;
+	read_header(r);
+	r->data_blocks = palloc(sizeof(BlockNumber));
+	r->next_leaf = r->hdr.leaf_first;
+	r->block.run_id = r->hdr.run_id;
+}
+
+/*
+ * Position before the first version whose key is >= key: descend to the last
+ * index entry whose first key is < key (versions of a key may straddle pages).
+ */
+void
+wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
+{
+	PGAlignedBlock payload;
+	IndexEntry	entries[BLCKSZ / 6];
+	BlockNumber blk = r->hdr.index_root;
+	int			chosen = 0;
+
+	for (uint32 level = r->hdr.index_height; level >= 1; level--)
+	{
+		WcPageOpaqueData op;
+		Size		len;
+		int			n,
+					lo,
+					hi;
+
+		if (level == 1)
+		{
+			load_leaf(r, blk, &n, entries, payload.data);
+		}
+		else
+		{
+			len = read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+								payload.data, &op, r->strategy);
+			n = parse_index(r->rel, blk, r->hdr.run_id, payload.data, len, op.count, entries);
+		}
+		/* binary search: last entry with key < target */
+		lo = 0;
+		hi = n;
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (wc_compare_keys(entries[mid].key, entries[mid].keylen, key, keylen) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		chosen = Max(lo - 1, 0);
+		if (level > 1)
+			blk = entries[chosen].child;
+	}
+	r->data_pos = chosen;
+	r->block_valid = false;
+}
+
+WcRowHeader *
+wc_run_reader_next(WcRunReader *r, ItemPointer tid)
+{
+	for (;;)
+	{
+		if (r->block_valid && r->row_pos < r->block.nrows)
+		{
+			WcRowHeader *row = WcBlockRow(&r->block, r->row_pos);
+
+			ItemPointerSet(tid, r->block.blkno, r->row_pos + 1);
+			r->row_pos++;
+			if (r->hi_key &&
+				wc_compare_keys(WcRowKey(row), Min(row->keylen, r->hi_len),
+								r->hi_key, r->hi_len) > 0)
+			{
+				r->block_valid = false;
+				r->data_pos = r->ndata;
+				r->next_leaf = r->hdr.leaf_first + r->hdr.nleaf_pages;
+				return NULL;
+			}
+			return row;
+		}
+		if (r->data_pos >= r->ndata)
+		{
+			PGAlignedBlock payload;
+			IndexEntry	entries[BLCKSZ / 6];
+			int			n;
+
+			if (r->next_leaf >= r->hdr.leaf_first + r->hdr.nleaf_pages)
+				return NULL;
+			load_leaf(r, r->next_leaf, &n, entries, payload.data);
+			continue;
+		}
+		CHECK_FOR_INTERRUPTS();
+		wc_block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy);
+		r->block_valid = true;
+		r->row_pos = 0;
+	}
+}
+
+bool
+wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int pklen)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	uint64		hash;
+
+	if (r->hdr.nbloom_pages == 0 || pklen == 0)
+		return true;
+	hash = wc_bloom_hash(pk, pklen);
+	read_run_page(rel, r->hdr.bloom_first + wc_bloom_page_for(r->hdr.nbloom_pages, hash),
+				  WC_PAGE_RUN_BLOOM, r->hdr.run_id, payload.data, &op, r->strategy);
+	return wc_bloom_test(payload.data, hash);
+}

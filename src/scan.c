@@ -1,0 +1,313 @@
+/*
+ * scan.c — sequential scans, fetch by TID, and ANALYZE sampling.
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "widecol.h"
+
+typedef struct WcScanDescData
+{
+	TableScanDescData rs_base;
+	WcMergeIter *iter;
+	BufferAccessStrategy strategy;
+
+	/* ANALYZE: the rows of the sampled block */
+	bool		an_is_l0;
+	PGAlignedBlock an_page;
+	WcBlock		an_block;
+	int			an_pos;
+	int			an_n;
+	BlockNumber an_blkno;
+} WcScanDescData;
+
+typedef WcScanDescData *WcScanDesc;
+
+void
+wc_store_row(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
+{
+	MinimalTuple mt = WcRowTuple(row);
+	MemoryContext old = MemoryContextSwitchTo(slot->tts_mcxt);
+	MinimalTuple copy = heap_copy_minimal_tuple(mt);
+
+	MemoryContextSwitchTo(old);
+	ExecForceStoreMinimalTuple(copy, slot, true);
+	slot->tts_tid = *tid;
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+TableScanDesc
+wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+			  struct ScanKeyData *key, ParallelTableScanDesc pscan,
+			  uint32 flags)
+{
+	WcScanDesc	scan;
+
+	if (flags & SO_TYPE_SAMPLESCAN)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("TABLESAMPLE is not supported on widecol table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errhint("Use a WHERE clause on the key, or sample with random() in the query.")));
+	if (pscan != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("parallel scans of widecol tables are not supported")));
+	if (flags & (SO_TYPE_BITMAPSCAN | SO_TYPE_TIDRANGESCAN))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this scan type is not supported on widecol tables")));
+
+	scan = palloc0(sizeof(WcScanDescData));
+	scan->rs_base.rs_rd = rel;
+	scan->rs_base.rs_snapshot = snapshot;
+	scan->rs_base.rs_nkeys = nkeys;
+	scan->rs_base.rs_key = key;
+	scan->rs_base.rs_flags = flags;
+	scan->rs_base.rs_parallel = pscan;
+	if (flags & SO_TYPE_ANALYZE)
+		scan->strategy = NULL;
+	else
+		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
+	return &scan->rs_base;
+}
+
+void
+wc_scan_end(TableScanDesc sscan)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+
+	if (scan->iter)
+		wc_merge_end(scan->iter);
+	if (scan->strategy)
+		FreeAccessStrategy(scan->strategy);
+	if (scan->rs_base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->rs_base.rs_snapshot);
+	pfree(scan);
+}
+
+void
+wc_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
+			   bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+
+	if (scan->iter)
+		wc_merge_end(scan->iter);
+	scan->iter = NULL;
+}
+
+bool
+wc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					TupleTableSlot *slot)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+	WcRowHeader *row;
+	ItemPointerData tid;
+
+	if (ScanDirectionIsBackward(direction))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backward scans of widecol tables are not supported"),
+				 errhint("Declare the cursor without SCROLL.")));
+	if (scan->iter == NULL)
+		scan->iter = wc_merge_begin(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot,
+									NULL, 0, NULL, 0, 0, scan->strategy);
+	row = wc_merge_next(scan->iter, &tid);
+	if (row == NULL)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	wc_store_row(slot, scan->rs_base.rs_rd, row, &tid);
+	return true;
+}
+
+/* A palloc'd copy of the version a TID names, or NULL. */
+WcRowHeader *
+wc_fetch_version(Relation rel, ItemPointer tid)
+{
+	BlockNumber blk = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	Buffer		buf;
+	uint16		type;
+	WcRowHeader *row = NULL;
+
+	if (blk == WC_META_BLOCK || blk >= RelationGetNumberOfBlocks(rel) || off < 1)
+		return NULL;
+	buf = ReadBuffer(rel, blk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	type = PageIsNew(BufferGetPage(buf)) ? 0 : WcPageGetOpaque(BufferGetPage(buf))->type;
+	UnlockReleaseBuffer(buf);
+
+	if (type == WC_PAGE_L0)
+		row = wc_l0_fetch(rel, tid);
+	else if (type == WC_PAGE_RUN_DATA)
+	{
+		WcBlock		block = {0};
+
+		wc_block_read(rel, blk, &block, NULL);
+		if (off <= block.nrows)
+		{
+			WcRowHeader *r = WcBlockRow(&block, off - 1);
+
+			row = palloc(r->len);
+			memcpy(row, r, r->len);
+		}
+		pfree(block.raw);
+	}
+	return row;
+}
+
+/*
+ * Is this the version a scan with `snapshot` returns for its key: visible,
+ * the newest visible one, and not a tombstone?
+ */
+bool
+wc_version_is_current(Relation rel, WcRowHeader *row, ItemPointer tid,
+					  Snapshot snapshot)
+{
+	ItemPointerData cur;
+	WcRowHeader *live;
+
+	if (WcRowIsTombstone(row) || !wc_version_visible(row, snapshot))
+		return false;
+	if (snapshot->snapshot_type == SNAPSHOT_ANY)
+		return true;
+	live = wc_lookup_key(rel, snapshot, WcRowKey(row), row->keylen, row->pklen, &cur);
+	return live != NULL && ItemPointerEquals(&cur, tid);
+}
+
+bool
+wc_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+					 TupleTableSlot *slot)
+{
+	WcRowHeader *row = wc_fetch_version(rel, tid);
+
+	if (row == NULL || WcRowIsTombstone(row) ||
+		!wc_version_is_current(rel, row, tid, snapshot))
+		return false;
+	wc_store_row(slot, rel, row, tid);
+	return true;
+}
+
+bool
+wc_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	BlockNumber blk = ItemPointerGetBlockNumber(tid);
+
+	return ItemPointerIsValid(tid) && blk != WC_META_BLOCK &&
+		blk < RelationGetNumberOfBlocks(scan->rs_rd);
+}
+
+void
+wc_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	/* a TID names one version; the latest version has its own TID */
+}
+
+bool
+wc_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
+{
+	WcRowHeader *row = wc_fetch_version(rel, &slot->tts_tid);
+
+	return row != NULL && wc_version_is_current(rel, row, &slot->tts_tid, snapshot);
+}
+
+/* ---------- ANALYZE ---------- */
+
+bool
+wc_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+						   BufferAccessStrategy bstrategy)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+	Relation	rel = sscan->rs_rd;
+	Buffer		buf;
+	uint16		type;
+
+	scan->an_n = 0;
+	scan->an_pos = 0;
+	scan->an_blkno = blockno;
+	if (blockno == WC_META_BLOCK)
+		return true;
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blockno, RBM_NORMAL, bstrategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	type = PageIsNew(BufferGetPage(buf)) ? 0 : WcPageGetOpaque(BufferGetPage(buf))->type;
+	if (type == WC_PAGE_L0)
+	{
+		memcpy(scan->an_page.data, BufferGetPage(buf), BLCKSZ);
+		scan->an_is_l0 = true;
+		scan->an_n = PageGetMaxOffsetNumber((Page) scan->an_page.data);
+	}
+	UnlockReleaseBuffer(buf);
+	if (type == WC_PAGE_RUN_DATA)
+	{
+		scan->an_block.run_id = 0;
+		wc_block_read(rel, blockno, &scan->an_block, bstrategy);
+		scan->an_is_l0 = false;
+		scan->an_n = scan->an_block.nrows;
+	}
+	return true;
+}
+
+/*
+ * Every committed, non-tombstone version counts as a live row; older
+ * versions shadowed by newer ones are counted too (an overestimate that
+ * compaction removes).
+ */
+bool
+wc_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+						   double *liverows, double *deadrows,
+						   TupleTableSlot *slot)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+
+	while (scan->an_pos < scan->an_n)
+	{
+		WcRowHeader *row;
+		ItemPointerData tid;
+		int			i = scan->an_pos++;
+
+		if (scan->an_is_l0)
+		{
+			ItemId		iid = PageGetItemId((Page) scan->an_page.data, i + 1);
+
+			if (!ItemIdIsNormal(iid))
+				continue;
+			row = (WcRowHeader *) PageGetItem((Page) scan->an_page.data, iid);
+		}
+		else
+			row = WcBlockRow(&scan->an_block, i);
+		ItemPointerSet(&tid, scan->an_blkno, i + 1);
+
+		if (WcRowIsTombstone(row))
+		{
+			*deadrows += 1;
+			continue;
+		}
+		if (TransactionIdIsNormal(row->xid) &&
+			!TransactionIdIsCurrentTransactionId(row->xid))
+		{
+			if (TransactionIdIsInProgress(row->xid))
+				continue;
+			if (!TransactionIdDidCommit(row->xid))
+			{
+				*deadrows += 1;
+				continue;
+			}
+		}
+		*liverows += 1;
+		wc_store_row(slot, sscan->rs_rd, row, &tid);
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}

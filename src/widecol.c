@@ -1,0 +1,120 @@
+/*
+ * widecol.c — module entry: GUCs, the shared write clock, preload check.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "widecol.h"
+
+PG_MODULE_MAGIC;
+
+int			wc_level0_max_size_kb = 4096;
+int			wc_bulk_write_mem_kb = 262144;
+bool		wc_preloaded = false;
+
+/* The hybrid write clock: max(now, last + 1), shared by all backends. */
+typedef struct WcShared
+{
+	pg_atomic_uint64 last_write_ts;
+} WcShared;
+
+static WcShared *wc_shared = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+wc_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(WcShared)));
+}
+
+static void
+wc_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	wc_shared = ShmemInitStruct("widecol", sizeof(WcShared), &found);
+	if (!found)
+		pg_atomic_init_u64(&wc_shared->last_write_ts, 0);
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+wc_check_preloaded(void)
+{
+	if (!wc_preloaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("widecol must be loaded via shared_preload_libraries"),
+				 errhint("Add 'widecol' to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
+ * A distinct, increasing timestamp for every version written on this server.
+ */
+int64
+wc_next_write_ts(void)
+{
+	uint64		now = (uint64) GetCurrentTimestamp();
+	uint64		last;
+
+	Assert(wc_shared != NULL);
+	last = pg_atomic_read_u64(&wc_shared->last_write_ts);
+	for (;;)
+	{
+		uint64		next = Max(now, last + 1);
+
+		if (pg_atomic_compare_exchange_u64(&wc_shared->last_write_ts, &last, next))
+			return (int64) next;
+	}
+}
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;					/* CREATE EXTENSION and the AM handler complain */
+
+	DefineCustomIntVariable("widecol.level0_max_size",
+							"Level 0 of a widecol table is flushed into a sorted run when it grows past this size.",
+							NULL, &wc_level0_max_size_kb, 4096, 16, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.bulk_write_mem",
+							"Memory a bulk write (COPY) may use to sort rows before writing a sorted run.",
+							NULL, &wc_bulk_write_mem_kb, 262144, 1024, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("widecol");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = wc_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = wc_shmem_startup;
+
+	wc_install_utility_hook();
+	wc_install_planner_hooks();
+	wc_modify_init();
+	wc_preloaded = true;
+}
+
+PG_FUNCTION_INFO_V1(widecol_assert_preloaded);
+Datum
+widecol_assert_preloaded(PG_FUNCTION_ARGS)
+{
+	wc_check_preloaded();
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,374 @@
+/*
+ * widecol.h — shared definitions of the widecol table access method.
+ *
+ * The formats here are described in src/README.md; keep both in step.
+ */
+#ifndef WIDECOL_H
+#define WIDECOL_H
+
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "lib/stringinfo.h"
+#include "storage/bufpage.h"
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+
+#define WIDECOL_AM_NAME "widecol"
+#define WIDECOL_SCHEMA "widecol"
+#define WIDECOL_OPTION_NAMESPACE "widecol"
+
+/* ---------- GUCs (widecol.c) ---------- */
+extern int	wc_level0_max_size_kb;
+extern int	wc_bulk_write_mem_kb;
+extern bool wc_preloaded;
+
+extern void wc_check_preloaded(void);
+extern int64 wc_next_write_ts(void);
+
+/* ---------- pages ---------- */
+#define WC_PAGE_META		1
+#define WC_PAGE_L0			2
+#define WC_PAGE_RUN_HEADER	3
+#define WC_PAGE_RUN_DATA	4
+#define WC_PAGE_RUN_INDEX	5
+#define WC_PAGE_RUN_BLOOM	6
+
+#define WC_PAGE_FLAG_RAW	0x0001	/* data page payload is not compressed */
+
+typedef struct WcPageOpaqueData
+{
+	uint16		type;
+	uint16		flags;
+	uint32		crc;
+	uint64		segment;		/* run id or level-0 generation */
+	uint32		count;			/* rows (data) or entries (index) */
+	uint32		aux;			/* raw size (data), level (index), next (L0) */
+} WcPageOpaqueData;
+
+typedef WcPageOpaqueData *WcPageOpaque;
+
+#define WcPageGetOpaque(page) ((WcPageOpaque) PageGetSpecialPointer(page))
+#define WC_PAYLOAD_CAPACITY \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(WcPageOpaqueData)))
+
+/* ---------- metapage ---------- */
+#define WC_META_BLOCK		0
+#define WC_META_MAGIC		0x57434F4C	/* "WCOL" */
+#define WC_META_VERSION		1
+#define WC_MAX_L0_GENS		32
+#define WC_ROWID_CHUNK		1024
+
+typedef struct WcL0Gen
+{
+	uint64		gen;
+	BlockNumber head;
+	BlockNumber tail;
+	uint32		npages;
+	uint32		pad;
+} WcL0Gen;
+
+typedef struct WcMetaData
+{
+	uint32		magic;
+	uint32		version;
+	uint64		storage_id;
+	uint64		next_rowid;
+	uint64		next_segment_id;
+	uint64		next_l0_gen;
+	uint32		l0_pages;
+	uint32		ngens;
+	WcL0Gen		gens[WC_MAX_L0_GENS];
+} WcMetaData;
+
+extern void wc_meta_init_page(Page page, uint64 storage_id);
+extern uint64 wc_new_storage_id(void);
+extern void wc_meta_read(Relation rel, WcMetaData *meta);
+extern uint64 wc_meta_next_segment_id(Relation rel);
+extern uint64 wc_meta_alloc_rowid(Relation rel);
+extern Buffer wc_extend_page(Relation rel, BufferAccessStrategy strategy);
+extern void wc_check_page(Relation rel, Buffer buf, uint16 expected_type);
+
+/* ---------- keys (keyenc.c) ---------- */
+#define WC_MAX_KEY_COLUMNS	32
+#define WC_MAX_KEY_SIZE		1024
+
+typedef struct WcKeyColumn
+{
+	AttrNumber	attnum;
+	Oid			typid;			/* base type */
+	bool		desc;
+	bool		partition;		/* part of the partition key */
+} WcKeyColumn;
+
+/* Per-relation info parsed from pg_class.reloptions; lives in rd_amcache. */
+typedef struct WcTableInfo
+{
+	int			npk;			/* partition key columns */
+	int			nck;			/* clustering key columns */
+	WcKeyColumn cols[WC_MAX_KEY_COLUMNS];	/* partition cols, then clustering */
+	int64		default_ttl_us; /* 0 = none */
+} WcTableInfo;
+
+#define WcTableIsKeyless(info) ((info)->npk + (info)->nck == 0)
+
+extern bool wc_type_is_supported(Oid typid);
+extern const char *wc_supported_types_list(void);
+extern void wc_encode_key(Relation rel, WcTableInfo *info, Datum *values,
+						  bool *isnull, StringInfo buf, int *pklen);
+extern void wc_encode_rowid(uint64 rowid, StringInfo buf);
+
+/* ---------- options (options.c) ---------- */
+extern WcTableInfo *wc_table_info(Relation rel);
+extern bool wc_relation_is_widecol(Oid relid);
+extern void wc_install_utility_hook(void);
+
+/* ---------- row versions (row.c) ---------- */
+#define WC_ROW_TOMBSTONE	0x0001
+
+typedef struct WcRowHeader
+{
+	int64		write_ts;
+	int64		expire_at;		/* 0 = never */
+	TransactionId xid;
+	CommandId	cid;
+	uint32		len;			/* total bytes of this version */
+	uint16		keylen;
+	uint16		pklen;
+	uint16		flags;
+	uint16		pad;
+} WcRowHeader;
+
+#define WcRowKey(row) ((char *) (row) + sizeof(WcRowHeader))
+#define WcRowTupleOffset(keylen) MAXALIGN(sizeof(WcRowHeader) + (keylen))
+#define WcRowTuple(row) \
+	((MinimalTuple) ((char *) (row) + WcRowTupleOffset((row)->keylen)))
+#define WcRowIsTombstone(row) (((row)->flags & WC_ROW_TOMBSTONE) != 0)
+
+/* Largest version that fits a level-0 page and a one-row data block. */
+#define WC_MAX_ROW_SIZE \
+	(MAXALIGN_DOWN(Min(WC_PAYLOAD_CAPACITY - sizeof(uint32) - 8, \
+					   BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - sizeof(ItemIdData) - \
+					   MAXALIGN(sizeof(WcPageOpaqueData)))))
+
+extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
+								const char *key, int keylen, int pklen,
+								bool tombstone, CommandId cid);
+extern int	wc_compare_keys(const char *a, int alen, const char *b, int blen);
+extern int	wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b);
+extern int	wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b);
+extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
+extern bool wc_row_is_dead(const WcRowHeader *row, int64 now);
+extern bool wc_xid_known_aborted(TransactionId xid);
+
+/* ---------- level 0 (level0.c) ---------- */
+extern void wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid);
+typedef void (*wc_l0_callback) (WcRowHeader *row, ItemPointer tid, void *arg);
+extern void wc_l0_read_gen(Relation rel, const WcL0Gen *gen,
+						   wc_l0_callback cb, void *arg);
+extern WcRowHeader *wc_l0_fetch(Relation rel, ItemPointer tid);
+
+/* ---------- manifest (manifest.c) ---------- */
+typedef struct WcRunSummary
+{
+	uint64		run_id;
+	int32		level;
+	BlockNumber header_block;
+	uint32		npages;			/* all pages of the run */
+	int64		nrows;
+	int64		ntombstones;
+	int64		npartitions;
+	int64		raw_bytes;
+	int64		compressed_bytes;
+	int64		min_write_ts;
+	int64		max_write_ts;
+	int64		max_expire;		/* PG_INT64_MAX when some row never expires */
+	TransactionId min_xid;
+	TransactionId max_xid;
+	bytea	   *min_key;		/* palloc'd, may be NULL in empty runs */
+	bytea	   *max_key;
+} WcRunSummary;
+
+typedef struct WcManifest
+{
+	int			nruns;
+	WcRunSummary *runs;
+	int			nretired;
+	uint64	   *retired_gens;
+} WcManifest;
+
+extern WcManifest *wc_manifest_read(uint64 storage_id, Snapshot snapshot);
+extern void wc_manifest_add_run(uint64 storage_id, const WcRunSummary *run);
+extern void wc_manifest_retire_gen(uint64 storage_id, uint64 gen);
+extern void wc_manifest_forget_gen(uint64 storage_id, uint64 gen);
+extern bool wc_manifest_gen_removable(uint64 storage_id, uint64 gen);
+extern bool wc_manifest_gen_retired(WcManifest *m, uint64 gen);
+
+/* ---------- bloom (bloom.c) ---------- */
+#define WC_BLOOM_BITS_PER_KEY	10
+#define WC_BLOOM_PROBES			7
+#define WC_BLOOM_PAGE_BITS		(WC_PAYLOAD_CAPACITY * 8)
+
+extern uint64 wc_bloom_hash(const char *pk, int pklen);
+extern uint32 wc_bloom_npages(int64 nkeys);
+extern void wc_bloom_set(char *pages, uint32 npages, uint64 hash);
+extern bool wc_bloom_test(const char *page_payload, uint64 hash);
+extern uint32 wc_bloom_page_for(uint32 npages, uint64 hash);
+
+/* ---------- runs (runwrite.c, runread.c) ---------- */
+#define WC_MAX_ROWS_PER_BLOCK	4000
+#define WC_MAX_RAW_BLOCK		(64 * 1024)
+
+typedef struct WcRunHeader
+{
+	uint32		magic;
+	uint32		version;
+	uint64		run_id;
+	int32		level;
+	uint32		ndata_pages;
+	BlockNumber index_root;
+	uint32		index_height;	/* 1 = the root is a leaf */
+	BlockNumber leaf_first;
+	uint32		nleaf_pages;
+	BlockNumber bloom_first;
+	uint32		nbloom_pages;
+	uint32		extent_pages;	/* header + index + bloom */
+	uint32		min_key_len;
+	uint32		max_key_len;
+	uint32		pad;
+	int64		nrows;
+	int64		ntombstones;
+	int64		npartitions;
+	int64		raw_bytes;
+	int64		compressed_bytes;
+	int64		min_write_ts;
+	int64		max_write_ts;
+	int64		max_expire;
+	TransactionId min_xid;
+	TransactionId max_xid;
+	/* min key, then max key follow */
+} WcRunHeader;
+
+#define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
+
+typedef struct WcRunWriter WcRunWriter;
+
+extern WcRunWriter *wc_run_writer_begin(Relation rel, int level);
+extern void wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row,
+							  ItemPointer tid_out);
+extern bool wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary);
+
+/* A decoded data block. */
+typedef struct WcBlock
+{
+	BlockNumber blkno;
+	uint64		run_id;
+	int			nrows;
+	char	   *raw;			/* MAXALIGNed raw block */
+	uint32	   *offsets;
+	Size		rawcap;
+} WcBlock;
+
+#define WcBlockRow(b, i) ((WcRowHeader *) ((b)->raw + (b)->offsets[i]))
+
+extern uint32 wc_page_crc(Page page);
+extern void wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
+						  BufferAccessStrategy strategy);
+
+typedef struct WcRunReader
+{
+	Relation	rel;
+	WcRunSummary *summary;
+	WcRunHeader hdr;
+	BufferAccessStrategy strategy;
+	/* leaf iteration */
+	BlockNumber *data_blocks;	/* data blocks from the current position */
+	int			ndata;
+	int			data_pos;
+	BlockNumber next_leaf;		/* next leaf page to load */
+	WcBlock		block;
+	int			row_pos;
+	bool		block_valid;
+	const char *hi_key;			/* stop after keys > hi (prefix compare) */
+	int			hi_len;
+} WcRunReader;
+
+extern void wc_run_reader_open(WcRunReader *r, Relation rel,
+							   WcRunSummary *summary,
+							   BufferAccessStrategy strategy);
+extern void wc_run_reader_seek(WcRunReader *r, const char *key, int keylen);
+extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
+extern bool wc_run_may_contain_partition(Relation rel, WcRunReader *r,
+										 const char *pk, int pklen);
+
+/* ---------- merge (merge.c) ---------- */
+typedef struct WcMergeIter WcMergeIter;
+
+extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
+								   const char *lo, int lolen,
+								   const char *hi, int hilen, int bloom_pklen,
+								   BufferAccessStrategy strategy);
+extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
+extern void wc_merge_end(WcMergeIter *it);
+extern WcRowHeader *wc_lookup_key(Relation rel, Snapshot snapshot,
+								  const char *key, int keylen, int pklen,
+								  ItemPointer tid);
+
+/* ---------- flush (flush.c) ---------- */
+extern int64 wc_flush(Relation rel, bool wait);
+extern void wc_maybe_flush(Relation rel);
+
+/* ---------- scan / modify / fetch ---------- */
+extern WcRowHeader *wc_fetch_version(Relation rel, ItemPointer tid);
+extern bool wc_version_is_current(Relation rel, WcRowHeader *row,
+								  ItemPointer tid, Snapshot snapshot);
+extern void wc_store_row(TupleTableSlot *slot, Relation rel,
+						 WcRowHeader *row, ItemPointer tid);
+
+extern const TableAmRoutine *wc_get_routine(void);
+extern void wc_install_planner_hooks(void);
+
+/* scan.c */
+extern TableScanDesc wc_scan_begin(Relation rel, Snapshot snapshot,
+								   int nkeys, struct ScanKeyData *key,
+								   ParallelTableScanDesc pscan, uint32 flags);
+extern void wc_scan_end(TableScanDesc scan);
+extern void wc_scan_rescan(TableScanDesc scan, struct ScanKeyData *key,
+						   bool set_params, bool allow_strat,
+						   bool allow_sync, bool allow_pagemode);
+extern bool wc_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
+								TupleTableSlot *slot);
+extern bool wc_fetch_row_version(Relation rel, ItemPointer tid,
+								 Snapshot snapshot, TupleTableSlot *slot);
+extern bool wc_tid_valid(TableScanDesc scan, ItemPointer tid);
+extern void wc_get_latest_tid(TableScanDesc scan, ItemPointer tid);
+extern bool wc_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+								  Snapshot snapshot);
+extern bool wc_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+									   BufferAccessStrategy bstrategy);
+extern bool wc_scan_analyze_next_tuple(TableScanDesc scan,
+									   TransactionId OldestXmin,
+									   double *liverows, double *deadrows,
+									   TupleTableSlot *slot);
+
+/* modify.c */
+extern void wc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+							int options, struct BulkInsertStateData *bistate);
+extern void wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+							CommandId cid, int options,
+							struct BulkInsertStateData *bistate);
+extern void wc_finish_bulk_insert(Relation rel, int options);
+extern TM_Result wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+								 Snapshot snapshot, Snapshot crosscheck,
+								 bool wait, TM_FailureData *tmfd,
+								 bool changingPart);
+extern TM_Result wc_tuple_update(Relation rel, ItemPointer otid,
+								 TupleTableSlot *slot, CommandId cid,
+								 Snapshot snapshot, Snapshot crosscheck,
+								 bool wait, TM_FailureData *tmfd,
+								 LockTupleMode *lockmode,
+								 bool *update_indexes);
+extern void wc_modify_init(void);
+
+#endif							/* WIDECOL_H */
