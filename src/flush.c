@@ -38,12 +38,6 @@ collect(WcRowHeader *row, ItemPointer tid, void *arg)
 	c->n++;
 }
 
-static int
-row_ptr_cmp(const void *a, const void *b)
-{
-	return wc_compare_rows(*(WcRowHeader *const *) a, *(WcRowHeader *const *) b);
-}
-
 /* Start a new active generation unless the active one is empty. */
 static void
 seal_active_gen(Relation rel)
@@ -159,7 +153,7 @@ wc_flush(Relation rel, bool wait)
 		WcRunWriter *w = wc_run_writer_begin(rel, 1);
 		WcRunSummary summary;
 
-		qsort(c.rows, c.n, sizeof(WcRowHeader *), row_ptr_cmp);
+		wc_sort_rows(c.rows, c.n, NULL);
 		for (int64 i = 0; i < c.n; i++)
 			wc_run_writer_add(w, c.rows[i], NULL);
 		wc_run_writer_finish(w, &summary);

@@ -129,34 +129,17 @@ collect_l0(WcRowHeader *row, ItemPointer tid, void *arg)
 	c->n++;
 }
 
-static int
-l0_sort_cmp(const void *a, const void *b, void *arg)
-{
-	const WcRowHeader *ra = ((WcRowHeader *const *) a)[0];
-	const WcRowHeader *rb = ((WcRowHeader *const *) b)[0];
-
-	return wc_compare_rows(ra, rb);
-}
-
-/* Sort rows and their tids together by sorting an index permutation. */
+/* Sort the collected level-0 rows, keeping each TID with its row. */
 static void
 sort_l0(L0Collect *c)
 {
-	int		   *perm = palloc(sizeof(int) * Max(c->n, 1));
+	int64	   *perm = palloc(sizeof(int64) * Max(c->n, 1));
 	WcRowHeader **rows = palloc(sizeof(WcRowHeader *) * Max(c->n, 1));
 	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * Max(c->n, 1));
-	WcRowHeader **tagged = palloc(sizeof(WcRowHeader *) * 2 * Max(c->n, 1));
 
-	/* pair each row with its index so qsort keeps them together */
+	wc_sort_rows(c->rows, c->n, perm);
 	for (int i = 0; i < c->n; i++)
 	{
-		tagged[2 * i] = c->rows[i];
-		tagged[2 * i + 1] = (WcRowHeader *) (intptr_t) i;
-	}
-	qsort_arg(tagged, c->n, sizeof(WcRowHeader *) * 2, l0_sort_cmp, NULL);
-	for (int i = 0; i < c->n; i++)
-	{
-		perm[i] = (int) (intptr_t) tagged[2 * i + 1];
 		rows[i] = c->rows[perm[i]];
 		tids[i] = c->tids[perm[i]];
 	}

@@ -141,25 +141,14 @@ typedef struct BulkState
 	WcRowHeader **rows;
 	int64		n;
 	int64		cap;
-	Size		mem;
+	char	   *arena;			/* rows, packed */
+	Size		arena_size;		/* widecol.bulk_write_mem */
+	Size		used;
+	StringInfoData key;			/* reused for every row's key */
 	struct BulkState *next;
 } BulkState;
 
 static BulkState *bulk_states = NULL;
-
-static int
-row_ptr_cmp(const void *a, const void *b)
-{
-	return wc_compare_rows(*(WcRowHeader *const *) a, *(WcRowHeader *const *) b);
-}
-
-static int
-perm_cmp(const void *a, const void *b, void *arg)
-{
-	WcRowHeader **rows = arg;
-
-	return wc_compare_rows(rows[*(const int64 *) a], rows[*(const int64 *) b]);
-}
 
 /* Sort rows and write them as one run; tids[i] (if given) gets row i's TID. */
 static void
@@ -175,16 +164,14 @@ write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
 		/* sort an index permutation so TIDs follow their rows */
 		int64	   *perm = palloc(sizeof(int64) * n);
 
-		for (int64 i = 0; i < n; i++)
-			perm[i] = i;
-		qsort_arg(perm, n, sizeof(int64), perm_cmp, rows);
+		wc_sort_rows(rows, n, perm);
 		w = wc_run_writer_begin(rel, 1);
 		for (int64 i = 0; i < n; i++)
 			wc_run_writer_add(w, rows[perm[i]], tids[perm[i]]);
 	}
 	else
 	{
-		qsort(rows, n, sizeof(WcRowHeader *), row_ptr_cmp);
+		wc_sort_rows(rows, n, NULL);
 		w = wc_run_writer_begin(rel, 1);
 		for (int64 i = 0; i < n; i++)
 			wc_run_writer_add(w, rows[i], NULL);
@@ -213,19 +200,24 @@ bulk_state(Relation rel, bool create)
 								   ALLOCSET_DEFAULT_SIZES);
 	s->cap = 1024;
 	s->rows = MemoryContextAlloc(s->cxt, sizeof(WcRowHeader *) * s->cap);
+	/* untouched pages of a large allocation cost nothing until used */
+	s->arena_size = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
+	s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
+	s->key.data = MemoryContextAlloc(s->cxt, WC_MAX_KEY_SIZE + 64);
+	s->key.maxlen = WC_MAX_KEY_SIZE + 64;
+	resetStringInfo(&s->key);
 	s->next = bulk_states;
 	bulk_states = s;
 	return s;
 }
 
+/* Sort and write what is buffered; the arena is kept for the next rows. */
 static void
 bulk_write(Relation rel, BulkState *s)
 {
 	write_sorted_run(rel, s->rows, s->n, NULL);
 	s->n = 0;
-	s->mem = 0;
-	MemoryContextReset(s->cxt);
-	s->rows = MemoryContextAlloc(s->cxt, sizeof(WcRowHeader *) * s->cap);
+	s->used = 0;
 }
 
 static void
@@ -243,32 +235,34 @@ bulk_forget(BulkState *s)
 	pfree(s);
 }
 
+/*
+ * Rows are packed into one arena that is reused run after run: touching
+ * fresh memory for every row (page faults) cost more than sorting.
+ */
 static void
 bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
 {
 	BulkState  *s = bulk_state(rel, true);
-	StringInfoData key;
 	int			pklen;
 	WcRowHeader *row;
-	MemoryContext old;
+	Size		need;
 
-	initStringInfo(&key);
-	row_key(rel, slot, &key, &pklen);
-	old = MemoryContextSwitchTo(s->cxt);
-	row = wc_form_row(rel, slot, key.data, key.len, pklen, false, cid);
+	row_key(rel, slot, &s->key, &pklen);
+	row = wc_form_row(rel, slot, s->key.data, s->key.len, pklen, false, cid);
+	need = MAXALIGN(row->len);
+	if (s->used + need > s->arena_size)
+		bulk_write(rel, s);
+	memcpy(s->arena + s->used, row, row->len);
 	if (s->n == s->cap)
 	{
 		s->cap *= 2;
 		s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * s->cap);
 	}
-	s->rows[s->n++] = row;
-	s->mem += row->len + sizeof(WcRowHeader *);
-	MemoryContextSwitchTo(old);
-	pfree(key.data);
+	s->rows[s->n++] = (WcRowHeader *) (s->arena + s->used);
+	s->used += need;
+	pfree(row);
 	ItemPointerSetInvalid(&slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
-	if (s->mem > (Size) wc_bulk_write_mem_kb * 1024)
-		bulk_write(rel, s);
 }
 
 void

@@ -20,33 +20,53 @@ WcRowHeader *
 wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 			int pklen, bool tombstone, CommandId cid)
 {
-	MinimalTuple mt = NULL;
-	Size		len = WcRowTupleOffset(keylen);
+	Size		off = WcRowTupleOffset(keylen);
+	Size		len = off;
+	Size		data_len = 0,
+				hoff = 0;
+	bool		hasnull = false;
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *values = NULL;
+	bool	   *isnull = NULL;
 	WcRowHeader *row;
 	WcTableInfo *info = wc_table_info(rel);
 
 	if (!tombstone)
 	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		Datum	   *values = palloc(sizeof(Datum) * desc->natts);
-
+		/* detoast into a copy of the values only when something is toasted */
 		slot_getallattrs(slot);
+		values = slot->tts_values;
+		isnull = slot->tts_isnull;
 		for (int i = 0; i < desc->natts; i++)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, i);
+			struct varlena *v;
 
-			values[i] = slot->tts_values[i];
-			if (att->attlen == -1 && !slot->tts_isnull[i])
+			if (isnull[i])
 			{
-				struct varlena *v = (struct varlena *) DatumGetPointer(values[i]);
-
-				if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
-					values[i] = PointerGetDatum(detoast_attr(v));
+				hasnull = true;
+				continue;
+			}
+			if (att->attlen != -1)
+				continue;
+			v = (struct varlena *) DatumGetPointer(values[i]);
+			if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+			{
+				if (values == slot->tts_values)
+				{
+					values = palloc(sizeof(Datum) * desc->natts);
+					memcpy(values, slot->tts_values, sizeof(Datum) * desc->natts);
+				}
+				values[i] = PointerGetDatum(detoast_attr(v));
 			}
 		}
-		mt = heap_form_minimal_tuple(desc, values, slot->tts_isnull);
-		len += mt->t_len;
-		pfree(values);
+		/* the MinimalTuple is formed in place, as heap_form_minimal_tuple does */
+		hoff = SizeofMinimalTupleHeader;
+		if (hasnull)
+			hoff += BITMAPLEN(desc->natts);
+		hoff = MAXALIGN(hoff);
+		data_len = heap_compute_data_size(desc, values, isnull);
+		len += hoff + data_len;
 	}
 	if (len > WC_MAX_ROW_SIZE)
 		ereport(ERROR,
@@ -57,7 +77,8 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 						   (Size) WC_MAX_ROW_SIZE),
 				 errhint("Keep large values (images, documents) in object storage and store their keys.")));
 
-	row = palloc0(len);
+	row = palloc(len);
+	memset(row, 0, off);
 	row->write_ts = wc_next_write_ts();
 	row->expire_at = (info->default_ttl_us > 0 && !tombstone) ?
 		row->write_ts + info->default_ttl_us : 0;
@@ -68,10 +89,18 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 	row->pklen = pklen;
 	row->flags = tombstone ? WC_ROW_TOMBSTONE : 0;
 	memcpy(WcRowKey(row), key, keylen);
-	if (mt)
+	if (!tombstone)
 	{
-		memcpy(WcRowTuple(row), mt, mt->t_len);
-		pfree(mt);
+		MinimalTuple mt = WcRowTuple(row);
+
+		memset(mt, 0, hoff);
+		mt->t_len = hoff + data_len;
+		HeapTupleHeaderSetNatts(mt, desc->natts);
+		mt->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+		heap_fill_tuple(desc, values, isnull, (char *) mt + hoff, data_len,
+						&mt->t_infomask, hasnull ? mt->t_bits : NULL);
+		if (values != slot->tts_values)
+			pfree(values);
 	}
 	return row;
 }
@@ -106,6 +135,74 @@ wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b)
 	int			r = wc_compare_keys(WcRowKey(a), a->keylen, WcRowKey(b), b->keylen);
 
 	return r != 0 ? r : wc_compare_versions(a, b);
+}
+
+/*
+ * Sorting many versions: compare a 16-byte abbreviation of the key held in
+ * the sort array first, so that most comparisons touch no row (rows are
+ * scattered in memory; chasing their pointers dominated bulk loads).
+ */
+typedef struct SortEntry
+{
+	uint64		a;
+	uint64		b;
+	WcRowHeader *row;
+	int64		idx;
+} SortEntry;
+
+static inline uint64
+load_be64(const char *p, int avail)
+{
+	unsigned char buf[8] = {0};
+
+	memcpy(buf, p, Max(0, Min(avail, 8)));
+	return ((uint64) buf[0] << 56) | ((uint64) buf[1] << 48) |
+		((uint64) buf[2] << 40) | ((uint64) buf[3] << 32) |
+		((uint64) buf[4] << 24) | ((uint64) buf[5] << 16) |
+		((uint64) buf[6] << 8) | (uint64) buf[7];
+}
+
+static int
+sort_entry_cmp(const void *x, const void *y)
+{
+	const SortEntry *a = x;
+	const SortEntry *b = y;
+
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return wc_compare_rows(a->row, b->row);
+}
+
+/*
+ * Sort rows into storage order.  With perm != NULL, rows stay as they are
+ * and perm receives the sorted order as indexes into rows.
+ */
+void
+wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm)
+{
+	SortEntry  *e = palloc_extended(sizeof(SortEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		const char *k = WcRowKey(rows[i]);
+		int			len = rows[i]->keylen;
+
+		e[i].a = load_be64(k, len);
+		e[i].b = load_be64(k + 8, len - 8);
+		e[i].row = rows[i];
+		e[i].idx = i;
+	}
+	qsort(e, n, sizeof(SortEntry), sort_entry_cmp);
+	for (int64 i = 0; i < n; i++)
+	{
+		if (perm)
+			perm[i] = e[i].idx;
+		else
+			rows[i] = e[i].row;
+	}
+	pfree(e);
 }
 
 /* Does the snapshot see this version?  Mirrors heap's rules for xmin. */

@@ -17,7 +17,7 @@
 PG_MODULE_MAGIC;
 
 int			wc_level0_max_size_kb = 4096;
-int			wc_bulk_write_mem_kb = 262144;
+int			wc_bulk_write_mem_kb = 65536;
 bool		wc_preloaded = false;
 
 /* The hybrid write clock: max(now, last + 1), shared by all backends. */
@@ -96,7 +96,7 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("widecol.bulk_write_mem",
 							"Memory a bulk write (COPY) may use to sort rows before writing a sorted run.",
-							NULL, &wc_bulk_write_mem_kb, 262144, 1024, INT_MAX / 2,
+							NULL, &wc_bulk_write_mem_kb, 65536, 1024, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol");
 

@@ -158,6 +158,7 @@ extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
 extern int	wc_compare_keys(const char *a, int alen, const char *b, int blen);
 extern int	wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b);
 extern int	wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b);
+extern void wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm);
 extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
 extern bool wc_row_is_dead(const WcRowHeader *row, int64 now);
 extern bool wc_xid_known_aborted(TransactionId xid);

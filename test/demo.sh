@@ -140,7 +140,7 @@ wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || {
 	cat "$WORK/build.out"
 	wc_die "build failed"
 }
-grep -E 'warning|error' "$WORK/build.out" || true
+grep -E ': (warning|error):' "$WORK/build.out" || true
 wc_info "built and installed into $("$PG_CONFIG" --pkglibdir)"
 
 # The demo proper runs as the unprivileged user, from the copy it can read.

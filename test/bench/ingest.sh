@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Ingest benchmark: COPY of the same generated image-metadata rows into a
+# widecol table and into a heap table with the equivalent btree primary key,
+# in one run, on one throwaway instance.
+#
+#   bash test/bench/ingest.sh [--rows N] [--chunks K] [--out DIR]
+#
+# Rows (design brief's device_daily_images, keys arriving in capture-time
+# order) are generated once into CSV chunks; chunk i is loaded into heap, then
+# into widecol, so both see the same cache and checkpoint conditions.  Prints
+# rows/s per chunk (does ingest stay flat as the table grows?), totals, bytes
+# on disk and WAL bytes, as ratios widecol/heap; writes results.csv and
+# ingest.png into --out (default test/bench/results).
+#
+# As root it installs what it needs (python3-matplotlib for the plot), builds
+# and installs widecol and runs as user postgres; as another user it uses the
+# widecol already installed.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+. "$ROOT/test/lib.sh"
+wc_clean_env
+
+ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results"
+ARGS=("$@")
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rows) ROWS=$2; shift 2 ;;
+	--chunks) CHUNKS=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	*) wc_die "unknown argument $1" ;;
+	esac
+done
+
+if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
+	wc_install_deps python3 python3-matplotlib || wc_die "could not install dependencies"
+	wc_ensure_user
+	WORK=$(wc_make_workdir bench)
+	trap 'wc_stop_postmasters_under "$WORK"; rm -rf "$WORK"' EXIT
+	wc_copy_tree "$ROOT" "$WORK/tree"
+	wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || { cat "$WORK/build.out"; wc_die "build failed"; }
+	mkdir -p "$OUT" && chown postgres "$OUT"
+	cd "$WORK"
+	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" \
+		bash "$WORK/tree/test/bench/ingest.sh" --rows "$ROWS" --chunks "$CHUNKS" --out "$OUT"
+	exit $?
+fi
+
+bin=$WC_PG_BINDIR
+inst=$(mktemp -d "${WC_TMPBASE:-/tmp}/widecol-bench.XXXXXX")
+cleanup() {
+	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null 2>&1 || true
+	rm -rf "$inst"
+}
+trap cleanup EXIT
+mkdir -p "$OUT"
+
+wc_section "Generating $ROWS rows in $CHUNKS chunks"
+per=$(( (ROWS + CHUNKS - 1) / CHUNKS ))
+python3 "$ROOT/test/gen/image_rows.py" --rows "$ROWS" --devices 200 --days 30 --seed 7 --table images |
+	split -l "$per" -d -a 3 - "$inst/chunk."
+ls "$inst"/chunk.* | wc -l | xargs printf '%s chunk files\n'
+
+wc_section "Instance"
+"$bin/initdb" -D "$inst/data" --auth=trust --no-locale --encoding=UTF8 >/dev/null
+cat >>"$inst/data/postgresql.conf" <<EOF
+shared_preload_libraries = 'widecol'
+listen_addresses = ''
+unix_socket_directories = '$inst'
+port = 5999
+shared_buffers = '1GB'
+max_wal_size = '8GB'
+checkpoint_timeout = '30min'
+maintenance_work_mem = '256MB'
+autovacuum = off
+EOF
+"$bin/pg_ctl" -D "$inst/data" -l "$inst/server.log" -w start >/dev/null
+PSQL=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$inst" -p 5999 -d postgres)
+"${PSQL[@]}" <<'EOF'
+CREATE EXTENSION widecol;
+CREATE TABLE heap_images (
+    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
+    object_store text, object_key text, width int, height int, content_hash text,
+    PRIMARY KEY (device_id, day_bucket, capture_time, image_id));
+CREATE TABLE wc_images (
+    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
+    object_store text, object_key text, width int, height int, content_hash text
+) USING widecol WITH (widecol.partition_key = 'device_id, day_bucket',
+                      widecol.clustering_key = 'capture_time DESC, image_id DESC');
+EOF
+
+# copy_chunk TABLE FILE -> "seconds walbytes"
+copy_chunk() {
+	"${PSQL[@]}" -At <<EOF
+CHECKPOINT;
+SELECT pg_current_wal_insert_lsn() AS l0, clock_timestamp() AS t0 \gset
+COPY $1 FROM '$2' WITH (FORMAT csv);
+SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 3),
+       pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0'::pg_lsn);
+EOF
+}
+
+csv="$OUT/ingest.csv"
+echo "chunk,rows_before,rows,heap_s,widecol_s,heap_wal,widecol_wal" >"$csv"
+wc_section "Loading (rows/s per chunk; ratio = widecol / heap)"
+printf '%6s %12s %12s %12s %7s\n' chunk rows_before heap_rows/s wc_rows/s ratio
+before=0
+i=0
+for f in "$inst"/chunk.*; do
+	n=$(wc -l <"$f")
+	read -r hs hw < <(copy_chunk heap_images "$f" | tr '|' ' ')
+	read -r ws ww < <(copy_chunk wc_images "$f" | tr '|' ' ')
+	echo "$i,$before,$n,$hs,$ws,$hw,$ww" >>"$csv"
+	awk -v i="$i" -v b="$before" -v n="$n" -v hs="$hs" -v ws="$ws" 'BEGIN {
+		printf "%6d %12d %12.0f %12.0f %7.2f\n", i, b, n / hs, n / ws, hs / ws }'
+	before=$((before + n))
+	i=$((i + 1))
+	rm -f "$f"
+done
+
+wc_section "Totals"
+"${PSQL[@]}" -c "CHECKPOINT" >/dev/null
+hsize=$("${PSQL[@]}" -At -c "SELECT pg_total_relation_size('heap_images')")
+wsize=$("${PSQL[@]}" -At -c "SELECT pg_total_relation_size('wc_images')")
+hcount=$("${PSQL[@]}" -At -c "SELECT count(*) FROM heap_images")
+wcount=$("${PSQL[@]}" -At -c "SELECT count(*) FROM wc_images")
+nruns=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_images')")
+[ "$hcount" = "$wcount" ] || wc_die "row counts differ: heap $hcount, widecol $wcount"
+awk -F, -v hsize="$hsize" -v wsize="$wsize" -v rows="$hcount" -v runs="$nruns" 'NR > 1 {
+	hs += $4; ws += $5; hw += $6; ww += $7 } END {
+	printf "%-22s %14s %14s %8s\n", "", "heap+btree", "widecol", "ratio"
+	printf "%-22s %14.0f %14.0f %8.2f\n", "rows/s", rows / hs, rows / ws, hs / ws
+	printf "%-22s %14.1f %14.1f %8.2f\n", "load seconds", hs, ws, ws / hs
+	printf "%-22s %14.1f %14.1f %8.2f\n", "bytes on disk (MB)", hsize / 1048576, wsize / 1048576, wsize / hsize
+	printf "%-22s %14.1f %14.1f %8.2f\n", "WAL written (MB)", hw / 1048576, ww / 1048576, ww / hw
+	printf "%-22s %14.1f %14.1f\n", "bytes per row", hsize / rows, wsize / rows
+	printf "rows: %d, widecol runs: %d\n", rows, runs
+}' "$csv" | tee "$OUT/ingest.txt"
+
+python3 - "$csv" "$OUT/ingest.png" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
+import csv, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+rows = list(csv.DictReader(open(sys.argv[1])))
+x = [(int(r["rows_before"]) + int(r["rows"])) / 1e6 for r in rows]
+h = [int(r["rows"]) / float(r["heap_s"]) / 1e3 for r in rows]
+w = [int(r["rows"]) / float(r["widecol_s"]) / 1e3 for r in rows]
+plt.figure(figsize=(7, 4))
+plt.plot(x, h, "o-", label="heap + btree primary key")
+plt.plot(x, w, "s-", label="widecol")
+plt.xlabel("table size after chunk (million rows)")
+plt.ylabel("COPY throughput (thousand rows/s)")
+plt.title("Ingest of image metadata: COPY per chunk")
+plt.ylim(bottom=0)
+plt.grid(alpha=0.3)
+plt.legend()
+plt.tight_layout()
+plt.savefig(sys.argv[2], dpi=110)
+print("plot:", sys.argv[2])
+EOF
