@@ -224,6 +224,18 @@ wc_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();
 
+	/* TRUNCATE: the old contents' manifest rows go (and come back on rollback) */
+	if (rel->rd_rel->relfilenode != InvalidOid &&
+		rel->rd_node.relNode != newrnode->relNode &&
+		smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM) &&
+		RelationGetNumberOfBlocks(rel) > 0)
+	{
+		WcMetaData	meta;
+
+		wc_meta_read(rel, &meta);
+		wc_manifest_drop_storage(meta.storage_id);
+	}
+
 	srel = RelationCreateStorage(*newrnode, persistence, true);
 	wc_meta_init_page(page.data, wc_new_storage_id());
 	PageSetChecksumInplace(page.data, WC_META_BLOCK);
@@ -235,10 +247,12 @@ wc_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 static void
 wc_relation_nontransactional_truncate(Relation rel)
 {
-	/* a fresh storage id: the manifest rows of the old contents are orphaned */
 	uint64		sid = wc_new_storage_id();
+	WcMetaData	meta;
 	Buffer		buf;
 
+	wc_meta_read(rel, &meta);
+	wc_manifest_drop_storage(meta.storage_id);
 	RelationTruncate(rel, 0);
 	buf = wc_extend_page(rel, NULL);
 	Assert(BufferGetBlockNumber(buf) == WC_META_BLOCK);

@@ -228,6 +228,24 @@ wc_manifest_forget_gen(uint64 storage_id, uint64 gen)
 	with_flushed_row(storage_id, gen, true);
 }
 
+/*
+ * Delete every manifest row of a storage id (the relation is being dropped,
+ * or truncated to a new relfilenode).  Transactional: a rollback keeps them.
+ */
+void
+wc_manifest_drop_storage(uint64 storage_id)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		CatalogTupleDelete(segrel, &tup->t_self);
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+}
+
 bool
 wc_manifest_gen_retired(WcManifest *m, uint64 gen)
 {

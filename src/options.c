@@ -19,6 +19,9 @@
 #include "access/table.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "access/relation.h"
+#include "storage/bufmgr.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
@@ -40,6 +43,7 @@
 #include "widecol.h"
 
 static ProcessUtility_hook_type prev_utility_hook = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
 
 static const char *const wc_option_names[] = {
 	"partition_key", "clustering_key", "default_ttl", NULL
@@ -760,9 +764,33 @@ wc_process_utility(PlannedStmt *pstmt, const char *queryString,
 	call_next(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 }
 
+/* DROP TABLE: the manifest rows of the relation go with it. */
+static void
+wc_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+				 int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		wc_relation_is_widecol(objectId))
+	{
+		Relation	rel = relation_open(objectId, AccessExclusiveLock);
+		WcMetaData	meta;
+
+		if (RelationGetNumberOfBlocks(rel) > 0)
+		{
+			wc_meta_read(rel, &meta);
+			wc_manifest_drop_storage(meta.storage_id);
+		}
+		relation_close(rel, NoLock);
+	}
+}
+
 void
 wc_install_utility_hook(void)
 {
 	prev_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = wc_process_utility;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = wc_object_access;
 }

@@ -205,6 +205,7 @@ extern void wc_manifest_retire_gen(uint64 storage_id, uint64 gen);
 extern void wc_manifest_forget_gen(uint64 storage_id, uint64 gen);
 extern bool wc_manifest_gen_removable(uint64 storage_id, uint64 gen);
 extern bool wc_manifest_gen_retired(WcManifest *m, uint64 gen);
+extern void wc_manifest_drop_storage(uint64 storage_id);
 
 /* ---------- bloom (bloom.c) ---------- */
 #define WC_BLOOM_BITS_PER_KEY	10
