@@ -18,6 +18,7 @@ OBJS = \
 	src/flush.o \
 	src/scan.o \
 	src/modify.o \
+	src/conflict.o \
 	src/handler.o \
 	src/planner.o \
 	src/functions.o
@@ -30,7 +31,7 @@ REGRESS_OPTS = --inputdir=. --temp-instance=./tmp_regress --temp-config=test/wid
                --load-extension=widecol --no-locale --encoding=UTF8
 ISOLATION      = $(shell cat test/isolation_schedule 2>/dev/null)
 ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso --temp-instance=./tmp_check_iso \
-                 --temp-config=test/widecol.conf --load-extension=widecol --no-locale
+                 --temp-config=test/widecol.conf --load-extension=widecol --no-locale --encoding=UTF8
 TAP_TESTS   = 1
 PROVE_TESTS = test/t/*.pl
 

@@ -116,30 +116,6 @@ wc_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	not_supported(rel, "INSERT ... ON CONFLICT", NULL);
 }
 
-/*
- * Row locks: SELECT ... FOR UPDATE/SHARE is refused at parse analysis (see
- * wc_post_parse_analyze).  The executor still calls tuple_lock for BEFORE
- * ROW triggers on UPDATE/DELETE; it gets the version without a lock.
- */
-static TM_Result
-wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
-			  TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
-			  LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
-{
-	WcRowHeader *row = wc_fetch_version(rel, tid);
-
-	tmfd->traversed = false;
-	if (row == NULL || WcRowIsTombstone(row))
-	{
-		tmfd->ctid = *tid;
-		tmfd->xmax = InvalidTransactionId;
-		tmfd->cmax = InvalidCommandId;
-		return TM_Deleted;
-	}
-	wc_store_row(slot, rel, row, tid);
-	return TM_Ok;
-}
-
 static void
 wc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							 Relation OldIndex, bool use_sort,

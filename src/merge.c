@@ -42,6 +42,7 @@ struct WcMergeIter
 	int			hilen;
 	StringInfoData lastkey;
 	bool		have_last;
+	bool		return_dead;	/* also return tombstones and expired versions */
 	int64		now;
 };
 
@@ -284,7 +285,7 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		resetStringInfo(&it->lastkey);
 		appendBinaryStringInfo(&it->lastkey, WcRowKey(row), row->keylen);
 		it->have_last = true;
-		if (wc_row_is_dead(row, it->now))
+		if (!it->return_dead && wc_row_is_dead(row, it->now))
 			continue;
 		*tid = s->curtid;
 		result = row;
@@ -300,15 +301,22 @@ wc_merge_end(WcMergeIter *it)
 	MemoryContextDelete(it->cxt);
 }
 
-/* The live version of one key visible to the snapshot (a palloc'd copy). */
+/*
+ * The deciding version of one key for the snapshot (a palloc'd copy): the
+ * live row, or NULL when the key is absent.  With include_dead, a tombstone
+ * or expired version that decides the key is returned too.
+ */
 WcRowHeader *
 wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
-			  int pklen, ItemPointer tid)
+			  int pklen, bool include_dead, ItemPointer tid)
 {
 	WcMergeIter *it = wc_merge_begin(rel, snapshot, key, keylen, key, keylen,
 									 pklen, NULL);
-	WcRowHeader *row = wc_merge_next(it, tid);
+	WcRowHeader *row;
 	WcRowHeader *copy = NULL;
+
+	it->return_dead = include_dead;
+	row = wc_merge_next(it, tid);
 
 	if (row)
 	{

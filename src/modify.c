@@ -393,18 +393,26 @@ wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 {
 	WcRowHeader *old = wc_fetch_version(rel, tid);
 	ItemPointerData ttid;
+	bool		moved;
+	LOCKTAG		tag;
+	TM_Result	result;
 
 	if (old == NULL)
 		elog(ERROR, "widecol: version to delete at (%u,%u) of \"%s\" not found",
 			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
 			 RelationGetRelationName(rel));
-	if (!was_moved_here(rel, WcRowKey(old), old->keylen, cid))
+	moved = was_moved_here(rel, WcRowKey(old), old->keylen, cid);
+	result = wc_check_write_conflict(rel, old, tid, cid, wait, tmfd, moved, &tag);
+	if (result != TM_Ok)
+		return result;
+	if (!moved)
 	{
 		WcRowHeader *tomb = wc_form_row(rel, NULL, WcRowKey(old), old->keylen,
 										old->pklen, true, cid);
 
 		write_version(rel, tomb, &ttid);
 	}
+	wc_key_unlock(&tag);
 	pgstat_count_heap_delete(rel);
 	return TM_Ok;
 }
@@ -420,7 +428,12 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	StringInfoData key;
 	int			pklen;
 	WcRowHeader *row;
+	bool		moved;
+	LOCKTAG		tag;
+	TM_Result	result;
 
+	*lockmode = LockTupleExclusive;
+	*update_indexes = false;
 	if (old == NULL)
 		elog(ERROR, "widecol: version to update at (%u,%u) of \"%s\" not found",
 			 ItemPointerGetBlockNumber(otid), ItemPointerGetOffsetNumber(otid),
@@ -437,10 +450,14 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		wc_encode_key(rel, info, slot->tts_values, slot->tts_isnull, &key, &pklen);
 	}
 
+	moved = was_moved_here(rel, WcRowKey(old), old->keylen, cid);
+	result = wc_check_write_conflict(rel, old, otid, cid, wait, tmfd, moved, &tag);
+	if (result != TM_Ok)
+		return result;
 	if (wc_compare_keys(key.data, key.len, WcRowKey(old), old->keylen) != 0)
 	{
 		/* the key changed: the row moves (tombstone + new version) */
-		if (!was_moved_here(rel, WcRowKey(old), old->keylen, cid))
+		if (!moved)
 		{
 			WcRowHeader *tomb = wc_form_row(rel, NULL, WcRowKey(old), old->keylen,
 											old->pklen, true, cid);
@@ -452,9 +469,8 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	}
 	row = wc_form_row(rel, slot, key.data, key.len, pklen, false, cid);
 	write_version(rel, row, &slot->tts_tid);
+	wc_key_unlock(&tag);
 	slot->tts_tableOid = RelationGetRelid(rel);
-	*lockmode = LockTupleExclusive;
-	*update_indexes = false;
 	pgstat_count_heap_update(rel, false);
 	return TM_Ok;
 }

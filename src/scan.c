@@ -182,7 +182,8 @@ wc_version_is_current(Relation rel, WcRowHeader *row, ItemPointer tid,
 		return false;
 	if (snapshot->snapshot_type == SNAPSHOT_ANY)
 		return true;
-	live = wc_lookup_key(rel, snapshot, WcRowKey(row), row->keylen, row->pklen, &cur);
+	live = wc_lookup_key(rel, snapshot, WcRowKey(row), row->keylen, row->pklen,
+						 false, &cur);
 	return live != NULL && ItemPointerEquals(&cur, tid);
 }
 

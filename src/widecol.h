@@ -12,6 +12,7 @@
 #include "access/tableam.h"
 #include "lib/stringinfo.h"
 #include "storage/bufpage.h"
+#include "storage/lock.h"
 #include "utils/rel.h"
 #include "utils/snapshot.h"
 
@@ -315,7 +316,7 @@ extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
 extern void wc_merge_end(WcMergeIter *it);
 extern WcRowHeader *wc_lookup_key(Relation rel, Snapshot snapshot,
 								  const char *key, int keylen, int pklen,
-								  ItemPointer tid);
+								  bool include_dead, ItemPointer tid);
 
 /* ---------- flush (flush.c) ---------- */
 extern int64 wc_flush(Relation rel, bool wait);
@@ -372,5 +373,16 @@ extern TM_Result wc_tuple_update(Relation rel, ItemPointer otid,
 								 LockTupleMode *lockmode,
 								 bool *update_indexes);
 extern void wc_modify_init(void);
+
+/* conflict.c */
+extern TM_Result wc_check_write_conflict(Relation rel, WcRowHeader *old,
+										 ItemPointer otid, CommandId cid,
+										 bool wait, TM_FailureData *tmfd,
+										 bool moved_here, LOCKTAG *tag);
+extern void wc_key_unlock(LOCKTAG *tag);
+extern TM_Result wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+							   TupleTableSlot *slot, CommandId cid,
+							   LockTupleMode mode, LockWaitPolicy wait_policy,
+							   uint8 flags, TM_FailureData *tmfd);
 
 #endif							/* WIDECOL_H */
