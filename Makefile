@@ -21,7 +21,8 @@ OBJS = \
 	src/conflict.o \
 	src/handler.o \
 	src/planner.o \
-	src/functions.o
+	src/functions.o \
+	src/verify.o
 
 DATA = sql/widecol--$(EXTVERSION).sql
 

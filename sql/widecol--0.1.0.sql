@@ -66,3 +66,9 @@ LANGUAGE sql STABLE AS $$
      ORDER BY segment_id
 $$;
 COMMENT ON FUNCTION widecol.runs(regclass) IS 'the sorted runs of a widecol table with their summaries';
+
+CREATE FUNCTION widecol.verify(rel regclass)
+RETURNS TABLE (segment text, id bigint, pages bigint, rows bigint, ok boolean, problems text)
+    AS 'MODULE_PATHNAME', 'widecol_verify' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.verify(regclass) IS
+    'check every run (checksums, order, index, bloom filter, summary) and level-0 page of a widecol table';

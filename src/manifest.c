@@ -235,10 +235,18 @@ wc_manifest_forget_gen(uint64 storage_id, uint64 gen)
 void
 wc_manifest_drop_storage(uint64 storage_id)
 {
-	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	Oid			nsp = get_namespace_oid(WIDECOL_SCHEMA, true);
+	Relation	segrel;
 	ScanKeyData key[1];
-	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	SysScanDesc scan;
 	HeapTuple	tup;
+
+	/* DROP EXTENSION ... CASCADE may have dropped the catalog already */
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("segment", nsp)) ||
+		!OidIsValid(get_relname_relid("segment_pkey", nsp)))
+		return;
+	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
 
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 		CatalogTupleDelete(segrel, &tup->t_self);

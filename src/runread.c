@@ -23,17 +23,17 @@ corrupt(Relation rel, BlockNumber blk, uint64 run_id, const char *what)
 }
 
 /*
- * Copy the payload of a run page after checking its type, run and checksum.
- * Returns the payload length; *op receives the special space.
+ * Copy the payload of a run page after checking its header, type, run and
+ * checksum.  Returns NULL, or what is wrong (the caller reports it).
  */
-static Size
-read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
-			  char *payload, WcPageOpaqueData *op,
-			  BufferAccessStrategy strategy)
+const char *
+wc_read_run_page_soft(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+					  char *payload, Size *len, WcPageOpaqueData *op,
+					  BufferAccessStrategy strategy)
 {
 	Buffer		buf;
 	Page		page;
-	Size		len;
+	const char *problem = NULL;
 
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -42,43 +42,51 @@ read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
 		((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) ||
 		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_special)
+		problem = "invalid page header";
+	else
 	{
-		UnlockReleaseBuffer(buf);
-		corrupt(rel, blk, run_id, "invalid page header");
+		*op = *WcPageGetOpaque(page);
+		if (op->type != type || (run_id != 0 && op->segment != run_id))
+			problem = "page of another kind or run";
+		else if (wc_page_crc(page) != op->crc)
+			problem = "checksum mismatch";
+		else
+		{
+			*len = ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData);
+			memcpy(payload, PageGetContents(page), *len);
+		}
 	}
-	*op = *WcPageGetOpaque(page);
-	if (op->type != type || (run_id != 0 && op->segment != run_id))
-	{
-		UnlockReleaseBuffer(buf);
-		corrupt(rel, blk, run_id, "page of another kind or run");
-	}
-	if (wc_page_crc(page) != op->crc)
-	{
-		UnlockReleaseBuffer(buf);
-		corrupt(rel, blk, run_id, "checksum mismatch");
-	}
-	len = ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData);
-	memcpy(payload, PageGetContents(page), len);
 	UnlockReleaseBuffer(buf);
+	return problem;
+}
+
+static Size
+read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+			  char *payload, WcPageOpaqueData *op,
+			  BufferAccessStrategy strategy)
+{
+	Size		len = 0;
+	const char *problem = wc_read_run_page_soft(rel, blk, type, run_id, payload,
+												&len, op, strategy);
+
+	if (problem)
+		corrupt(rel, blk, run_id, problem);
 	return len;
 }
 
-void
-wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
-			  BufferAccessStrategy strategy)
+/* Decompress and check a data block's payload; NULL or what is wrong. */
+const char *
+wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
+				WcBlock *block)
 {
-	PGAlignedBlock payload;
-	WcPageOpaqueData op;
-	Size		len = read_run_page(rel, blkno, WC_PAGE_RUN_DATA, block->run_id,
-									payload.data, &op, strategy);
-	uint32		rawsize = op.aux;
-	uint32		nrows = op.count;
+	uint32		rawsize = op->aux;
+	uint32		nrows = op->count;
 	Size		rowsend;
 
 	if (rawsize > WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32) ||
 		nrows == 0 || nrows > WC_MAX_ROWS_PER_BLOCK ||
 		rawsize < nrows * sizeof(uint32))
-		corrupt(rel, blkno, op.segment, "invalid block header");
+		return "invalid block header";
 	if (block->rawcap < rawsize)
 	{
 		Size		cap = WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32);
@@ -88,14 +96,14 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 		block->raw = palloc(cap);
 		block->rawcap = cap;
 	}
-	if (op.flags & WC_PAGE_FLAG_RAW)
+	if (op->flags & WC_PAGE_FLAG_RAW)
 	{
 		if (len != rawsize)
-			corrupt(rel, blkno, op.segment, "raw block of the wrong size");
-		memcpy(block->raw, payload.data, len);
+			return "raw block of the wrong size";
+		memcpy(block->raw, payload, len);
 	}
-	else if (LZ4_decompress_safe(payload.data, block->raw, (int) len, (int) rawsize) != (int) rawsize)
-		corrupt(rel, blkno, op.segment, "lz4 decompression failed");
+	else if (LZ4_decompress_safe(payload, block->raw, (int) len, (int) rawsize) != (int) rawsize)
+		return "lz4 decompression failed";
 
 	rowsend = rawsize - nrows * sizeof(uint32);
 	block->offsets = (uint32 *) (block->raw + rowsend);
@@ -107,11 +115,26 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 		if (off % MAXIMUM_ALIGNOF != 0 || off + sizeof(WcRowHeader) > rowsend ||
 			off + row->len > rowsend || row->len < WcRowTupleOffset(row->keylen) ||
 			row->pklen > row->keylen)
-			corrupt(rel, blkno, op.segment, "invalid row offset");
+			return "invalid row offset";
 	}
-	block->blkno = blkno;
-	block->run_id = op.segment;
+	block->run_id = op->segment;
 	block->nrows = nrows;
+	return NULL;
+}
+
+void
+wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
+			  BufferAccessStrategy strategy)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len = read_run_page(rel, blkno, WC_PAGE_RUN_DATA, block->run_id,
+									payload.data, &op, strategy);
+	const char *problem = wc_decode_block(payload.data, len, &op, block);
+
+	if (problem)
+		corrupt(rel, blkno, op.segment, problem);
+	block->blkno = blkno;
 }
 
 static void
@@ -129,31 +152,36 @@ read_header(WcRunReader *r)
 		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "bad run header");
 }
 
-typedef struct IndexEntry
-{
-	BlockNumber child;
-	uint16		keylen;
-	const char *key;
-} IndexEntry;
+typedef WcIndexEntry IndexEntry;
 
-/* Parse an index page's payload into entries (pointing into payload). */
-static int
-parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
-			Size len, uint32 count, IndexEntry *out)
+/* Parse an index page's payload into entries; false if it is malformed. */
+bool
+wc_parse_index_soft(const char *payload, Size len, uint32 count, WcIndexEntry *out)
 {
 	Size		pos = 0;
 
+	if (count > WC_MAX_INDEX_ENTRIES)
+		return false;
 	for (uint32 i = 0; i < count; i++)
 	{
 		if (pos + sizeof(uint32) + sizeof(uint16) > len)
-			corrupt(rel, blk, run_id, "truncated index entry");
+			return false;
 		memcpy(&out[i].child, payload + pos, sizeof(uint32));
 		memcpy(&out[i].keylen, payload + pos + sizeof(uint32), sizeof(uint16));
 		out[i].key = payload + pos + sizeof(uint32) + sizeof(uint16);
 		pos += sizeof(uint32) + sizeof(uint16) + out[i].keylen;
 		if (pos > len)
-			corrupt(rel, blk, run_id, "truncated index entry");
+			return false;
 	}
+	return true;
+}
+
+static int
+parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
+			Size len, uint32 count, IndexEntry *out)
+{
+	if (!wc_parse_index_soft(payload, len, count, out))
+		corrupt(rel, blk, run_id, "malformed index page");
 	return (int) count;
 }
 
@@ -200,7 +228,7 @@ void
 wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
 {
 	PGAlignedBlock payload;
-	IndexEntry	entries[BLCKSZ / 6];
+	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
 	BlockNumber blk = r->hdr.index_root;
 	int			chosen = 0;
 
@@ -267,7 +295,7 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 		if (r->data_pos >= r->ndata)
 		{
 			PGAlignedBlock payload;
-			IndexEntry	entries[BLCKSZ / 6];
+			IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
 			int			n;
 
 			if (r->next_leaf >= r->hdr.leaf_first + r->hdr.nleaf_pages)

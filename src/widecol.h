@@ -262,6 +262,18 @@ extern void wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row,
 							  ItemPointer tid_out);
 extern bool wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary);
 
+typedef struct WcIndexEntry
+{
+	BlockNumber child;
+	uint16		keylen;
+	const char *key;
+} WcIndexEntry;
+
+#define WC_MAX_INDEX_ENTRIES (BLCKSZ / 6)
+
+extern bool wc_parse_index_soft(const char *payload, Size len, uint32 count,
+								WcIndexEntry *out);
+
 /* A decoded data block. */
 typedef struct WcBlock
 {
@@ -278,6 +290,13 @@ typedef struct WcBlock
 extern uint32 wc_page_crc(Page page);
 extern void wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 						  BufferAccessStrategy strategy);
+extern const char *wc_read_run_page_soft(Relation rel, BlockNumber blk,
+										 uint16 type, uint64 run_id,
+										 char *payload, Size *len,
+										 WcPageOpaqueData *op,
+										 BufferAccessStrategy strategy);
+extern const char *wc_decode_block(const char *payload, Size len,
+								   const WcPageOpaqueData *op, WcBlock *block);
 
 typedef struct WcRunReader
 {

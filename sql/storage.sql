@@ -1,0 +1,250 @@
+--
+-- storage: the storage engine as seen from SQL (widecol.flush, level 0,
+-- sorted runs and their summaries, COPY into runs) and large, varied data
+-- compared with the same data in heap tables.
+--
+\set VERBOSITY default
+SET max_parallel_workers_per_gather = 0;
+-- a scratch file for COPY, inside the instance's data directory
+SELECT current_setting('data_directory') || '/widecol_regress_storage.csv' AS csvfile \gset
+
+-- rows in one table and not in the other, both ways (0 = same multiset)
+CREATE FUNCTION s_diff(a regclass, b regclass) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
+                 a, b, b, a) INTO n;
+  RETURN n;
+END $$;
+
+---------------------------------------------------------------------------
+-- widecol.flush moves level 0 into a run
+---------------------------------------------------------------------------
+CREATE TABLE s_t (pk int, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+-- a new table: no level-0 page, no run
+SELECT widecol.level0_pages('s_t'), count(*) AS runs FROM widecol.runs('s_t');
+SELECT widecol.flush('s_t');
+SELECT count(*) AS runs FROM widecol.runs('s_t');
+-- single-row writes go to level 0
+INSERT INTO s_t VALUES (1, 1, 'a');
+INSERT INTO s_t VALUES (1, 2, 'b');
+INSERT INTO s_t VALUES (2, 1, 'c');
+INSERT INTO s_t VALUES (1, 2, 'b2');
+DELETE FROM s_t WHERE pk = 2;
+SELECT widecol.level0_pages('s_t'), count(*) AS runs FROM widecol.runs('s_t');
+CREATE TABLE s_before AS SELECT * FROM s_t;
+SELECT array_agg(ck ORDER BY pk, ck) AS keys_before FROM s_t \gset
+-- flush returns the number of versions written: 4 rows and 1 tombstone
+SELECT widecol.flush('s_t');
+SELECT widecol.level0_pages('s_t'), count(*) AS runs FROM widecol.runs('s_t');
+SELECT run_id, level, nrows, ntombstones, npartitions, npages > 0 AS has_pages,
+       raw_bytes > 0 AS has_raw_bytes, compressed_bytes > 0 AS has_compressed_bytes,
+       min_write_ts <= max_write_ts AS ts_ordered
+  FROM widecol.runs('s_t');
+-- the same data, in the same order, after the flush
+SELECT s_diff('s_t', 's_before') AS differences;
+SELECT * FROM s_t;
+-- an empty level 0 flushes to nothing
+SELECT widecol.flush('s_t');
+SELECT count(*) AS runs FROM widecol.runs('s_t');
+-- writes after the flush go to a new level 0; a second flush makes a second run
+INSERT INTO s_t VALUES (3, 1, 'd');
+UPDATE s_t SET v = 'a2' WHERE pk = 1 AND ck = 1;
+SELECT widecol.level0_pages('s_t');
+SELECT widecol.flush('s_t');
+SELECT run_id, nrows, ntombstones, npartitions FROM widecol.runs('s_t');
+SELECT * FROM s_t;
+-- flush of a keyless table
+CREATE TABLE s_bag (a int) USING widecol;
+INSERT INTO s_bag VALUES (1), (1), (2);
+SELECT widecol.flush('s_bag');
+SELECT nrows, ntombstones, npartitions FROM widecol.runs('s_bag');
+SELECT * FROM s_bag;
+DROP TABLE s_bag;
+-- flush as a function in a query, and of a table by a qualified name
+SELECT widecol.flush(c.oid) FROM pg_class c WHERE c.relname = 's_t';
+SELECT widecol.flush('public.s_t'::regclass);
+-- NULL argument: the functions are strict
+SELECT widecol.flush(NULL), widecol.level0_pages(NULL);
+
+---------------------------------------------------------------------------
+-- widecol.level0_max_size: single-row writes flush level 0 by themselves
+---------------------------------------------------------------------------
+SHOW widecol.level0_max_size;
+SET widecol.level0_max_size = 8;
+SET widecol.level0_max_size = 16;
+SHOW widecol.level0_max_size;
+CREATE TABLE s_auto (pk int, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+DO $$
+BEGIN
+  FOR i IN 1..400 LOOP
+    INSERT INTO s_auto VALUES (i % 4, i, repeat('x', 100));
+  END LOOP;
+END $$;
+SELECT count(*) > 1 AS several_runs, sum(nrows) < 400 AS rest_in_level0, bool_and(level = 1) AS level1
+  FROM widecol.runs('s_auto');
+SELECT widecol.level0_pages('s_auto') BETWEEN 1 AND 3 AS small_level0;
+SELECT count(*), sum(ck), count(DISTINCT pk) FROM s_auto;
+SELECT (SELECT array_agg(ck) FROM s_auto) = (SELECT array_agg(ck ORDER BY pk, ck) FROM s_auto) AS in_key_order;
+RESET widecol.level0_max_size;
+-- with the default (4MB) the same writes stay in level 0
+CREATE TABLE s_noauto (pk int, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+DO $$
+BEGIN
+  FOR i IN 1..400 LOOP
+    INSERT INTO s_noauto VALUES (i % 4, i, repeat('x', 100));
+  END LOOP;
+END $$;
+SELECT count(*) AS runs FROM widecol.runs('s_noauto');
+SELECT widecol.level0_pages('s_noauto') > 3 AS big_level0;
+SELECT s_diff('s_auto', 's_noauto') AS differences;
+DROP TABLE s_auto, s_noauto;
+
+---------------------------------------------------------------------------
+-- COPY writes a run directly, without level 0
+---------------------------------------------------------------------------
+CREATE TABLE s_copy (pk int, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+COPY (SELECT g % 7, g, 'row ' || g FROM generate_series(1, 5000) g) TO :'csvfile' WITH (FORMAT csv);
+COPY s_copy FROM :'csvfile' WITH (FORMAT csv);
+SELECT widecol.level0_pages('s_copy');
+SELECT count(*) AS runs, sum(nrows) AS nrows, sum(ntombstones) AS ntombstones,
+       sum(npartitions) AS npartitions, bool_and(compressed_bytes < raw_bytes) AS compressed
+  FROM widecol.runs('s_copy');
+SELECT count(*), count(DISTINCT pk), min(ck), max(ck) FROM s_copy;
+-- a second COPY is a second run; the rows it repeats replace the old ones
+COPY (SELECT g % 7, g, 'again ' || g FROM generate_series(4001, 6000) g) TO :'csvfile' WITH (FORMAT csv);
+COPY s_copy FROM :'csvfile' WITH (FORMAT csv);
+SELECT widecol.level0_pages('s_copy');
+SELECT run_id, nrows FROM widecol.runs('s_copy');
+SELECT count(*), count(*) FILTER (WHERE v LIKE 'again%') AS replaced FROM s_copy;
+-- COPY with a small widecol.bulk_write_mem writes several runs
+TRUNCATE s_copy;
+SET widecol.bulk_write_mem = 1024;
+COPY (SELECT g % 7, g, repeat(md5(g::text), 4) FROM generate_series(1, 20000) g) TO :'csvfile' WITH (FORMAT csv);
+COPY s_copy FROM :'csvfile' WITH (FORMAT csv);
+RESET widecol.bulk_write_mem;
+SELECT widecol.level0_pages('s_copy');
+SELECT count(*) > 1 AS several_runs, sum(nrows) AS nrows FROM widecol.runs('s_copy');
+SELECT count(*), count(DISTINCT ck) FROM s_copy;
+SELECT (SELECT array_agg(ck) FROM s_copy) = (SELECT array_agg(ck ORDER BY pk, ck) FROM s_copy) AS in_key_order;
+-- INSERT ... SELECT goes through level 0 (no bulk state)
+CREATE TABLE s_ins (pk int, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+INSERT INTO s_ins SELECT g % 7, g, 'row ' || g FROM generate_series(1, 500) g;
+SELECT widecol.level0_pages('s_ins') > 0 AS in_level0, (SELECT count(*) FROM widecol.runs('s_ins')) AS runs;
+DROP TABLE s_ins;
+
+-- Run summaries: tombstones, partitions, compression of compressible data
+CREATE TABLE s_sum (pk text, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+INSERT INTO s_sum SELECT 'p' || (g % 10), g, repeat('compressible ', 20) FROM generate_series(1, 1000) g;
+DELETE FROM s_sum WHERE ck % 10 = 0;
+SELECT widecol.flush('s_sum');
+SELECT nrows, ntombstones, npartitions, compressed_bytes < raw_bytes / 4 AS well_compressed
+  FROM widecol.runs('s_sum');
+SELECT count(*) FROM s_sum;
+DROP TABLE s_sum;
+
+---------------------------------------------------------------------------
+-- Large and varied data, compared with heap
+---------------------------------------------------------------------------
+-- 20000 rows via INSERT ... SELECT and via COPY, with a flush in between
+CREATE TABLE s_big (dev text, day date, ts timestamptz, id uuid, n bigint, payload text, blob bytea) USING widecol
+    WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC, id');
+CREATE TABLE s_big_h (LIKE s_big);
+INSERT INTO s_big_h
+SELECT 'dev-' || (g % 37), date '2025-01-01' + (g % 5),
+       timestamptz '2025-01-01 00:00+00' + g * interval '1 second',
+       md5(g::text)::uuid, g * 7919 - 50000,
+       CASE WHEN g % 100 = 0 THEN NULL ELSE 'payload ' || g END,
+       decode(lpad(to_hex(g % 65536), 4, '0'), 'hex')
+  FROM generate_series(1, 20000) g;
+INSERT INTO s_big SELECT * FROM s_big_h WHERE n % 2 = 0;
+SELECT widecol.flush('s_big') > 0 AS flushed;
+COPY (SELECT * FROM s_big_h WHERE n % 2 <> 0) TO :'csvfile' WITH (FORMAT csv);
+COPY s_big FROM :'csvfile' WITH (FORMAT csv);
+SELECT count(*) FROM s_big;
+SELECT s_diff('s_big', 's_big_h') AS differences;
+SELECT (SELECT array_agg(n) FROM s_big) =
+       (SELECT array_agg(n ORDER BY dev COLLATE "C", day, ts DESC, id) FROM s_big_h) AS in_key_order;
+-- the same after flushing everything
+SELECT widecol.flush('s_big') >= 0 AS flushed;
+SELECT s_diff('s_big', 's_big_h') AS differences;
+-- updates and deletes over many rows, on both sides
+UPDATE s_big SET payload = upper(payload) WHERE day = '2025-01-03';
+UPDATE s_big_h SET payload = upper(payload) WHERE day = '2025-01-03';
+DELETE FROM s_big WHERE dev = 'dev-5';
+DELETE FROM s_big_h WHERE dev = 'dev-5';
+SELECT s_diff('s_big', 's_big_h') AS differences, (SELECT count(*) FROM s_big) AS nrows;
+DROP TABLE s_big, s_big_h;
+
+-- Unicode text (no NUL) in keys and values, bytea keys with 0x00 bytes
+CREATE TABLE s_uni (p text, c text COLLATE "C", b bytea, v text) USING widecol
+    WITH (widecol.partition_key = 'p', widecol.clustering_key = 'c, b');
+CREATE TABLE s_uni_h (LIKE s_uni);
+INSERT INTO s_uni_h VALUES
+  ('日本語', 'ä', '\x00', 'umlaut'),
+  ('日本語', 'a', '\x0000', 'ascii'),
+  ('日本語', 'a', '\x00', 'ascii 0'),
+  ('日本語', 'a', '\x01', 'ascii 1'),
+  ('日本語', 'a', '\x', 'ascii empty'),
+  ('日本語', 'a', '\x00ff00', 'ascii 00ff00'),
+  ('日本語', '😀', '\xff', 'emoji'),
+  ('日本語', U&'\00E9', '\x00', 'precomposed e acute'),
+  ('日本語', U&'e\0301', '\x00', 'e + combining acute'),
+  ('Ελληνικά', 'Ω', '\x00', 'omega'),
+  ('', '', '\x', 'empty key parts'),
+  ('tab	and
+newline', 'x', '\x00', 'control characters'),
+  ('mixed 日本 abc', 'z', '\x00', repeat('値', 1000));
+INSERT INTO s_uni SELECT * FROM s_uni_h;
+SELECT s_diff('s_uni', 's_uni_h') AS differences;
+SELECT p, c, b, left(v, 20) AS v FROM s_uni WHERE p = '日本語';
+SELECT (SELECT array_agg(v) FROM s_uni) =
+       (SELECT array_agg(v ORDER BY p COLLATE "C", c, b) FROM s_uni_h) AS in_key_order;
+SELECT widecol.flush('s_uni') > 0 AS flushed;
+SELECT s_diff('s_uni', 's_uni_h') AS differences;
+SELECT length(v), octet_length(v) FROM s_uni WHERE p = 'mixed 日本 abc';
+-- equality lookups on the keys find exactly the matching rows
+SELECT v FROM s_uni WHERE p = '日本語' AND c = 'a' AND b = '\x00';
+SELECT v FROM s_uni WHERE b = '\x0000';
+-- COPY round trip
+COPY s_uni TO :'csvfile' WITH (FORMAT csv);
+TRUNCATE s_uni;
+COPY s_uni FROM :'csvfile' WITH (FORMAT csv);
+SELECT s_diff('s_uni', 's_uni_h') AS differences;
+DROP TABLE s_uni, s_uni_h;
+
+-- Values that heap would TOAST: 3000-byte compressible values are stored
+-- whole (detoasted) and come back identical; incompressible ones too.
+CREATE TABLE s_toast (pk int, ck int, v text, b bytea) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+CREATE TABLE s_toast_h (pk int, ck int, v text, b bytea);
+INSERT INTO s_toast_h
+SELECT g % 3, g, repeat(chr(65 + g % 26), 3000),
+       decode(string_agg(md5(g::text || i::text), ''), 'hex')
+  FROM generate_series(1, 60) g, generate_series(1, 90) i
+ GROUP BY g;
+SELECT count(*), min(octet_length(b)), bool_and(pg_column_size(v) < 3000) AS v_compressed_in_heap FROM s_toast_h;
+INSERT INTO s_toast SELECT * FROM s_toast_h;
+SELECT s_diff('s_toast', 's_toast_h') AS differences;
+SELECT widecol.flush('s_toast') > 0 AS flushed;
+SELECT s_diff('s_toast', 's_toast_h') AS differences;
+SELECT sum(raw_bytes) > 60 * 4000 AS stored_detoasted FROM widecol.runs('s_toast');
+-- an UPDATE that leaves the big values alone keeps them
+UPDATE s_toast SET ck = ck + 1000 WHERE pk = 1;
+UPDATE s_toast_h SET ck = ck + 1000 WHERE pk = 1;
+SELECT s_diff('s_toast', 's_toast_h') AS differences;
+-- a value that needs TOAST in heap and still fits a widecol row
+CREATE TABLE s_toast2 (pk int, v text) USING widecol WITH (widecol.partition_key = 'pk');
+INSERT INTO s_toast2 SELECT 1, string_agg(md5(i::text), '') FROM generate_series(1, 240) i;
+SELECT length(v), md5(v) = (SELECT md5(string_agg(md5(i::text), '')) FROM generate_series(1, 240) i) AS same
+  FROM s_toast2;
+DROP TABLE s_toast, s_toast_h, s_toast2;
+
+DROP TABLE s_t, s_before, s_copy;
+DROP FUNCTION s_diff(regclass, regclass);

@@ -1,0 +1,186 @@
+--
+-- unsupported: everything widecol refuses gives a clear ERROR (message and
+-- hint), and nothing is changed by the refused statement.
+--
+\set VERBOSITY default
+
+CREATE TABLE u_t (pk int, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+INSERT INTO u_t SELECT g % 3, g, 'v' || g FROM generate_series(1, 30) g;
+CREATE TABLE u_heap (a int);
+INSERT INTO u_heap VALUES (1), (2);
+
+---------------------------------------------------------------------------
+-- Indexes and constraints that need one
+---------------------------------------------------------------------------
+CREATE INDEX ON u_t (v);
+CREATE INDEX u_t_idx ON u_t USING hash (v);
+CREATE UNIQUE INDEX u_t_uidx ON u_t (pk, ck);
+CREATE INDEX CONCURRENTLY u_t_cidx ON u_t (v);
+CREATE INDEX IF NOT EXISTS u_t_idx ON u_t (v);
+CREATE TABLE u_pk (pk int PRIMARY KEY, v int) USING widecol WITH (widecol.partition_key = 'pk');
+CREATE TABLE u_pk (pk int, v int UNIQUE) USING widecol WITH (widecol.partition_key = 'pk');
+CREATE TABLE u_pk (pk int, v int, PRIMARY KEY (pk)) USING widecol;
+CREATE TABLE u_pk (pk int, v int, EXCLUDE USING btree (v WITH =)) USING widecol
+    WITH (widecol.partition_key = 'pk');
+SELECT count(*) FROM pg_class WHERE relname LIKE 'u_pk%' OR relname LIKE 'u_t_%idx';
+ALTER TABLE u_t ADD PRIMARY KEY (pk, ck);
+ALTER TABLE u_t ADD CONSTRAINT u_t_uniq UNIQUE (v);
+SELECT count(*) FROM pg_constraint WHERE conrelid = 'u_t'::regclass;
+-- a foreign key from a heap table needs a unique index on the widecol table
+ALTER TABLE u_heap ADD FOREIGN KEY (a) REFERENCES u_t (pk);
+
+---------------------------------------------------------------------------
+-- Row locks: SELECT ... FOR UPDATE / FOR SHARE, also nested
+---------------------------------------------------------------------------
+SELECT * FROM u_t WHERE pk = 1 AND ck = 1 FOR UPDATE;
+SELECT * FROM u_t WHERE pk = 1 AND ck = 1 FOR SHARE;
+SELECT * FROM u_t FOR NO KEY UPDATE;
+SELECT * FROM u_t FOR KEY SHARE;
+SELECT * FROM u_t FOR UPDATE SKIP LOCKED;
+SELECT * FROM u_t FOR UPDATE NOWAIT;
+SELECT * FROM (SELECT * FROM u_t FOR UPDATE) s;
+SELECT count(*) FROM u_heap WHERE a IN (SELECT ck FROM u_t FOR SHARE);
+WITH c AS (SELECT * FROM u_t FOR UPDATE) SELECT count(*) FROM c;
+SELECT count(*) FROM u_heap h, LATERAL (SELECT * FROM u_t WHERE ck = h.a FOR UPDATE) s;
+SELECT * FROM u_heap, u_t FOR UPDATE;
+SELECT * FROM u_heap, u_t FOR UPDATE OF u_t;
+-- in a view and a function
+CREATE VIEW u_v AS SELECT * FROM u_t FOR UPDATE;
+CREATE FUNCTION u_f() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM (SELECT * FROM u_t FOR SHARE) s $$;
+-- locking only a heap table in a join with a widecol table is fine
+SELECT h.a, u.v FROM u_heap h JOIN u_t u ON u.ck = h.a ORDER BY h.a FOR UPDATE OF h;
+
+---------------------------------------------------------------------------
+-- TABLESAMPLE
+---------------------------------------------------------------------------
+SELECT * FROM u_t TABLESAMPLE SYSTEM (50);
+SELECT count(*) FROM u_t TABLESAMPLE BERNOULLI (50) REPEATABLE (1);
+SELECT count(*) FROM u_heap, LATERAL (SELECT * FROM u_t TABLESAMPLE SYSTEM (100)) s;
+
+---------------------------------------------------------------------------
+-- INSERT ... ON CONFLICT: refused (INSERT already replaces a row with the
+-- same key).  The existing row must not change.
+---------------------------------------------------------------------------
+INSERT INTO u_t VALUES (1, 1, 'on conflict') ON CONFLICT DO NOTHING;
+INSERT INTO u_t VALUES (1, 1, 'on conflict') ON CONFLICT (pk, ck) DO NOTHING;
+INSERT INTO u_t VALUES (1, 1, 'on conflict') ON CONFLICT (pk, ck) DO UPDATE SET v = 'updated';
+INSERT INTO u_t VALUES (1, 1, 'on conflict') ON CONFLICT DO UPDATE SET v = 'updated';
+INSERT INTO u_t VALUES (1, 1, 'on conflict') ON CONFLICT ON CONSTRAINT u_t_pkey DO NOTHING;
+SELECT * FROM u_t WHERE pk = 1 AND ck = 1;
+
+---------------------------------------------------------------------------
+-- Backward scans: a SCROLL cursor fetching backward
+---------------------------------------------------------------------------
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT * FROM u_t;
+FETCH 2 FROM c;
+FETCH BACKWARD 1 FROM c;
+ROLLBACK;
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT * FROM u_t;
+FETCH LAST FROM c;
+ROLLBACK;
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT * FROM u_t;
+FETCH ALL FROM c \g /dev/null
+FETCH PRIOR FROM c;
+ROLLBACK;
+-- forward-only use of a SCROLL cursor works
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT pk, ck FROM u_t WHERE pk = 0;
+FETCH 2 FROM c;
+FETCH FORWARD 2 FROM c;
+MOVE FORWARD 3 IN c;
+FETCH NEXT FROM c;
+ROLLBACK;
+-- a SCROLL cursor over a sorted result does not scan widecol backward
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT pk, ck FROM u_t ORDER BY ck DESC;
+FETCH 2 FROM c;
+FETCH BACKWARD 1 FROM c;
+ROLLBACK;
+-- a cursor WITH HOLD is materialized at commit and can go backward
+BEGIN;
+DECLARE c SCROLL CURSOR WITH HOLD FOR SELECT pk, ck FROM u_t WHERE pk = 1;
+COMMIT;
+FETCH 2 FROM c;
+FETCH BACKWARD 1 FROM c;
+CLOSE c;
+
+---------------------------------------------------------------------------
+-- Parallel query: no parallel scan of a widecol table
+---------------------------------------------------------------------------
+SET max_parallel_workers_per_gather = 4;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET min_parallel_index_scan_size = 0;
+INSERT INTO u_t SELECT 5, g, 'more' FROM generate_series(1, 5000) g;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM u_t;
+SELECT count(*) FROM u_t;
+EXPLAIN (COSTS OFF) SELECT pk, count(*) FROM u_t GROUP BY pk ORDER BY pk;
+SELECT pk, count(*) FROM u_t GROUP BY pk ORDER BY pk;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM u_t a JOIN u_t b USING (pk, ck);
+SELECT count(*) FROM u_t a JOIN u_t b USING (pk, ck);
+-- the heap table next to it may still be scanned in parallel; the widecol
+-- table is never below a Gather as a Parallel Seq Scan
+SELECT count(*) FROM u_heap h JOIN u_t u ON u.ck = h.a;
+CREATE FUNCTION u_plan_has_parallel_widecol_scan(q text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF l ~ 'Parallel Seq Scan on u_t' THEN RETURN true; END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+SELECT u_plan_has_parallel_widecol_scan('SELECT count(*) FROM u_t');
+SELECT u_plan_has_parallel_widecol_scan('SELECT * FROM u_heap h JOIN u_t u ON u.ck = h.a');
+SELECT u_plan_has_parallel_widecol_scan('SELECT * FROM u_t WHERE v LIKE ''more%''');
+DROP FUNCTION u_plan_has_parallel_widecol_scan(text);
+-- a Gather above a whole, non-parallel scan (force_parallel_mode) works
+SET force_parallel_mode = on;
+SELECT count(*) FROM u_t;
+RESET force_parallel_mode;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET min_parallel_index_scan_size;
+
+---------------------------------------------------------------------------
+-- VACUUM FULL and CLUSTER
+---------------------------------------------------------------------------
+VACUUM FULL u_t;
+VACUUM (FULL, VERBOSE) u_t;
+CLUSTER u_t;
+-- plain VACUUM is fine
+VACUUM u_t;
+SELECT count(*) FROM u_t;
+
+---------------------------------------------------------------------------
+-- widecol.* functions on tables that are not widecol tables
+---------------------------------------------------------------------------
+SELECT widecol.flush('u_heap');
+SELECT widecol.level0_pages('u_heap');
+SELECT widecol.storage_id('u_heap');
+SELECT * FROM widecol.runs('u_heap');
+CREATE VIEW u_view AS SELECT * FROM u_t;
+SELECT widecol.flush('u_view');
+SELECT widecol.flush('pg_class');
+SELECT widecol.flush('no_such_table');
+SELECT widecol.flush(0);
+
+---------------------------------------------------------------------------
+-- widecol GUCs: ranges, and no unknown widecol.* settings
+---------------------------------------------------------------------------
+SET widecol.level0_max_size = 0;
+SET widecol.level0_max_size = '10kB';
+SET widecol.bulk_write_mem = 100;
+SET widecol.no_such_setting = 1;
+
+-- nothing above changed the data
+SELECT count(*), count(DISTINCT pk), sum(ck) FROM u_t;
+
+DROP VIEW u_view;
+DROP TABLE u_t, u_heap;
