@@ -22,7 +22,8 @@ OBJS = \
 	src/handler.o \
 	src/planner.o \
 	src/functions.o \
-	src/verify.o
+	src/verify.o \
+	src/wal.o
 
 DATA = sql/widecol--$(EXTVERSION).sql
 

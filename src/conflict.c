@@ -58,7 +58,8 @@ wc_check_write_conflict(Relation rel, WcRowHeader *old, ItemPointer otid,
 		InitDirtySnapshot(dirty);
 		newest = wc_lookup_key(rel, &dirty, WcRowKey(old), old->keylen, old->pklen,
 							   true, &ntid);
-		if (newest == NULL || ItemPointerEquals(&ntid, otid))
+		/* same version (a flush may have moved it: compare identity, not TID) */
+		if (newest == NULL || wc_compare_versions(newest, old) == 0)
 			return TM_Ok;
 		if (TransactionIdIsCurrentTransactionId(newest->xid))
 		{
@@ -150,7 +151,7 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			tmfd->xmax = newest->xid;
 			return TM_Deleted;
 		}
-		if (!ItemPointerEquals(&ntid, tid))
+		if (wc_compare_versions(newest, old) != 0)
 		{
 			if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
 			{

@@ -74,14 +74,26 @@ forget_old_gens(Relation rel, uint64 storage_id, WcManifest *m)
 	uint64		removable[WC_MAX_L0_GENS];
 	int			nremovable = 0;
 	WcMetaData	copy;
+	TransactionId latest = InvalidTransactionId;
 
 	wc_meta_read(rel, &copy);
 	for (uint32 g = 0; g + 1 < copy.ngens; g++)
+	{
+		TransactionId xid = InvalidTransactionId;
+
 		if (wc_manifest_gen_retired(m, copy.gens[g].gen) &&
-			wc_manifest_gen_removable(storage_id, copy.gens[g].gen))
+			wc_manifest_gen_removable(storage_id, copy.gens[g].gen, &xid))
+		{
 			removable[nremovable++] = copy.gens[g].gen;
+			if (!TransactionIdIsValid(latest) || TransactionIdFollows(xid, latest))
+				latest = xid;
+		}
+	}
 	if (nremovable == 0)
 		return;
+
+	/* standby queries that may still read these generations must yield */
+	wc_log_snapshot_conflict(rel, latest);
 
 	metabuf = ReadBuffer(rel, WC_META_BLOCK);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -176,6 +188,8 @@ wc_maybe_flush(Relation rel)
 	WcMetaData	meta;
 
 	wc_meta_read(rel, &meta);
-	if ((int64) meta.gens[meta.ngens - 1].npages * (BLCKSZ / 1024) > wc_level0_max_size_kb)
+	/* with every generation slot taken, no flush can seal: don't try each row */
+	if ((int64) meta.gens[meta.ngens - 1].npages * (BLCKSZ / 1024) > wc_level0_max_size_kb &&
+		meta.ngens < WC_MAX_L0_GENS)
 		wc_flush(rel, false);
 }

@@ -178,7 +178,7 @@ wc_manifest_retire_gen(uint64 storage_id, uint64 gen)
 
 /* Find the 'f' row of a generation (SnapshotSelf); call fn on it. */
 static bool
-with_flushed_row(uint64 storage_id, uint64 gen, bool delete)
+with_flushed_row(uint64 storage_id, uint64 gen, bool delete, TransactionId *xmin_out)
 {
 	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
 	ScanKeyData key[1];
@@ -203,6 +203,7 @@ with_flushed_row(uint64 storage_id, uint64 gen, bool delete)
 		{
 			TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
 
+			*xmin_out = xmin;
 			result = TransactionIdIsNormal(xmin) &&
 				!TransactionIdIsCurrentTransactionId(xmin) &&
 				TransactionIdDidCommit(xmin) &&
@@ -217,15 +218,17 @@ with_flushed_row(uint64 storage_id, uint64 gen, bool delete)
 
 /* May the generation leave the metapage: retired, and seen so by everyone? */
 bool
-wc_manifest_gen_removable(uint64 storage_id, uint64 gen)
+wc_manifest_gen_removable(uint64 storage_id, uint64 gen, TransactionId *retiring_xid)
 {
-	return with_flushed_row(storage_id, gen, false);
+	return with_flushed_row(storage_id, gen, false, retiring_xid);
 }
 
 void
 wc_manifest_forget_gen(uint64 storage_id, uint64 gen)
 {
-	with_flushed_row(storage_id, gen, true);
+	TransactionId dummy;
+
+	with_flushed_row(storage_id, gen, true, &dummy);
 }
 
 /*

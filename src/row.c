@@ -115,7 +115,10 @@ wc_compare_keys(const char *a, int alen, const char *b, int blen)
 	return (alen > blen) - (alen < blen);
 }
 
-/* < 0 when a is the newer version (so that sorting puts newest first). */
+/*
+ * < 0 when a is the newer version (so that sorting puts newest first); 0 only
+ * for the same version (write_ts, xid, cid identify a version of a key).
+ */
 int
 wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b)
 {

@@ -184,7 +184,8 @@ wc_version_is_current(Relation rel, WcRowHeader *row, ItemPointer tid,
 		return true;
 	live = wc_lookup_key(rel, snapshot, WcRowKey(row), row->keylen, row->pklen,
 						 false, &cur);
-	return live != NULL && ItemPointerEquals(&cur, tid);
+	/* the same version, wherever a flush may have moved it */
+	return live != NULL && wc_compare_versions(live, row) == 0;
 }
 
 bool

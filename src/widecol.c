@@ -105,6 +105,7 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = wc_shmem_startup;
 
+	wc_register_rmgr();
 	wc_install_utility_hook();
 	wc_install_planner_hooks();
 	wc_modify_init();

@@ -58,7 +58,7 @@ typedef WcPageOpaqueData *WcPageOpaque;
 #define WC_META_BLOCK		0
 #define WC_META_MAGIC		0x57434F4C	/* "WCOL" */
 #define WC_META_VERSION		1
-#define WC_MAX_L0_GENS		32
+#define WC_MAX_L0_GENS		256	/* fits the metapage: 24 bytes each */
 #define WC_ROWID_CHUNK		1024
 
 typedef struct WcL0Gen
@@ -82,6 +82,8 @@ typedef struct WcMetaData
 	uint32		ngens;
 	WcL0Gen		gens[WC_MAX_L0_GENS];
 } WcMetaData;
+
+StaticAssertDecl(sizeof(WcMetaData) <= WC_PAYLOAD_CAPACITY, "metapage too large");
 
 extern void wc_meta_init_page(Page page, uint64 storage_id);
 extern uint64 wc_new_storage_id(void);
@@ -204,7 +206,8 @@ extern WcManifest *wc_manifest_read(uint64 storage_id, Snapshot snapshot);
 extern void wc_manifest_add_run(uint64 storage_id, const WcRunSummary *run);
 extern void wc_manifest_retire_gen(uint64 storage_id, uint64 gen);
 extern void wc_manifest_forget_gen(uint64 storage_id, uint64 gen);
-extern bool wc_manifest_gen_removable(uint64 storage_id, uint64 gen);
+extern bool wc_manifest_gen_removable(uint64 storage_id, uint64 gen,
+									  TransactionId *retiring_xid);
 extern bool wc_manifest_gen_retired(WcManifest *m, uint64 gen);
 extern void wc_manifest_drop_storage(uint64 storage_id);
 
@@ -349,6 +352,11 @@ extern void wc_store_row(TupleTableSlot *slot, Relation rel,
 						 WcRowHeader *row, ItemPointer tid);
 
 extern const TableAmRoutine *wc_get_routine(void);
+
+/* wal.c: custom resource manager id (custom range 128-255) */
+#define WC_RMGR_ID 147
+extern void wc_register_rmgr(void);
+extern void wc_log_snapshot_conflict(Relation rel, TransactionId latest_removed_xid);
 extern void wc_install_planner_hooks(void);
 
 /* scan.c */

@@ -1,0 +1,91 @@
+
+# 004_corruption: a byte flipped in a data block of a sorted run is detected
+# by its CRC-32C: a query that reads the block fails with an ERROR naming
+# the relation, the block and the run (no crash, no wrong rows), and
+# widecol.verify() reports the block while the other runs stay ok.
+# Also: CREATE EXTENSION without shared_preload_libraries fails with a hint.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('corrupt');
+$node->init;    # no data checksums: widecol's own checksums must catch it
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'");
+$node->start;
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION widecol;
+	CREATE TABLE t (pk int, ck int, v text) USING widecol
+	  WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+	CREATE TABLE other (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
+	INSERT INTO other SELECT g, 'x' || g FROM generate_series(1, 1000) g;
+	SELECT widecol.flush('other');
+});
+# two runs: COPY writes each as a run directly
+my $csv = PostgreSQL::Test::Utils::tempdir . '/rows.csv';
+for my $batch (0, 1)
+{
+	$node->safe_psql('postgres', qq{
+		COPY (SELECT $batch, g, 'value-' || g || '-' || $batch FROM generate_series(1, 20000) g)
+		  TO '$csv';
+		COPY t FROM '$csv';
+	});
+}
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), '40000', 'rows loaded');
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM widecol.verify('t') WHERE segment = 'run' AND ok"), '2',
+	'verify: both runs ok before');
+
+# the first data block of run 1, found through the run's own index
+my $run = $node->safe_psql('postgres',
+	"SELECT min(run_id) FROM widecol.runs('t')");
+my $blk = $node->safe_psql('postgres', q{
+	SELECT min(b) FROM generate_series(1, pg_relation_size('t') / 8192 - 1) b
+	WHERE (SELECT count(*) FROM t WHERE ctid = format('(%s,1)', b)::tid AND pk = 0) = 1});
+ok($blk > 0, "found a data block of partition 0 (block $blk)");
+my $path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('t')");
+$node->stop;
+
+# flip bytes in the middle of the block's compressed payload
+open(my $fh, '+<', $path) or die "open $path: $!";
+binmode $fh;
+seek($fh, $blk * 8192 + 2000, 0) or die;
+my $buf;
+read($fh, $buf, 16) == 16 or die;
+seek($fh, $blk * 8192 + 2000, 0) or die;
+print $fh ($buf ^ ("\xff" x 16));
+close $fh;
+$node->start;
+
+my ($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT count(*) FROM t');
+isnt($ret, 0, 'a scan over the corrupt block fails');
+like($stderr, qr/widecol: checksum mismatch in block $blk of relation "t" \(run \d+\)/,
+	'the error names relation, block and run');
+unlike($stdout, qr/\d/, 'no rows returned');
+
+# the corruption is confined: a partition in the other run is still readable
+is($node->safe_psql('postgres', 'SELECT count(*) FROM other'), '1000', 'other table unaffected');
+
+my $report = $node->safe_psql('postgres',
+	"SELECT segment, ok, coalesce(problems, '') FROM widecol.verify('t') ORDER BY id");
+like($report, qr/run\|f\|.*block $blk: checksum mismatch/, 'verify reports the corrupt block');
+like($report, qr/run\|t\|/, 'verify: the other run is ok');
+is($node->safe_psql('postgres', "SELECT bool_and(ok) FROM widecol.verify('other')"), 't',
+	'verify: other table ok');
+ok($node->safe_psql('postgres', 'SELECT 1') eq '1', 'server still up');
+$node->stop;
+
+# CREATE EXTENSION without preloading
+my $bare = PostgreSQL::Test::Cluster->new('bare');
+$bare->init;
+$bare->start;
+($ret, $stdout, $stderr) = $bare->psql('postgres', 'CREATE EXTENSION widecol');
+isnt($ret, 0, 'CREATE EXTENSION fails without shared_preload_libraries');
+like($stderr, qr/widecol must be loaded via shared_preload_libraries/, 'clear message');
+like($stderr, qr/HINT:  Add 'widecol' to shared_preload_libraries/, 'with a hint');
+$bare->stop;
+
+done_testing();
