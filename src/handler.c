@@ -18,6 +18,7 @@
 #include "parser/parsetree.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/procarray.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
@@ -254,14 +255,59 @@ wc_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	smgrclose(dstrel);
 }
 
+typedef struct MinXid
+{
+	TransactionId min;
+} MinXid;
+
+static void
+min_l0_xid(WcRowHeader *row, ItemPointer tid, void *arg)
+{
+	MinXid	   *mx = arg;
+
+	if (TransactionIdIsNormal(row->xid) &&
+		(!TransactionIdIsValid(mx->min) || TransactionIdPrecedes(row->xid, mx->min)))
+		mx->min = row->xid;
+}
+
 /*
- * VACUUM: nothing to do yet (space comes back with compaction, issue 5).
- * Report to the statistics system so autovacuum does not come back at once.
+ * VACUUM keeps relfrozenxid honest: it may advance only to the oldest xid
+ * still stored in any run a snapshot could read (manifest rows read with
+ * SnapshotAny, so runs dropped but still visible to old snapshots count) or
+ * in level 0, and never past the oldest running transaction.  Rewriting old
+ * runs with frozen xids is compaction's job (maintenance issue).  Space comes
+ * back with compaction too.  VACUUM reports to the statistics system so that
+ * autovacuum does not come back at once.
  */
 static void
 wc_relation_vacuum(Relation rel, struct VacuumParams *params,
 				   BufferAccessStrategy bstrategy)
 {
+	WcMetaData	meta;
+	WcManifest *m;
+	MinXid		mx = {InvalidTransactionId};
+	TransactionId cutoff = GetOldestNonRemovableTransactionId(rel);
+	TransactionId frozen;
+
+	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, SnapshotAny);
+	for (int i = 0; i < m->nruns; i++)
+	{
+		TransactionId x = m->runs[i].min_xid;
+
+		if (TransactionIdIsNormal(x) &&
+			(!TransactionIdIsValid(mx.min) || TransactionIdPrecedes(x, mx.min)))
+			mx.min = x;
+	}
+	for (uint32 g = 0; g < meta.ngens; g++)
+		wc_l0_read_gen(rel, &meta.gens[g], min_l0_xid, &mx);
+
+	frozen = cutoff;
+	if (TransactionIdIsValid(mx.min) && TransactionIdPrecedes(mx.min, frozen))
+		frozen = mx.min;
+	vac_update_relstats(rel, RelationGetNumberOfBlocks(rel),
+						Max(rel->rd_rel->reltuples, 0), 0, false,
+						frozen, GetOldestMultiXactId(), NULL, NULL, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) Max(rel->rd_rel->reltuples, 0), 0);
 }
