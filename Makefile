@@ -21,6 +21,7 @@ OBJS = \
 	src/conflict.o \
 	src/handler.o \
 	src/planner.o \
+	src/customscan.o \
 	src/functions.o \
 	src/verify.o \
 	src/wal.o

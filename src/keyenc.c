@@ -125,6 +125,151 @@ encode_value(StringInfo buf, Oid typid, Datum value)
 	}
 }
 
+/* Encode one key column's value (complemented for DESC). */
+void
+wc_encode_column(StringInfo buf, const WcKeyColumn *col, Datum value)
+{
+	int			start = buf->len;
+
+	encode_value(buf, col->typid, value);
+	if (col->desc)
+		for (int j = start; j < buf->len; j++)
+			buf->data[j] = ~buf->data[j];
+}
+
+static uint64
+read_uint_be(const unsigned char *p, int nbytes)
+{
+	uint64		v = 0;
+
+	for (int i = 0; i < nbytes; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static int64
+read_int(const unsigned char *p, int nbytes)
+{
+	uint64		u = read_uint_be(p, nbytes) ^ (UINT64CONST(1) << (nbytes * 8 - 1));
+
+	/* sign-extend */
+	if (nbytes < 8 && (u & (UINT64CONST(1) << (nbytes * 8 - 1))))
+		u |= ~((UINT64CONST(1) << (nbytes * 8)) - 1);
+	return (int64) u;
+}
+
+/*
+ * Decode one (ascending) key component at *p into a Datum; advances *p.
+ * Returns false on malformed input.
+ */
+static bool
+decode_value(Oid typid, const unsigned char **p, const unsigned char *end, Datum *out)
+{
+	const unsigned char *q = *p;
+
+	switch (typid)
+	{
+		case INT2OID:
+			if (end - q < 2)
+				return false;
+			*out = Int16GetDatum((int16) read_int(q, 2));
+			*p = q + 2;
+			return true;
+		case INT4OID:
+		case DATEOID:
+			if (end - q < 4)
+				return false;
+			*out = Int32GetDatum((int32) read_int(q, 4));
+			*p = q + 4;
+			return true;
+		case INT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			if (end - q < 8)
+				return false;
+			*out = Int64GetDatum(read_int(q, 8));
+			*p = q + 8;
+			return true;
+		case BOOLOID:
+			if (end - q < 1)
+				return false;
+			*out = BoolGetDatum(*q != 0);
+			*p = q + 1;
+			return true;
+		case UUIDOID:
+			{
+				pg_uuid_t  *u;
+
+				if (end - q < UUID_LEN)
+					return false;
+				u = palloc(sizeof(pg_uuid_t));
+				memcpy(u->data, q, UUID_LEN);
+				*out = UUIDPGetDatum(u);
+				*p = q + UUID_LEN;
+				return true;
+			}
+		case TEXTOID:
+		case VARCHAROID:
+		case BYTEAOID:
+			{
+				StringInfoData b;
+
+				initStringInfo(&b);
+				for (;;)
+				{
+					if (end - q < 1)
+						return false;
+					if (*q != 0)
+					{
+						appendStringInfoChar(&b, (char) *q++);
+						continue;
+					}
+					if (end - q < 2)
+						return false;
+					if (q[1] == 0)
+						break;
+					appendStringInfoChar(&b, '\0');
+					q += 2;
+				}
+				*p = q + 2;
+				*out = PointerGetDatum(cstring_to_text_with_len(b.data, b.len));
+				return true;
+			}
+	}
+	return false;
+}
+
+/* "(v1, v2)" for the partition key prefix of a key, for messages. */
+char *
+wc_describe_partition(Relation rel, const char *key, int pklen)
+{
+	WcTableInfo *info = wc_table_info(rel);
+	const unsigned char *p = (const unsigned char *) key;
+	const unsigned char *end = p + pklen;
+	StringInfoData out;
+
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '(');
+	for (int i = 0; i < info->npk; i++)
+	{
+		Datum		d;
+		Oid			outfunc;
+		bool		isvarlena;
+
+		if (!decode_value(info->cols[i].typid, &p, end, &d))
+		{
+			appendStringInfoString(&out, "?");
+			break;
+		}
+		getTypeOutputInfo(info->cols[i].typid, &outfunc, &isvarlena);
+		if (i > 0)
+			appendStringInfoString(&out, ", ");
+		appendStringInfoString(&out, OidOutputFunctionCall(outfunc, d));
+	}
+	appendStringInfoChar(&out, ')');
+	return out.data;
+}
+
 /*
  * Encode the key of a row given its values.  NULL key values are refused:
  * key columns are NOT NULL by definition.

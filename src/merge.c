@@ -44,7 +44,16 @@ struct WcMergeIter
 	bool		have_last;
 	bool		return_dead;	/* also return tombstones and expired versions */
 	int64		now;
+	WcMergeStats own_stats;
+	WcMergeStats *stats;
+	int64		l0_count;
+	int64		partition_tombstones;	/* for the guard rails */
+	bool		warned;
+	StringInfoData lastpk;
 };
+
+int			wc_tombstone_warn_threshold = 1000;
+int			wc_tombstone_failure_threshold = 100000;
 
 static bool
 below_lo(WcMergeIter *it, WcRowHeader *row)
@@ -182,6 +191,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 	it->rel = rel;
 	it->snapshot = snapshot;
 	it->cxt = cxt;
+	it->stats = &it->own_stats;
 	it->now = GetCurrentTimestamp();
 	if (lo)
 	{
@@ -196,6 +206,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 		it->hilen = hilen;
 	}
 	initStringInfo(&it->lastkey);
+	initStringInfo(&it->lastpk);
 
 	/* the manifest as this snapshot sees it (non-MVCC: committed + own) */
 	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
@@ -218,6 +229,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 		Source	   *s = &it->sources[ns++];
 
 		sort_l0(&c);
+		it->l0_count = c.n;
 		s->rows = c.rows;
 		s->tids = c.tids;
 		s->n = c.n;
@@ -228,14 +240,21 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 	{
 		Source	   *s;
 
+		it->own_stats.runs_considered++;
 		if (run_out_of_range(it, &m->runs[i]))
+		{
+			it->own_stats.runs_skipped_range++;
 			continue;
+		}
 		s = &it->sources[ns];
 		s->is_run = true;
 		wc_run_reader_open(&s->reader, rel, &m->runs[i], strategy);
 		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen &&
 			!wc_run_may_contain_partition(rel, &s->reader, lo, bloom_pklen))
+		{
+			it->own_stats.runs_skipped_bloom++;
 			continue;
+		}
 		if (lo)
 			wc_run_reader_seek(&s->reader, lo, lolen);
 		ns++;
@@ -249,6 +268,44 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 	binaryheap_build(it->heap);
 	MemoryContextSwitchTo(old);
 	return it;
+}
+
+/*
+ * Tombstone guard rails (Cassandra's tombstone_warn_threshold and
+ * tombstone_failure_threshold): count tombstone versions passed over per
+ * partition; warn once past the first threshold, fail past the second.
+ */
+static void
+count_tombstone(WcMergeIter *it, WcRowHeader *row)
+{
+	if (row->pklen != it->lastpk.len ||
+		memcmp(WcRowKey(row), it->lastpk.data, row->pklen) != 0)
+	{
+		resetStringInfo(&it->lastpk);
+		appendBinaryStringInfo(&it->lastpk, WcRowKey(row), row->pklen);
+		it->partition_tombstones = 0;
+		it->warned = false;
+	}
+	it->partition_tombstones++;
+	if (wc_tombstone_failure_threshold > 0 &&
+		it->partition_tombstones > wc_tombstone_failure_threshold)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("read of widecol table \"%s\" passed over more than %d tombstones in partition %s",
+						RelationGetRelationName(it->rel), wc_tombstone_failure_threshold,
+						wc_describe_partition(it->rel, WcRowKey(row), row->pklen)),
+				 errdetail("widecol.tombstone_failure_threshold stops reads that would scan this many deleted rows."),
+				 errhint("Delete whole partitions or ranges less often, let compaction purge tombstones, or raise widecol.tombstone_failure_threshold.")));
+	if (!it->warned && wc_tombstone_warn_threshold > 0 &&
+		it->partition_tombstones > wc_tombstone_warn_threshold)
+	{
+		it->warned = true;
+		ereport(WARNING,
+				(errmsg("read of widecol table \"%s\" passed over more than %d tombstones in partition %s",
+						RelationGetRelationName(it->rel), wc_tombstone_warn_threshold,
+						wc_describe_partition(it->rel, WcRowKey(row), row->pklen)),
+				 errhint("Many deleted rows in one partition slow reads down until compaction purges them.")));
+	}
 }
 
 /*
@@ -277,6 +334,9 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		s = (Source *) DatumGetPointer(binaryheap_remove_first(it->heap));
 		it->pending = s;
 		row = s->cur;
+		it->stats->versions++;
+		if (WcRowIsTombstone(row))
+			count_tombstone(it, row);
 
 		/* older versions of a key already decided */
 		if (it->have_last &&
@@ -286,7 +346,13 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		appendBinaryStringInfo(&it->lastkey, WcRowKey(row), row->keylen);
 		it->have_last = true;
 		if (!it->return_dead && wc_row_is_dead(row, it->now))
+		{
+			if (WcRowIsTombstone(row))
+				it->stats->tombstones++;
+			else
+				it->stats->expired++;
 			continue;
+		}
 		*tid = s->curtid;
 		result = row;
 		break;
@@ -295,9 +361,36 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 	return result;
 }
 
+/* Accumulate this iterator's statistics into *stats (from now on). */
+void
+wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats)
+{
+	stats->runs_considered += it->own_stats.runs_considered;
+	stats->runs_skipped_range += it->own_stats.runs_skipped_range;
+	stats->runs_skipped_bloom += it->own_stats.runs_skipped_bloom;
+	stats->l0_versions += it->l0_count;
+	stats->versions += it->own_stats.versions;
+	it->stats = stats;
+}
+
+/* Data blocks read so far by the runs of a live iterator. */
+int64
+wc_merge_live_blocks(WcMergeIter *it)
+{
+	int64		n = 0;
+
+	for (int i = 0; i < it->nsources; i++)
+		if (it->sources[i].is_run)
+			n += it->sources[i].reader.blocks_read;
+	return n;
+}
+
 void
 wc_merge_end(WcMergeIter *it)
 {
+	for (int i = 0; i < it->nsources; i++)
+		if (it->sources[i].is_run)
+			it->stats->blocks_read += it->sources[i].reader.blocks_read;
 	MemoryContextDelete(it->cxt);
 }
 

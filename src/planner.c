@@ -25,8 +25,11 @@ wc_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (prev_set_rel_pathlist)
 		prev_set_rel_pathlist(root, rel, rti, rte);
 	if (rte->rtekind == RTE_RELATION && rel->reloptkind == RELOPT_BASEREL &&
-		wc_relation_is_widecol(rte->relid))
+		!rte->inh && wc_relation_is_widecol(rte->relid))
+	{
 		rel->partial_pathlist = NIL;
+		wc_add_seek_path(root, rel, rte);
+	}
 }
 
 static bool
@@ -67,6 +70,7 @@ wc_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 void
 wc_install_planner_hooks(void)
 {
+	wc_register_custom_scan();
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = wc_set_rel_pathlist;
 	prev_post_parse_analyze = post_parse_analyze_hook;

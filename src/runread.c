@@ -306,6 +306,7 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 		CHECK_FOR_INTERRUPTS();
 		wc_block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy);
 		r->block_valid = true;
+		r->blocks_read++;
 		r->row_pos = 0;
 	}
 }

@@ -98,6 +98,14 @@ _PG_init(void)
 							"Memory a bulk write (COPY) may use to sort rows before writing a sorted run.",
 							NULL, &wc_bulk_write_mem_kb, 65536, 1024, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.tombstone_warn_threshold",
+							"A read that passes over more tombstones than this in one partition logs a WARNING (0 = never).",
+							NULL, &wc_tombstone_warn_threshold, 1000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.tombstone_failure_threshold",
+							"A read that passes over more tombstones than this in one partition fails (0 = never).",
+							NULL, &wc_tombstone_failure_threshold, 100000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol");
 
 	prev_shmem_request_hook = shmem_request_hook;

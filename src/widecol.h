@@ -11,6 +11,7 @@
 #include "access/htup_details.h"
 #include "access/tableam.h"
 #include "lib/stringinfo.h"
+#include "nodes/pathnodes.h"
 #include "storage/bufpage.h"
 #include "storage/lock.h"
 #include "utils/rel.h"
@@ -121,6 +122,8 @@ extern const char *wc_supported_types_list(void);
 extern void wc_encode_key(Relation rel, WcTableInfo *info, Datum *values,
 						  bool *isnull, StringInfo buf, int *pklen);
 extern void wc_encode_rowid(uint64 rowid, StringInfo buf);
+extern void wc_encode_column(StringInfo buf, const WcKeyColumn *col, Datum value);
+extern char *wc_describe_partition(Relation rel, const char *key, int pklen);
 
 /* ---------- options (options.c) ---------- */
 extern WcTableInfo *wc_table_info(Relation rel);
@@ -317,6 +320,7 @@ typedef struct WcRunReader
 	bool		block_valid;
 	const char *hi_key;			/* stop after keys > hi (prefix compare) */
 	int			hi_len;
+	int64		blocks_read;
 } WcRunReader;
 
 extern void wc_run_reader_open(WcRunReader *r, Relation rel,
@@ -330,10 +334,28 @@ extern bool wc_run_may_contain_partition(Relation rel, WcRunReader *r,
 /* ---------- merge (merge.c) ---------- */
 typedef struct WcMergeIter WcMergeIter;
 
+/* What a read did, for EXPLAIN ANALYZE. */
+typedef struct WcMergeStats
+{
+	int64		runs_considered;
+	int64		runs_skipped_range;
+	int64		runs_skipped_bloom;
+	int64		blocks_read;
+	int64		l0_versions;
+	int64		versions;
+	int64		tombstones;
+	int64		expired;
+} WcMergeStats;
+
+extern int	wc_tombstone_warn_threshold;
+extern int	wc_tombstone_failure_threshold;
+
 extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
 								   const char *lo, int lolen,
 								   const char *hi, int hilen, int bloom_pklen,
 								   BufferAccessStrategy strategy);
+extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
+extern int64 wc_merge_live_blocks(WcMergeIter *it);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
 extern void wc_merge_end(WcMergeIter *it);
 extern WcRowHeader *wc_lookup_key(Relation rel, Snapshot snapshot,
@@ -358,6 +380,10 @@ extern const TableAmRoutine *wc_get_routine(void);
 extern void wc_register_rmgr(void);
 extern void wc_log_snapshot_conflict(Relation rel, TransactionId latest_removed_xid);
 extern void wc_install_planner_hooks(void);
+
+/* customscan.c */
+extern void wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
+extern void wc_register_custom_scan(void);
 
 /* scan.c */
 extern TableScanDesc wc_scan_begin(Relation rel, Snapshot snapshot,

@@ -1,0 +1,849 @@
+/*
+ * customscan.c — "WidecolSeek": a CustomScan that turns equality on the
+ * partition key (plus equality on a clustering prefix and a range on the
+ * next clustering column) into key-range reads of level 0 and the runs,
+ * skipping runs by key range and bloom filter and blocks by the run index.
+ *
+ * Several partitions (an IN list, = ANY(array), or a range over a date or
+ * integer last partition column, i.e. day buckets) are read by one merge
+ * iterator each and merged lazily in clustering order, so the output of
+ * every seek is in clustering order and the path declares those pathkeys:
+ * ORDER BY <clustering columns> LIMIT n needs no Sort and stops after n
+ * rows.  All restriction clauses are rechecked on the rows read: the key
+ * bounds only have to be conservative.
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/clauses.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+#include "utils/typcache.h"
+
+#include "widecol.h"
+
+#define WC_MAX_SEEK_PARTITIONS 10000
+
+/* What a clause says about one key column. */
+typedef enum BoundKind
+{
+	BK_EQ = 1,
+	BK_IN,
+	BK_GE,
+	BK_GT,
+	BK_LE,
+	BK_LT
+} BoundKind;
+
+typedef struct KeyBound
+{
+	int			col;			/* index into WcTableInfo.cols */
+	BoundKind	kind;
+	Expr	   *expr;
+} KeyBound;
+
+static CustomPathMethods seek_path_methods;
+static CustomScanMethods seek_scan_methods;
+static CustomExecMethods seek_exec_methods;
+
+/* ---------- planning ---------- */
+
+static Node *
+strip_relabel(Node *n)
+{
+	while (n && IsA(n, RelabelType))
+		n = (Node *) ((RelabelType *) n)->arg;
+	return n;
+}
+
+static bool
+is_pseudo_constant(Node *n)
+{
+	return !contain_var_clause(n) && !contain_volatile_functions(n) &&
+		!contain_subplans(n);
+}
+
+static bool
+types_compatible(Oid coltype, Oid exprtype)
+{
+	if (coltype == exprtype)
+		return true;
+	/* text and varchar encode alike */
+	return (coltype == TEXTOID || coltype == VARCHAROID) &&
+		(exprtype == TEXTOID || exprtype == VARCHAROID);
+}
+
+static int
+key_column_of(WcTableInfo *info, Node *n, Index relid)
+{
+	Var		   *var = (Var *) strip_relabel(n);
+
+	if (var == NULL || !IsA(var, Var) || var->varno != relid || var->varlevelsup != 0)
+		return -1;
+	for (int i = 0; i < info->npk + info->nck; i++)
+		if (info->cols[i].attnum == var->varattno)
+			return i;
+	return -1;
+}
+
+static int
+btree_strategy(Oid opno, Oid typid)
+{
+	Oid			opclass = GetDefaultOpClass(typid, BTREE_AM_OID);
+
+	if (!OidIsValid(opclass))
+		return 0;
+	return get_op_opfamily_strategy(opno, get_opclass_family(opclass));
+}
+
+/* Does a restriction clause bound a key column?  Fills *b. */
+static bool
+match_clause(Expr *clause, Index relid, WcTableInfo *info, KeyBound *b)
+{
+	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+		Node	   *l = linitial(op->args);
+		Node	   *r = lsecond(op->args);
+		Oid			opno = op->opno;
+		int			col = key_column_of(info, l, relid);
+		Node	   *other = r;
+		int			strategy;
+
+		if (col < 0)
+		{
+			col = key_column_of(info, r, relid);
+			other = l;
+			opno = get_commutator(opno);
+		}
+		if (col < 0 || !OidIsValid(opno) || !is_pseudo_constant(other) ||
+			!types_compatible(info->cols[col].typid, getBaseType(exprType(other))))
+			return false;
+		strategy = btree_strategy(opno, info->cols[col].typid);
+		if (strategy == 0)
+			return false;
+		/* ranges on text need byte order */
+		if (strategy != BTEqualStrategyNumber &&
+			(info->cols[col].typid == TEXTOID || info->cols[col].typid == VARCHAROID) &&
+			!lc_collate_is_c(op->inputcollid))
+			return false;
+		b->col = col;
+		b->expr = (Expr *) other;
+		switch (strategy)
+		{
+			case BTEqualStrategyNumber:
+				b->kind = BK_EQ;
+				break;
+			case BTLessStrategyNumber:
+				b->kind = BK_LT;
+				break;
+			case BTLessEqualStrategyNumber:
+				b->kind = BK_LE;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				b->kind = BK_GE;
+				break;
+			case BTGreaterStrategyNumber:
+				b->kind = BK_GT;
+				break;
+			default:
+				return false;
+		}
+		return true;
+	}
+	if (IsA(clause, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
+		int			col = key_column_of(info, linitial(saop->args), relid);
+		Node	   *arr = lsecond(saop->args);
+
+		if (!saop->useOr || col < 0 || !is_pseudo_constant(arr) ||
+			!types_compatible(info->cols[col].typid,
+							  getBaseType(get_element_type(exprType(arr)))) ||
+			btree_strategy(saop->opno, info->cols[col].typid) != BTEqualStrategyNumber)
+			return false;
+		b->col = col;
+		b->kind = BK_IN;
+		b->expr = (Expr *) arr;
+		return true;
+	}
+	return false;
+}
+
+static bool
+is_bucket_type(Oid typid)
+{
+	return typid == DATEOID || typid == INT2OID || typid == INT4OID || typid == INT8OID;
+}
+
+static const KeyBound *
+find_bound(List *bounds, int col, BoundKind k1, BoundKind k2)
+{
+	ListCell   *lc;
+
+	foreach(lc, bounds)
+	{
+		KeyBound   *b = lfirst(lc);
+
+		if (b->col == col && (b->kind == k1 || b->kind == k2))
+			return b;
+	}
+	return NULL;
+}
+
+/*
+ * The bounds a seek uses, in key-column order: every partition column (EQ,
+ * IN, or for the last one a closed range), then EQ on a clustering prefix,
+ * then at most one lower and one upper bound on the next clustering column.
+ */
+static List *
+choose_bounds(List *all, WcTableInfo *info, bool *multi, double *nparts)
+{
+	List	   *chosen = NIL;
+	int			i;
+
+	*multi = false;
+	*nparts = 1;
+	for (i = 0; i < info->npk; i++)
+	{
+		const KeyBound *b = find_bound(all, i, BK_EQ, BK_EQ);
+
+		if (b == NULL && (b = find_bound(all, i, BK_IN, BK_IN)) != NULL)
+		{
+			*multi = true;
+			*nparts *= (IsA(b->expr, Const) && !((Const *) b->expr)->constisnull) ?
+				ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) b->expr)->constvalue)),
+							   ARR_DIMS(DatumGetArrayTypeP(((Const *) b->expr)->constvalue))) : 10;
+		}
+		if (b == NULL && i == info->npk - 1 && is_bucket_type(info->cols[i].typid))
+		{
+			const KeyBound *lo = find_bound(all, i, BK_GE, BK_GT);
+			const KeyBound *hi = find_bound(all, i, BK_LE, BK_LT);
+
+			if (lo && hi)
+			{
+				chosen = lappend(chosen, (void *) lo);
+				chosen = lappend(chosen, (void *) hi);
+				*multi = true;
+				*nparts *= 7;	/* a week of day buckets, say */
+				continue;
+			}
+		}
+		if (b == NULL)
+			return NIL;
+		chosen = lappend(chosen, (void *) b);
+	}
+	for (; i < info->npk + info->nck; i++)
+	{
+		const KeyBound *b = find_bound(all, i, BK_EQ, BK_EQ);
+		const KeyBound *lo,
+				   *hi;
+
+		if (b)
+		{
+			chosen = lappend(chosen, (void *) b);
+			continue;
+		}
+		lo = find_bound(all, i, BK_GE, BK_GT);
+		hi = find_bound(all, i, BK_LE, BK_LT);
+		if (lo)
+			chosen = lappend(chosen, (void *) lo);
+		if (hi)
+			chosen = lappend(chosen, (void *) hi);
+		break;
+	}
+	return chosen;
+}
+
+/* Pathkeys of the clustering order (the seek's output order). */
+static List *
+clustering_pathkeys(PlannerInfo *root, RelOptInfo *rel, Relation relation,
+					WcTableInfo *info)
+{
+	List	   *pathkeys = NIL;
+
+	for (int i = info->npk; i < info->npk + info->nck; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(relation),
+											  info->cols[i].attnum - 1);
+		TypeCacheEntry *tce = lookup_type_cache(att->atttypid,
+												TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+		Var		   *var = makeVar(rel->relid, att->attnum, att->atttypid,
+								  att->atttypmod, att->attcollation, 0);
+		Oid			opno = info->cols[i].desc ? tce->gt_opr : tce->lt_opr;
+		List	   *pk;
+
+		if (!OidIsValid(opno))
+			break;
+		pk = build_expression_pathkey(root, (Expr *) var, NULL, opno, rel->relids, true);
+		pathkeys = list_concat(pathkeys, pk);
+	}
+	return pathkeys;
+}
+
+void
+wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	Relation	relation = table_open(rte->relid, NoLock);
+	WcTableInfo *info = wc_table_info(relation);
+	List	   *all = NIL;
+	List	   *chosen;
+	ListCell   *lc;
+	bool		multi;
+	double		nparts;
+	CustomPath *cpath;
+	List	   *kinds = NIL,
+			   *exprs = NIL;
+	WcMetaData	meta;
+	WcManifest *m;
+	double		pages_per_seek,
+				rows_read;
+	Cost		qual_cost;
+
+	if (WcTableIsKeyless(info) || info->npk == 0)
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		KeyBound   *b = palloc0(sizeof(KeyBound));
+
+		if (!ri->pseudoconstant && match_clause(ri->clause, rel->relid, info, b))
+			all = lappend(all, b);
+	}
+	chosen = choose_bounds(all, info, &multi, &nparts);
+	if (chosen == NIL)
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+	foreach(lc, chosen)
+	{
+		KeyBound   *b = lfirst(lc);
+
+		kinds = lappend_int(lappend_int(kinds, b->col), b->kind);
+		exprs = lappend(exprs, b->expr);
+	}
+
+	/*
+	 * Cost: per partition, one bloom page and an index descent per run, the
+	 * level-0 pages, and the data pages holding the rows read (compressed).
+	 */
+	wc_meta_read(relation, &meta);
+	m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
+	rows_read = Max(rel->rows, 1);
+	pages_per_seek = meta.gens[meta.ngens - 1].npages;
+	for (int i = 0; i < m->nruns; i++)
+		pages_per_seek += 1 + 2;
+	qual_cost = rel->baserestrictcost.per_tuple;
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.rows = rel->rows;
+	cpath->path.startup_cost = nparts * pages_per_seek * random_page_cost;
+	cpath->path.total_cost = cpath->path.startup_cost +
+		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
+		rows_read * (cpu_tuple_cost + qual_cost);
+	cpath->path.pathkeys = info->nck > 0 ?
+		clustering_pathkeys(root, rel, relation, info) : NIL;
+	cpath->flags = 0;
+	cpath->custom_private = list_make2(kinds, exprs);
+	cpath->methods = &seek_path_methods;
+	add_path(rel, &cpath->path);
+	table_close(relation, NoLock);
+}
+
+static Plan *
+seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+		  List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_private = list_make1(linitial(best_path->custom_private));
+	cscan->custom_exprs = lsecond(best_path->custom_private);
+	cscan->methods = &seek_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ---------- execution ---------- */
+
+typedef struct Partition
+{
+	WcMergeIter *iter;
+	WcRowHeader *cur;
+	ItemPointerData tid;
+} Partition;
+
+typedef struct SeekState
+{
+	CustomScanState css;
+	List	   *kinds;			/* (col, kind) pairs */
+	List	   *exprstates;
+	bool		started;
+	bool		empty;
+	int			nparts;
+	Partition  *parts;
+	binaryheap *heap;			/* partitions by clustering suffix */
+	Partition  *pending;
+	WcMergeStats stats;
+	int			total_parts;
+} SeekState;
+
+static Node *
+seek_create_state(CustomScan *cscan)
+{
+	SeekState  *s = (SeekState *) newNode(sizeof(SeekState), T_CustomScanState);
+
+	s->css.methods = &seek_exec_methods;
+	s->kinds = linitial(cscan->custom_private);
+	return (Node *) s;
+}
+
+static void
+seek_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	SeekState  *s = (SeekState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	s->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+}
+
+static int
+suffix_cmp(Datum a, Datum b, void *arg)
+{
+	Partition  *pa = (Partition *) DatumGetPointer(a);
+	Partition  *pb = (Partition *) DatumGetPointer(b);
+	WcRowHeader *ra = pa->cur;
+	WcRowHeader *rb = pb->cur;
+
+	/* max-heap: invert to get the smallest clustering suffix first */
+	return -wc_compare_keys(WcRowKey(ra) + ra->pklen, ra->keylen - ra->pklen,
+							WcRowKey(rb) + rb->pklen, rb->keylen - rb->pklen);
+}
+
+static int
+bytes_cmp(const ListCell *a, const ListCell *b)
+{
+	StringInfo	x = lfirst(a);
+	StringInfo	y = lfirst(b);
+
+	return wc_compare_keys(x->data, x->len, y->data, y->len);
+}
+
+/* Encoded values of one partition column, sorted and without duplicates. */
+static List *
+column_values(SeekState *s, WcKeyColumn *col, BoundKind kind, Datum v, Datum v2,
+			  bool *empty)
+{
+	List	   *vals = NIL;
+	List	   *uniq = NIL;
+	ListCell   *lc;
+
+	if (kind == BK_EQ)
+	{
+		StringInfo	e = makeStringInfo();
+
+		wc_encode_column(e, col, v);
+		return list_make1(e);
+	}
+	if (kind == BK_IN)
+	{
+		ArrayType  *arr = DatumGetArrayTypeP(v);
+		int16		elmlen;
+		bool		elmbyval;
+		char		elmalign;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+
+		get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+		deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign,
+						  &elems, &nulls, &n);
+		for (int i = 0; i < n; i++)
+		{
+			StringInfo	e;
+
+			if (nulls[i])
+				continue;
+			e = makeStringInfo();
+			wc_encode_column(e, col, elems[i]);
+			vals = lappend(vals, e);
+		}
+	}
+	else
+	{
+		/* a closed range over a date or integer bucket column: v..v2 */
+		int64		lo,
+					hi;
+
+		if (col->typid == DATEOID)
+		{
+			lo = DatumGetDateADT(v);
+			hi = DatumGetDateADT(v2);
+		}
+		else if (col->typid == INT2OID)
+		{
+			lo = DatumGetInt16(v);
+			hi = DatumGetInt16(v2);
+		}
+		else if (col->typid == INT4OID)
+		{
+			lo = DatumGetInt32(v);
+			hi = DatumGetInt32(v2);
+		}
+		else
+		{
+			lo = DatumGetInt64(v);
+			hi = DatumGetInt64(v2);
+		}
+		if (kind == BK_GT)
+			lo++;				/* kind carries the lower bound's strictness */
+		if (hi - lo + 1 > WC_MAX_SEEK_PARTITIONS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a widecol seek over %lld buckets is too large", (long long) (hi - lo + 1)),
+					 errhint("Narrow the range of the bucket column (at most %d partitions per seek).",
+							 WC_MAX_SEEK_PARTITIONS)));
+		for (int64 x = lo; x <= hi; x++)
+		{
+			StringInfo	e = makeStringInfo();
+			Datum		d = col->typid == DATEOID ? DateADTGetDatum((DateADT) x) :
+				col->typid == INT2OID ? Int16GetDatum((int16) x) :
+				col->typid == INT4OID ? Int32GetDatum((int32) x) : Int64GetDatum(x);
+
+			wc_encode_column(e, col, d);
+			vals = lappend(vals, e);
+		}
+	}
+	list_sort(vals, bytes_cmp);
+	foreach(lc, vals)
+	{
+		StringInfo	e = lfirst(lc);
+
+		if (uniq == NIL || bytes_cmp(list_last_cell(uniq), lc) != 0)
+			uniq = lappend(uniq, e);
+	}
+	if (uniq == NIL)
+		*empty = true;
+	return uniq;
+}
+
+static void
+seek_start(SeekState *s)
+{
+	Relation	rel = s->css.ss.ss_currentRelation;
+	WcTableInfo *info = wc_table_info(rel);
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+	EState	   *estate = s->css.ss.ps.state;
+	List	   *prefixes = list_make1(makeStringInfo());
+	StringInfoData lower,
+				upper;
+	bool		have_lower = false,
+				have_upper = false;
+	ListCell   *lk,
+			   *le;
+	int			i = 0;
+	int			nbounds = list_length(s->exprstates);
+	Datum	   *vals = palloc(sizeof(Datum) * Max(nbounds, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(nbounds, 1));
+	int		   *cols = palloc(sizeof(int) * Max(nbounds, 1));
+	BoundKind  *kinds = palloc(sizeof(BoundKind) * Max(nbounds, 1));
+
+	s->started = true;
+	lk = list_head(s->kinds);
+	foreach(le, s->exprstates)
+	{
+		cols[i] = lfirst_int(lk);
+		lk = lnext(s->kinds, lk);
+		kinds[i] = lfirst_int(lk);
+		lk = lnext(s->kinds, lk);
+		vals[i] = ExecEvalExprSwitchContext(lfirst(le), econtext, &nulls[i]);
+		if (nulls[i])
+		{
+			s->empty = true;	/* col = NULL, col < NULL ...: no row */
+			return;
+		}
+		i++;
+	}
+
+	initStringInfo(&lower);
+	initStringInfo(&upper);
+	for (i = 0; i < nbounds; i++)
+	{
+		WcKeyColumn *col = &info->cols[cols[i]];
+		List	   *colvals;
+		List	   *next = NIL;
+		ListCell   *lp,
+				   *lv;
+
+		if (col->partition || kinds[i] == BK_EQ)
+		{
+			if (col->partition && (kinds[i] != BK_EQ && kinds[i] != BK_IN))
+			{
+				/* bucket range: this bound is the lower, the next the upper */
+				colvals = column_values(s, col, kinds[i], vals[i], vals[i + 1], &s->empty);
+				if (kinds[i + 1] == BK_LT)
+					colvals = list_truncate(colvals, Max(list_length(colvals) - 1, 0));
+				i++;
+			}
+			else
+				colvals = column_values(s, col, kinds[i], vals[i], 0, &s->empty);
+			if (s->empty || colvals == NIL)
+			{
+				s->empty = true;
+				return;
+			}
+			if ((int64) list_length(prefixes) * list_length(colvals) > WC_MAX_SEEK_PARTITIONS)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("a widecol seek over more than %d partitions is too large",
+								WC_MAX_SEEK_PARTITIONS),
+						 errhint("Use fewer values in the IN lists on the partition key.")));
+			foreach(lp, prefixes)
+				foreach(lv, colvals)
+			{
+				StringInfo	p = makeStringInfo();
+
+				appendBinaryStringInfo(p, ((StringInfo) lfirst(lp))->data,
+									   ((StringInfo) lfirst(lp))->len);
+				appendBinaryStringInfo(p, ((StringInfo) lfirst(lv))->data,
+									   ((StringInfo) lfirst(lv))->len);
+				/* cursor holds the partition key's length (for the bloom filter) */
+				p->cursor = col->partition ? p->len : ((StringInfo) lfirst(lp))->cursor;
+				next = lappend(next, p);
+			}
+			prefixes = next;
+			continue;
+		}
+		/* a range bound on the first clustering column without equality */
+		if (kinds[i] == BK_GE || kinds[i] == BK_GT)
+		{
+			wc_encode_column(col->desc ? &upper : &lower, col, vals[i]);
+			col->desc ? (have_upper = true) : (have_lower = true);
+		}
+		else
+		{
+			wc_encode_column(col->desc ? &lower : &upper, col, vals[i]);
+			col->desc ? (have_lower = true) : (have_upper = true);
+		}
+	}
+
+	/* one merge iterator per partition */
+	s->nparts = list_length(prefixes);
+	s->total_parts = s->nparts;
+	s->parts = palloc0(sizeof(Partition) * s->nparts);
+	s->heap = binaryheap_allocate(s->nparts, suffix_cmp, NULL);
+	i = 0;
+	foreach(le, prefixes)
+	{
+		StringInfo	p = lfirst(le);
+		StringInfoData lo,
+					hi;
+		Partition  *part = &s->parts[i++];
+
+		initStringInfo(&lo);
+		initStringInfo(&hi);
+		appendBinaryStringInfo(&lo, p->data, p->len);
+		appendBinaryStringInfo(&hi, p->data, p->len);
+		if (have_lower)
+			appendBinaryStringInfo(&lo, lower.data, lower.len);
+		if (have_upper)
+			appendBinaryStringInfo(&hi, upper.data, upper.len);
+		part->iter = wc_merge_begin(rel, estate->es_snapshot, lo.data, lo.len,
+									hi.data, hi.len, p->cursor,
+									NULL);
+		wc_merge_set_stats(part->iter, &s->stats);
+		part->cur = wc_merge_next(part->iter, &part->tid);
+		if (part->cur)
+			binaryheap_add_unordered(s->heap, PointerGetDatum(part));
+	}
+	binaryheap_build(s->heap);
+}
+
+static TupleTableSlot *
+seek_next(ScanState *ss)
+{
+	SeekState  *s = (SeekState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	Partition  *part;
+
+	if (!s->started)
+		seek_start(s);
+	if (s->empty)
+		return ExecClearTuple(slot);
+	if (s->pending)
+	{
+		s->pending->cur = wc_merge_next(s->pending->iter, &s->pending->tid);
+		if (s->pending->cur)
+			binaryheap_add(s->heap, PointerGetDatum(s->pending));
+		s->pending = NULL;
+	}
+	if (binaryheap_empty(s->heap))
+		return ExecClearTuple(slot);
+	part = (Partition *) DatumGetPointer(binaryheap_remove_first(s->heap));
+	s->pending = part;
+	wc_store_row(slot, ss->ss_currentRelation, part->cur, &part->tid);
+	return slot;
+}
+
+static bool
+seek_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;				/* the quals are rechecked on every row anyway */
+}
+
+static TupleTableSlot *
+seek_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, seek_next, seek_recheck);
+}
+
+static void
+seek_close(SeekState *s)
+{
+	for (int i = 0; i < s->nparts; i++)
+		if (s->parts[i].iter)
+			wc_merge_end(s->parts[i].iter);
+	s->nparts = 0;
+	s->parts = NULL;
+	s->pending = NULL;
+	s->started = false;
+	s->empty = false;
+}
+
+static void
+seek_end(CustomScanState *node)
+{
+	seek_close((SeekState *) node);
+}
+
+static void
+seek_rescan(CustomScanState *node)
+{
+	seek_close((SeekState *) node);
+	ExecScanReScan(&node->ss);
+}
+
+static const char *
+kind_op(BoundKind k)
+{
+	switch (k)
+	{
+		case BK_EQ:
+			return "=";
+		case BK_IN:
+			return "= ANY";
+		case BK_GE:
+			return ">=";
+		case BK_GT:
+			return ">";
+		case BK_LE:
+			return "<=";
+		case BK_LT:
+			return "<";
+	}
+	return "?";
+}
+
+static void
+seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	SeekState  *s = (SeekState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	WcTableInfo *info = wc_table_info(rel);
+	List	   *dpcontext = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
+	StringInfoData pk,
+				ck;
+	ListCell   *lk = list_head(s->kinds),
+			   *le;
+
+	initStringInfo(&pk);
+	initStringInfo(&ck);
+	foreach(le, cscan->custom_exprs)
+	{
+		int			col = lfirst_int(lk);
+		BoundKind	kind;
+		StringInfo	out;
+		const char *colname;
+
+		lk = lnext(s->kinds, lk);
+		kind = lfirst_int(lk);
+		lk = lnext(s->kinds, lk);
+		out = info->cols[col].partition ? &pk : &ck;
+		colname = NameStr(TupleDescAttr(RelationGetDescr(rel), info->cols[col].attnum - 1)->attname);
+		if (out->len > 0)
+			appendStringInfoString(out, " AND ");
+		appendStringInfo(out, "%s %s %s", quote_identifier(colname), kind_op(kind),
+						 deparse_expression(lfirst(le), dpcontext, false, false));
+	}
+	ExplainPropertyText("Partition Key", pk.data, es);
+	if (ck.len > 0)
+		ExplainPropertyText("Clustering Bounds", ck.data, es);
+	if (es->analyze)
+	{
+		int64		blocks = s->stats.blocks_read;
+
+		for (int i = 0; i < s->nparts; i++)
+			if (s->parts[i].iter)
+				blocks += wc_merge_live_blocks(s->parts[i].iter);
+		ExplainPropertyInteger("Partitions Read", NULL, s->total_parts, es);
+		ExplainPropertyInteger("Runs Considered", NULL, s->stats.runs_considered, es);
+		ExplainPropertyInteger("Runs Skipped by Key Range", NULL, s->stats.runs_skipped_range, es);
+		ExplainPropertyInteger("Runs Skipped by Bloom Filter", NULL, s->stats.runs_skipped_bloom, es);
+		ExplainPropertyInteger("Blocks Read", NULL, blocks, es);
+		ExplainPropertyInteger("Level 0 Versions", NULL, s->stats.l0_versions, es);
+		ExplainPropertyInteger("Versions Merged", NULL, s->stats.versions, es);
+		ExplainPropertyInteger("Tombstones Skipped", NULL, s->stats.tombstones, es);
+		ExplainPropertyInteger("Expired Skipped", NULL, s->stats.expired, es);
+	}
+}
+
+void
+wc_register_custom_scan(void)
+{
+	seek_path_methods.CustomName = "WidecolSeek";
+	seek_path_methods.PlanCustomPath = seek_plan;
+
+	seek_scan_methods.CustomName = "WidecolSeek";
+	seek_scan_methods.CreateCustomScanState = seek_create_state;
+	RegisterCustomScanMethods(&seek_scan_methods);
+
+	seek_exec_methods.CustomName = "WidecolSeek";
+	seek_exec_methods.BeginCustomScan = seek_begin;
+	seek_exec_methods.ExecCustomScan = seek_exec;
+	seek_exec_methods.EndCustomScan = seek_end;
+	seek_exec_methods.ReScanCustomScan = seek_rescan;
+	seek_exec_methods.ExplainCustomScan = seek_explain;
+}
