@@ -182,6 +182,19 @@ DELETE FROM s_big_h WHERE dev = 'dev-5';
 SELECT s_diff('s_big', 's_big_h') AS differences, (SELECT count(*) FROM s_big) AS nrows;
 DROP TABLE s_big, s_big_h;
 
+-- Rows whose long (4-byte header) varlena follows short ones at an
+-- unaligned offset: the alignment padding must read back as padding
+CREATE TABLE s_pad (p text, c text, v text) USING widecol
+    WITH (widecol.partition_key = 'p', widecol.clustering_key = 'c');
+INSERT INTO s_pad SELECT 'p' || g, repeat('c', g % 7), repeat(chr(97 + g % 26), 130 + g)
+  FROM generate_series(1, 400) g;
+SELECT count(*) AS nrows, count(*) FILTER (WHERE length(v) <> 130 + substr(p, 2)::int) AS bad_length,
+       sum(length(v)) AS total_v FROM s_pad;
+SELECT widecol.flush('s_pad') > 0 AS flushed;
+SELECT count(*) AS nrows, count(*) FILTER (WHERE length(v) <> 130 + substr(p, 2)::int) AS bad_length,
+       sum(length(v)) AS total_v FROM s_pad;
+DROP TABLE s_pad;
+
 -- Unicode text (no NUL) in keys and values, bytea keys with 0x00 bytes
 CREATE TABLE s_uni (p text, c text COLLATE "C", b bytea, v text) USING widecol
     WITH (widecol.partition_key = 'p', widecol.clustering_key = 'c, b');

@@ -132,6 +132,20 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			tmfd->xmax = InvalidTransactionId;
 			return TM_Deleted;
 		}
+		if (TransactionIdIsCurrentTransactionId(newest->xid) &&
+			wc_compare_versions(newest, old) != 0 && newest->cid == cid)
+		{
+			/* this command moved another row onto the key: lock the one we read */
+			if (wc_key_moved_here(rel, WcRowKey(old), old->keylen, cid))
+			{
+				wc_store_row(slot, rel, old, tid);
+				return TM_Ok;
+			}
+			tmfd->ctid = ntid;
+			tmfd->xmax = newest->xid;
+			tmfd->cmax = newest->cid;
+			return TM_SelfModified;
+		}
 		if (!TransactionIdIsCurrentTransactionId(newest->xid) &&
 			TransactionIdIsInProgress(newest->xid))
 		{

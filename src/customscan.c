@@ -373,7 +373,7 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		rows_read * (cpu_tuple_cost + qual_cost);
 	cpath->path.pathkeys = info->nck > 0 ?
 		clustering_pathkeys(root, rel, relation, info) : NIL;
-	cpath->flags = 0;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_private = list_make2(kinds, exprs);
 	cpath->methods = &seek_path_methods;
 	add_path(rel, &cpath->path);
@@ -713,14 +713,21 @@ seek_next(ScanState *ss)
 		return ExecClearTuple(slot);
 	part = (Partition *) DatumGetPointer(binaryheap_remove_first(s->heap));
 	s->pending = part;
-	wc_store_row(slot, ss->ss_currentRelation, part->cur, &part->tid);
+	wc_store_row_ref(slot, ss->ss_currentRelation, part->cur, &part->tid);
 	return slot;
 }
 
+/*
+ * Called for EvalPlanQual's test tuple.  The quals are rechecked on every
+ * row anyway; but in PostgreSQL 15 a custom scan's expressions are compiled
+ * for a virtual scan slot, while the test tuple arrives in our minimal-tuple
+ * slot: deform it so that the compiled expressions find its values.
+ */
 static bool
 seek_recheck(ScanState *ss, TupleTableSlot *slot)
 {
-	return true;				/* the quals are rechecked on every row anyway */
+	slot_getallattrs(slot);
+	return true;
 }
 
 static TupleTableSlot *

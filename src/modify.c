@@ -38,21 +38,25 @@ row_key(Relation rel, TupleTableSlot *slot, StringInfo key, int *pklen)
 typedef struct MovedKey
 {
 	Oid			relid;
+	CommandId	cid;
 	int			len;
 	const char *data;
 } MovedKey;
 
+/*
+ * Keys moved onto by key-changing UPDATEs, per (relation, command), for the
+ * whole transaction: a nested command (a trigger) must not make the outer
+ * command forget its moves.
+ */
 static HTAB *moved_keys = NULL;
 static MemoryContext moved_cxt = NULL;
-static TransactionId moved_xid = InvalidTransactionId;
-static CommandId moved_cid = InvalidCommandId;
 
 static uint32
 moved_hash(const void *key, Size keysize)
 {
 	const MovedKey *k = key;
 
-	return hash_bytes((const unsigned char *) k->data, k->len) ^ k->relid;
+	return hash_bytes((const unsigned char *) k->data, k->len) ^ k->relid ^ (k->cid << 7);
 }
 
 static int
@@ -61,21 +65,14 @@ moved_match(const void *a, const void *b, Size keysize)
 	const MovedKey *x = a;
 	const MovedKey *y = b;
 
-	if (x->relid != y->relid || x->len != y->len)
+	if (x->relid != y->relid || x->cid != y->cid || x->len != y->len)
 		return 1;
 	return memcmp(x->data, y->data, x->len);
 }
 
 static HTAB *
-moved_table(CommandId cid, bool create)
+moved_table(bool create)
 {
-	TransactionId xid = GetCurrentTransactionIdIfAny();
-
-	if (moved_keys && (xid != moved_xid || cid != moved_cid))
-	{
-		MemoryContextDelete(moved_cxt);
-		moved_keys = NULL;
-	}
 	if (moved_keys == NULL && create)
 	{
 		HASHCTL		ctl;
@@ -89,8 +86,6 @@ moved_table(CommandId cid, bool create)
 		ctl.hcxt = moved_cxt;
 		moved_keys = hash_create("widecol moved keys", 256, &ctl,
 								 HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
-		moved_xid = xid;
-		moved_cid = cid;
 	}
 	return moved_keys;
 }
@@ -98,8 +93,8 @@ moved_table(CommandId cid, bool create)
 static void
 remember_moved(Relation rel, const char *key, int len, CommandId cid)
 {
-	HTAB	   *h = moved_table(cid, true);
-	MovedKey	k = {RelationGetRelid(rel), len, key};
+	HTAB	   *h = moved_table(true);
+	MovedKey	k = {RelationGetRelid(rel), cid, len, key};
 	bool		found;
 	MovedKey   *e = hash_search(h, &k, HASH_ENTER, &found);
 
@@ -112,11 +107,11 @@ remember_moved(Relation rel, const char *key, int len, CommandId cid)
 	}
 }
 
-static bool
-was_moved_here(Relation rel, const char *key, int len, CommandId cid)
+bool
+wc_key_moved_here(Relation rel, const char *key, int len, CommandId cid)
 {
-	HTAB	   *h = moved_table(cid, false);
-	MovedKey	k = {RelationGetRelid(rel), len, key};
+	HTAB	   *h = moved_table(false);
+	MovedKey	k = {RelationGetRelid(rel), cid, len, key};
 
 	return h != NULL && hash_search(h, &k, HASH_FIND, NULL) != NULL;
 }
@@ -401,7 +396,7 @@ wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		elog(ERROR, "widecol: version to delete at (%u,%u) of \"%s\" not found",
 			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
 			 RelationGetRelationName(rel));
-	moved = was_moved_here(rel, WcRowKey(old), old->keylen, cid);
+	moved = wc_key_moved_here(rel, WcRowKey(old), old->keylen, cid);
 	result = wc_check_write_conflict(rel, old, tid, cid, wait, tmfd, moved, &tag);
 	if (result != TM_Ok)
 		return result;
@@ -450,7 +445,7 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		wc_encode_key(rel, info, slot->tts_values, slot->tts_isnull, &key, &pklen);
 	}
 
-	moved = was_moved_here(rel, WcRowKey(old), old->keylen, cid);
+	moved = wc_key_moved_here(rel, WcRowKey(old), old->keylen, cid);
 	result = wc_check_write_conflict(rel, old, otid, cid, wait, tmfd, moved, &tag);
 	if (result != TM_Ok)
 		return result;

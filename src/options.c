@@ -463,6 +463,21 @@ refuse_key_column_change(Relation rel, const char *colname, const char *what)
 				 errhint("Create a new table with the key you want and copy the rows with INSERT ... SELECT.")));
 }
 
+/*
+ * Foreign-key triggers need system columns (xmin) of the referencing rows
+ * and lock them with FOR KEY SHARE; widecol versions have neither.
+ */
+static void
+refuse_foreign_key(Relation rel, Node *def)
+{
+	if (def && IsA(def, Constraint) && ((Constraint *) def)->contype == CONSTR_FOREIGN)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("FOREIGN KEY constraints are not supported on widecol table \"%s\"",
+						rel ? RelationGetRelationName(rel) : "?"),
+				 errhint("Check references in the application, or keep the referencing data in a heap table.")));
+}
+
 /* ---------- the hook ---------- */
 
 static void
@@ -519,6 +534,33 @@ handle_create(CreateStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 	{
 		call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 		return;
+	}
+	{
+		ListCell   *lc;
+
+		foreach(lc, stmt->tableElts)
+		{
+			Node	   *elt = lfirst(lc);
+
+			if (IsA(elt, ColumnDef))
+			{
+				ListCell   *lc2;
+
+				foreach(lc2, ((ColumnDef *) elt)->constraints)
+					if (((Constraint *) lfirst(lc2))->contype == CONSTR_FOREIGN)
+						ereport(ERROR,
+								(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+								 errmsg("FOREIGN KEY constraints are not supported on widecol table \"%s\"",
+										stmt->relation->relname),
+								 errhint("Check references in the application, or keep the referencing data in a heap table.")));
+			}
+			else if (IsA(elt, Constraint) && ((Constraint *) elt)->contype == CONSTR_FOREIGN)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("FOREIGN KEY constraints are not supported on widecol table \"%s\"",
+								stmt->relation->relname),
+						 errhint("Check references in the application, or keep the referencing data in a heap table.")));
+		}
 	}
 	stmt->options = rest;
 	call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
@@ -597,7 +639,7 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 	List	   *wc_set = NIL,
 			   *wc_reset = NIL,
 			   *cmds = NIL;
-	bool		other_reloptions = false;
+	List	   *relopt_cmds = NIL;
 	ListCell   *lc;
 	Relation	rel;
 
@@ -627,11 +669,14 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 					if (rest != NIL)
 					{
 						cmd->def = (Node *) rest;
-						cmds = lappend(cmds, cmd);
-						other_reloptions = true;
+						relopt_cmds = lappend(relopt_cmds, cmd);
 					}
 					break;
 				}
+			case AT_AddConstraint:
+				refuse_foreign_key(rel, cmd->def);
+				cmds = lappend(cmds, cmd);
+				break;
 			case AT_DropColumn:
 				refuse_key_column_change(rel, cmd->name, "drop");
 				cmds = lappend(cmds, cmd);
@@ -647,13 +692,21 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 	}
 	table_close(rel, AccessShareLock);
 
-	stmt->cmds = cmds;
+	/*
+	 * Other reloptions run as their own ALTER TABLE with the widecol options
+	 * taken out (see run_stripped); everything else runs with them in place,
+	 * since a rewrite must keep the key.
+	 */
+	if (relopt_cmds != NIL)
+	{
+		stmt->cmds = relopt_cmds;
+		run_stripped(relid, pstmt, queryString, context, params, queryEnv, dest, qc);
+		CommandCounterIncrement();
+	}
 	if (cmds != NIL)
 	{
-		if (other_reloptions)
-			run_stripped(relid, pstmt, queryString, context, params, queryEnv, dest, qc);
-		else
-			call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
+		stmt->cmds = cmds;
+		call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 	}
 
 	if (wc_set != NIL || wc_reset != NIL)

@@ -54,6 +54,18 @@ check_row_marks(Node *node, void *context)
 								get_rel_name(rte->relid)),
 						 errhint("widecol rows are versions written by last-write-wins; use UPDATE ... WHERE on the key directly.")));
 		}
+		/* without an arbiter index, ON CONFLICT DO NOTHING would just upsert */
+		if (q->onConflict && q->resultRelation > 0)
+		{
+			RangeTblEntry *rte = rt_fetch(q->resultRelation, q->rtable);
+
+			if (rte->rtekind == RTE_RELATION && wc_relation_is_widecol(rte->relid))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("INSERT ... ON CONFLICT is not supported on widecol table \"%s\"",
+								get_rel_name(rte->relid)),
+						 errhint("INSERT into a widecol table already replaces a row with the same key.")));
+		}
 		return query_tree_walker(q, check_row_marks, context, 0);
 	}
 	return expression_tree_walker(node, check_row_marks, context);

@@ -93,7 +93,8 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 	{
 		MinimalTuple mt = WcRowTuple(row);
 
-		memset(mt, 0, hoff);
+		/* heap_fill_tuple leaves alignment padding alone; deforming needs zeros */
+		memset(mt, 0, hoff + data_len);
 		mt->t_len = hoff + data_len;
 		HeapTupleHeaderSetNatts(mt, desc->natts);
 		mt->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;

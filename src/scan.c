@@ -19,6 +19,7 @@ typedef struct WcScanDescData
 	TableScanDescData rs_base;
 	WcMergeIter *iter;
 	BufferAccessStrategy strategy;
+	MemoryContext cxt;			/* lives as long as the scan (not per tuple) */
 
 	/* ANALYZE: the rows of the sampled block */
 	bool		an_is_l0;
@@ -40,6 +41,32 @@ wc_store_row(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer t
 
 	MemoryContextSwitchTo(old);
 	ExecForceStoreMinimalTuple(copy, slot, true);
+	slot->tts_tid = *tid;
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+/*
+ * Store a version that stays valid until the scan's next call (a merge
+ * iterator's current row) without copying it, as heap scans keep tuples in
+ * pinned buffers.
+ */
+void
+wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
+{
+	MinimalTuple mt = WcRowTuple(row);
+
+	if (TTS_IS_MINIMALTUPLE(slot))
+		ExecStoreMinimalTuple(mt, slot, false);
+	else
+	{
+		HeapTupleData htup;
+
+		ExecClearTuple(slot);
+		htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+		heap_deform_tuple(&htup, slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+		ExecStoreVirtualTuple(slot);
+	}
 	slot->tts_tid = *tid;
 	slot->tts_tableOid = RelationGetRelid(rel);
 }
@@ -67,6 +94,7 @@ wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 				 errmsg("this scan type is not supported on widecol tables")));
 
 	scan = palloc0(sizeof(WcScanDescData));
+	scan->cxt = CurrentMemoryContext;
 	scan->rs_base.rs_rd = rel;
 	scan->rs_base.rs_snapshot = snapshot;
 	scan->rs_base.rs_nkeys = nkeys;
@@ -119,15 +147,21 @@ wc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 				 errmsg("backward scans of widecol tables are not supported"),
 				 errhint("Declare the cursor without SCROLL.")));
 	if (scan->iter == NULL)
+	{
+		/* callers may call us in a per-tuple context (ALTER TABLE rewrites) */
+		MemoryContext old = MemoryContextSwitchTo(scan->cxt);
+
 		scan->iter = wc_merge_begin(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot,
 									NULL, 0, NULL, 0, 0, scan->strategy);
+		MemoryContextSwitchTo(old);
+	}
 	row = wc_merge_next(scan->iter, &tid);
 	if (row == NULL)
 	{
 		ExecClearTuple(slot);
 		return false;
 	}
-	wc_store_row(slot, scan->rs_base.rs_rd, row, &tid);
+	wc_store_row_ref(slot, scan->rs_base.rs_rd, row, &tid);
 	return true;
 }
 

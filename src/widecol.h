@@ -372,6 +372,8 @@ extern bool wc_version_is_current(Relation rel, WcRowHeader *row,
 								  ItemPointer tid, Snapshot snapshot);
 extern void wc_store_row(TupleTableSlot *slot, Relation rel,
 						 WcRowHeader *row, ItemPointer tid);
+extern void wc_store_row_ref(TupleTableSlot *slot, Relation rel,
+							 WcRowHeader *row, ItemPointer tid);
 
 extern const TableAmRoutine *wc_get_routine(void);
 
@@ -426,6 +428,7 @@ extern TM_Result wc_tuple_update(Relation rel, ItemPointer otid,
 								 LockTupleMode *lockmode,
 								 bool *update_indexes);
 extern void wc_modify_init(void);
+extern bool wc_key_moved_here(Relation rel, const char *key, int len, CommandId cid);
 
 /* conflict.c */
 extern TM_Result wc_check_write_conflict(Relation rel, WcRowHeader *old,

@@ -17,10 +17,7 @@
 # widecol already installed.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-. "$ROOT/test/lib.sh"
-wc_clean_env
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results"
 ARGS=("$@")
@@ -32,63 +29,12 @@ while [ $# -gt 0 ]; do
 	*) wc_die "unknown argument $1" ;;
 	esac
 done
+bench_main ingest.sh "$OUT" --rows "$ROWS" --chunks "$CHUNKS" || true
 
-if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
-	wc_install_deps python3 python3-matplotlib || wc_die "could not install dependencies"
-	wc_ensure_user
-	WORK=$(wc_make_workdir bench)
-	trap 'wc_stop_postmasters_under "$WORK"; rm -rf "$WORK"' EXIT
-	wc_copy_tree "$ROOT" "$WORK/tree"
-	wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || { cat "$WORK/build.out"; wc_die "build failed"; }
-	mkdir -p "$OUT" && chown postgres "$OUT"
-	cd "$WORK"
-	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" \
-		bash "$WORK/tree/test/bench/ingest.sh" --rows "$ROWS" --chunks "$CHUNKS" --out "$OUT"
-	exit $?
-fi
-
-bin=$WC_PG_BINDIR
-inst=$(mktemp -d "${WC_TMPBASE:-/tmp}/widecol-bench.XXXXXX")
-cleanup() {
-	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null 2>&1 || true
-	rm -rf "$inst"
-}
-trap cleanup EXIT
 mkdir -p "$OUT"
-
-wc_section "Generating $ROWS rows in $CHUNKS chunks"
-per=$(( (ROWS + CHUNKS - 1) / CHUNKS ))
-python3 "$ROOT/test/gen/image_rows.py" --rows "$ROWS" --devices 200 --days 30 --seed 7 --table images |
-	split -l "$per" -d -a 3 - "$inst/chunk."
-ls "$inst"/chunk.* | wc -l | xargs printf '%s chunk files\n'
-
-wc_section "Instance"
-"$bin/initdb" -D "$inst/data" --auth=trust --no-locale --encoding=UTF8 >/dev/null
-cat >>"$inst/data/postgresql.conf" <<EOF
-shared_preload_libraries = 'widecol'
-listen_addresses = ''
-unix_socket_directories = '$inst'
-port = 5999
-shared_buffers = '1GB'
-max_wal_size = '8GB'
-checkpoint_timeout = '30min'
-maintenance_work_mem = '256MB'
-autovacuum = off
-EOF
-"$bin/pg_ctl" -D "$inst/data" -l "$inst/server.log" -w start >/dev/null
-PSQL=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$inst" -p 5999 -d postgres)
-"${PSQL[@]}" <<'EOF'
-CREATE EXTENSION widecol;
-CREATE TABLE heap_images (
-    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
-    object_store text, object_key text, width int, height int, content_hash text,
-    PRIMARY KEY (device_id, day_bucket, capture_time, image_id));
-CREATE TABLE wc_images (
-    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
-    object_store text, object_key text, width int, height int, content_hash text
-) USING widecol WITH (widecol.partition_key = 'device_id, day_bucket',
-                      widecol.clustering_key = 'capture_time DESC, image_id DESC');
-EOF
+bench_instance
+bench_generate "$ROWS" "$CHUNKS"
+bench_tables
 
 # copy_chunk TABLE FILE -> "seconds walbytes"
 copy_chunk() {

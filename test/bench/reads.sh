@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Read benchmark: the image-metadata queries on the same generated rows in a
+# widecol table (WidecolSeek) and in a heap table with the equivalent btree
+# primary key, in one run, on one throwaway instance.
+#
+#   bash test/bench/reads.sh [--rows N] [--seconds S] [--out DIR]
+#
+# (a) latest 100 of one (device, day) partition, devices chosen with a
+#     Zipfian skew; (b) latest 100 across 7 day buckets of one device;
+# (c) a one-hour capture-time range inside one partition; each as a
+#     prepared statement run by pgbench (one client) for S seconds per table,
+#     reporting p50/p95/p99 latency and queries/s from pgbench's per-query log;
+# (d) a full-table GROUP BY report, 5 runs each, heap with and without
+#     parallel workers.  Writes reads.txt, reads.csv and reads.png into --out.
+set -euo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ROWS=5000000 SECONDS_EACH=15 OUT="$ROOT/test/bench/results"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rows) ROWS=$2; shift 2 ;;
+	--seconds) SECONDS_EACH=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	*) wc_die "unknown argument $1" ;;
+	esac
+done
+bench_main reads.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" || true
+
+mkdir -p "$OUT"
+bench_instance
+bench_generate "$ROWS" 10
+bench_tables
+wc_section "Loading both tables"
+for f in "$inst"/chunk.*; do
+	"${PSQL[@]}" -c "COPY heap_images FROM '$f' WITH (FORMAT csv)" -c "COPY wc_images FROM '$f' WITH (FORMAT csv)"
+	rm -f "$f"
+	printf '.'
+done
+echo
+"${PSQL[@]}" -c "VACUUM ANALYZE heap_images" -c "ANALYZE wc_images" -c CHECKPOINT
+"${PSQL[@]}" -At -c "SELECT 'rows: ' || count(*) FROM wc_images"
+
+# pgbench scripts: $T is the table
+write_scripts() {
+	local t=$1
+	local d=$inst/scripts/$t
+	mkdir -p "$d"
+	cat >"$d/a.sql" <<-EOF
+		\set dev random_zipfian(1, 200, 1.1)
+		\set day random(0, 29)
+		SELECT capture_time, image_id, object_key FROM $t
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day
+		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
+	EOF
+	cat >"$d/b.sql" <<-EOF
+		\set dev random(1, 200)
+		\set day random(0, 23)
+		SELECT capture_time, image_id, object_key FROM $t
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0')
+		   AND day_bucket BETWEEN date '2025-01-01' + :day AND date '2025-01-01' + :day + 6
+		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
+	EOF
+	cat >"$d/c.sql" <<-EOF
+		\set dev random(1, 200)
+		\set day random(0, 29)
+		\set hour random(0, 22)
+		SELECT capture_time, image_id, object_key FROM $t
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day
+		   AND capture_time >= timestamptz '2025-01-01 00:00+00' + :day * interval '1 day' + :hour * interval '1 hour'
+		   AND capture_time <  timestamptz '2025-01-01 00:00+00' + :day * interval '1 day' + (:hour + 1) * interval '1 hour'
+		 ORDER BY capture_time DESC, image_id DESC;
+	EOF
+}
+write_scripts heap_images
+write_scripts wc_images
+
+# run_query TABLE QUERY -> "qps p50 p95 p99" (milliseconds)
+run_query() {
+	local t=$1 q=$2
+	local dir=$inst/log/$t-$q
+	mkdir -p "$dir"
+	(cd "$dir" && "$bin/pgbench" -n -M prepared -c 1 -T "$SECONDS_EACH" -l \
+		-h "$inst" -p 5999 -f "$inst/scripts/$t/$q.sql" postgres >"$dir/out.txt" 2>&1) ||
+		{ cat "$dir/out.txt"; wc_die "pgbench failed"; }
+	cat "$dir"/pgbench_log.* | awk '{ print $3 / 1000.0 }' | sort -n | awk -v s="$SECONDS_EACH" '
+		{ v[NR] = $1 } END {
+			p50 = v[int(NR * 0.50) + 1]; p95 = v[int(NR * 0.95) + 1]; p99 = v[int(NR * 0.99) + 1]
+			printf "%.1f %.3f %.3f %.3f\n", NR / s, p50, p95, p99 }'
+}
+
+csv=$OUT/reads.csv
+echo "query,table,qps,p50_ms,p95_ms,p99_ms" >"$csv"
+wc_section "Queries (pgbench, 1 client, $SECONDS_EACH s each, prepared)"
+printf '%-34s %10s %10s %10s %10s\n' query/table qps p50_ms p95_ms p99_ms
+for q in a b c; do
+	for t in heap_images wc_images; do
+		read -r qps p50 p95 p99 < <(run_query "$t" "$q")
+		echo "$q,$t,$qps,$p50,$p95,$p99" >>"$csv"
+		printf '%-34s %10s %10s %10s %10s\n' "($q) $t" "$qps" "$p50" "$p95" "$p99"
+	done
+done
+
+wc_section "(d) full-table report: images per day (5 runs each, median)"
+report="SELECT day_bucket, count(*), count(DISTINCT device_id) FROM %s GROUP BY day_bucket ORDER BY 1"
+median_ms() {
+	local sql=$1 settings=$2
+	for _ in 1 2 3 4 5; do
+		"${PSQL[@]}" -At -c "$settings" -c "\\timing on" -c "$sql" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
+	done | sort -n | sed -n 3p
+}
+dh1=$(median_ms "$(printf "$report" heap_images)" "SET max_parallel_workers_per_gather = 0")
+dh2=$(median_ms "$(printf "$report" heap_images)" "SET max_parallel_workers_per_gather = 2")
+dw=$(median_ms "$(printf "$report" wc_images)" "SET max_parallel_workers_per_gather = 2")
+echo "d,heap_images_serial,,$dh1,," >>"$csv"
+echo "d,heap_images_parallel,,$dh2,," >>"$csv"
+echo "d,wc_images,,$dw,," >>"$csv"
+printf 'heap serial %s ms, heap parallel %s ms, widecol %s ms\n' "$dh1" "$dh2" "$dw"
+
+wc_section "Ratios widecol / heap+btree"
+awk -F, 'NR > 1 && $1 != "d" { k = $1; if ($2 == "heap_images") { h50[k] = $4; h99[k] = $6; hq[k] = $3 } else { w50[k] = $4; w99[k] = $6; wq[k] = $3 } }
+	$1 == "d" { d[$2] = $4 }
+	END {
+		for (k in h50) printf "(%s) p50 %.2fx  p99 %.2fx  qps %.2fx\n", k, w50[k] / h50[k], w99[k] / h99[k], wq[k] / hq[k]
+		printf "(d) %.2fx heap serial seq scan, %.2fx heap parallel\n", d["wc_images"] / d["heap_images_serial"], d["wc_images"] / d["heap_images_parallel"]
+	}' "$csv" | sort | tee "$OUT/reads.txt"
+
+python3 - "$csv" "$OUT/reads.png" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
+import csv, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["query"] != "d"]
+labels = {"a": "(a) latest 100,\none partition", "b": "(b) latest 100,\n7 day buckets", "c": "(c) 1-hour range,\none partition"}
+qs = ["a", "b", "c"]
+fig, ax = plt.subplots(figsize=(8, 4))
+w = 0.2
+for i, (t, name) in enumerate([("heap_images", "heap+btree"), ("wc_images", "widecol")]):
+    for j, p in enumerate(["p50_ms", "p99_ms"]):
+        vals = [float(next(r[p] for r in rows if r["query"] == q and r["table"] == t)) for q in qs]
+        ax.bar([x + (i * 2 + j - 1.5) * w for x in range(len(qs))], vals, w, label=f"{name} {p[:3]}")
+ax.set_xticks(range(len(qs)))
+ax.set_xticklabels([labels[q] for q in qs])
+ax.set_ylabel("latency (ms)")
+ax.set_title("Image-metadata queries, 1 client (lower is better)")
+ax.legend()
+plt.tight_layout()
+plt.savefig(sys.argv[2], dpi=110)
+print("plot:", sys.argv[2])
+EOF
