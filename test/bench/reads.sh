@@ -50,7 +50,7 @@ write_scripts() {
 		\set dev random_zipfian(1, 200, 1.1)
 		\set day random(0, 29)
 		SELECT capture_time, image_id, object_key FROM $t
-		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day::int
 		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
 	EOF
 	cat >"$d/b.sql" <<-EOF
@@ -58,7 +58,7 @@ write_scripts() {
 		\set day random(0, 23)
 		SELECT capture_time, image_id, object_key FROM $t
 		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0')
-		   AND day_bucket BETWEEN date '2025-01-01' + :day AND date '2025-01-01' + :day + 6
+		   AND day_bucket BETWEEN date '2025-01-01' + :day::int AND date '2025-01-01' + :day::int::int + 6
 		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
 	EOF
 	cat >"$d/c.sql" <<-EOF
@@ -66,9 +66,9 @@ write_scripts() {
 		\set day random(0, 29)
 		\set hour random(0, 22)
 		SELECT capture_time, image_id, object_key FROM $t
-		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day
-		   AND capture_time >= timestamptz '2025-01-01 00:00+00' + :day * interval '1 day' + :hour * interval '1 hour'
-		   AND capture_time <  timestamptz '2025-01-01 00:00+00' + :day * interval '1 day' + (:hour + 1) * interval '1 hour'
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day::int
+		   AND capture_time >= timestamptz '2025-01-01 00:00+00' + :day::int * interval '1 day' + :hour::int * interval '1 hour'
+		   AND capture_time <  timestamptz '2025-01-01 00:00+00' + :day::int * interval '1 day' + (:hour::int + 1) * interval '1 hour'
 		 ORDER BY capture_time DESC, image_id DESC;
 	EOF
 }
