@@ -261,3 +261,26 @@ DROP TABLE s_toast, s_toast_h, s_toast2;
 
 DROP TABLE s_t, s_before, s_copy;
 DROP FUNCTION s_diff(regclass, regclass);
+
+-- storage functions check privileges: flush needs ownership, reading the
+-- storage metadata (runs, verify, storage_id) needs SELECT
+CREATE TABLE s_priv (pk int, v text) USING widecol WITH (widecol.partition_key = 'pk');
+INSERT INTO s_priv VALUES (1, 'a');
+CREATE ROLE widecol_s_reader;
+GRANT USAGE ON SCHEMA widecol TO widecol_s_reader;
+SET ROLE widecol_s_reader;
+SELECT widecol.flush('s_priv');
+SELECT * FROM widecol.runs('s_priv');
+SELECT ok FROM widecol.verify('s_priv');
+SELECT count(*) FROM widecol.segment;
+RESET ROLE;
+GRANT SELECT ON s_priv TO widecol_s_reader;
+SET ROLE widecol_s_reader;
+SELECT count(*) FROM widecol.runs('s_priv');
+SELECT bool_and(ok) FROM widecol.verify('s_priv');
+SELECT widecol.flush('s_priv');
+RESET ROLE;
+SELECT widecol.flush('s_priv');
+DROP TABLE s_priv;
+REVOKE USAGE ON SCHEMA widecol FROM widecol_s_reader;
+DROP ROLE widecol_s_reader;

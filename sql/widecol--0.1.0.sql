@@ -39,6 +39,7 @@ CREATE TABLE widecol.segment (
     max_key          bytea,
     PRIMARY KEY (storage_id, kind, segment_id)
 );
+REVOKE ALL ON widecol.segment FROM PUBLIC;
 
 CREATE FUNCTION widecol.flush(rel regclass) RETURNS bigint
     AS 'MODULE_PATHNAME', 'widecol_flush' LANGUAGE C STRICT VOLATILE;
@@ -58,13 +59,7 @@ RETURNS TABLE (run_id bigint, level int, npages bigint, nrows bigint,
                ntombstones bigint, npartitions bigint, raw_bytes bigint,
                compressed_bytes bigint, min_write_ts timestamptz,
                max_write_ts timestamptz)
-LANGUAGE sql STABLE AS $$
-    SELECT segment_id, level, npages, nrows, ntombstones, npartitions,
-           raw_bytes, compressed_bytes, min_write_ts, max_write_ts
-      FROM widecol.segment
-     WHERE storage_id = widecol.storage_id(rel) AND kind = 'r'
-     ORDER BY segment_id
-$$;
+    AS 'MODULE_PATHNAME', 'widecol_runs' LANGUAGE C STRICT STABLE;
 COMMENT ON FUNCTION widecol.runs(regclass) IS 'the sorted runs of a widecol table with their summaries';
 
 CREATE FUNCTION widecol.verify(rel regclass)

@@ -5,15 +5,31 @@
 
 #include "access/table.h"
 #include "fmgr.h"
+#include "funcapi.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 #include "widecol.h"
 
+/*
+ * Open a widecol table for a SQL function: maintenance (flush) needs
+ * ownership, reading its storage metadata needs SELECT.
+ */
 static Relation
-open_widecol(Oid relid, LOCKMODE mode)
+open_widecol(Oid relid, LOCKMODE mode, bool owner)
 {
-	Relation	rel = table_open(relid, mode);
+	Relation	rel;
 
+	if (owner ? !pg_class_ownercheck(relid, GetUserId())
+		: pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(owner ? ACLCHECK_NOT_OWNER : ACLCHECK_NO_PRIV, OBJECT_TABLE,
+					   get_rel_name(relid) ? get_rel_name(relid) : "?");
+	rel = table_open(relid, mode);
 	if (!wc_relation_is_widecol(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -25,7 +41,7 @@ PG_FUNCTION_INFO_V1(widecol_flush);
 Datum
 widecol_flush(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_widecol(PG_GETARG_OID(0), RowExclusiveLock);
+	Relation	rel = open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
 	int64		n = wc_flush(rel, true);
 
 	table_close(rel, NoLock);
@@ -36,7 +52,7 @@ PG_FUNCTION_INFO_V1(widecol_storage_id);
 Datum
 widecol_storage_id(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock);
+	Relation	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
 	WcMetaData	meta;
 
 	wc_meta_read(rel, &meta);
@@ -48,10 +64,56 @@ PG_FUNCTION_INFO_V1(widecol_level0_pages);
 Datum
 widecol_level0_pages(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock);
+	Relation	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
 	WcMetaData	meta;
 
 	wc_meta_read(rel, &meta);
 	table_close(rel, AccessShareLock);
 	PG_RETURN_INT32((int32) meta.gens[meta.ngens - 1].npages);
+}
+
+static int
+run_id_cmp(const void *a, const void *b)
+{
+	uint64		x = ((const WcRunSummary *) a)->run_id;
+	uint64		y = ((const WcRunSummary *) b)->run_id;
+
+	return (x > y) - (x < y);
+}
+
+/* The runs the caller's snapshot sees, with their summaries. */
+PG_FUNCTION_INFO_V1(widecol_runs);
+Datum
+widecol_runs(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	WcMetaData	meta;
+	WcManifest *m;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
+	qsort(m->runs, m->nruns, sizeof(WcRunSummary), run_id_cmp);
+	for (int i = 0; i < m->nruns; i++)
+	{
+		WcRunSummary *r = &m->runs[i];
+		Datum		v[10];
+		bool		n[10] = {0};
+
+		v[0] = Int64GetDatum((int64) r->run_id);
+		v[1] = Int32GetDatum(r->level);
+		v[2] = Int64GetDatum(r->npages);
+		v[3] = Int64GetDatum(r->nrows);
+		v[4] = Int64GetDatum(r->ntombstones);
+		v[5] = Int64GetDatum(r->npartitions);
+		v[6] = Int64GetDatum(r->raw_bytes);
+		v[7] = Int64GetDatum(r->compressed_bytes);
+		v[8] = TimestampTzGetDatum(r->min_write_ts);
+		v[9] = TimestampTzGetDatum(r->max_write_ts);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+	}
+	table_close(rel, AccessShareLock);
+	return (Datum) 0;
 }

@@ -10,7 +10,9 @@
 
 #include <lz4.h>
 
+#include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "storage/smgr.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/bufmgr.h"
@@ -18,6 +20,8 @@
 #include "utils/memutils.h"
 
 #include "widecol.h"
+
+#define WC_PENDING_PAGES 32
 
 struct WcRunWriter
 {
@@ -53,6 +57,13 @@ struct WcRunWriter
 	StringInfoData minkey;
 	StringInfoData maxkey;
 	bool		never_expires;
+
+	/* data pages built in memory, written in batches past shared buffers */
+	char	   *pending;		/* WC_PENDING_PAGES pages */
+	int			npending;
+	int			pending_leaf[WC_PENDING_PAGES]; /* leaf entry of each page */
+	ItemPointer *pending_tids;	/* per page: WC_MAX_ROWS_PER_BLOCK slots */
+	XLogRecPtr	redo_at_start;
 };
 
 uint32
@@ -99,6 +110,9 @@ wc_run_writer_begin(Relation rel, int level)
 	w->tidptrs = palloc(sizeof(ItemPointer) * WC_MAX_ROWS_PER_BLOCK);
 	w->cbuf = palloc(LZ4_compressBound(WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32)));
 	w->ratio = 2.0;
+	w->pending = palloc_extended((Size) WC_PENDING_PAGES * BLCKSZ, MCXT_ALLOC_HUGE);
+	w->pending_tids = palloc0(sizeof(ItemPointer) * WC_PENDING_PAGES * WC_MAX_ROWS_PER_BLOCK);
+	w->redo_at_start = GetRedoRecPtr();
 	initStringInfo(&w->leafkeys);
 	w->leafcap = 256;
 	w->leaf_off = palloc(sizeof(uint32) * w->leafcap);
@@ -113,16 +127,13 @@ wc_run_writer_begin(Relation rel, int level)
 	return w;
 }
 
-/* Fill a new page with a payload and WAL-log it. */
 static void
-write_page(WcRunWriter *w, Buffer buf, uint16 type, uint16 flags,
-		   const char *payload, Size len, uint32 count, uint32 aux)
+fill_page(WcRunWriter *w, Page page, uint16 type, uint16 flags,
+		  const char *payload, Size len, uint32 count, uint32 aux)
 {
-	Page		page = BufferGetPage(buf);
 	WcPageOpaque op;
 
 	Assert(len <= WC_PAYLOAD_CAPACITY);
-	START_CRIT_SECTION();
 	PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
 	memcpy(PageGetContents(page), payload, len);
 	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + len;
@@ -133,6 +144,15 @@ write_page(WcRunWriter *w, Buffer buf, uint16 type, uint16 flags,
 	op->count = count;
 	op->aux = aux;
 	op->crc = wc_page_crc(page);
+}
+
+/* Fill a new page with a payload and WAL-log it. */
+static void
+write_page(WcRunWriter *w, Buffer buf, uint16 type, uint16 flags,
+		   const char *payload, Size len, uint32 count, uint32 aux)
+{
+	START_CRIT_SECTION();
+	fill_page(w, BufferGetPage(buf), type, flags, payload, len, count, aux);
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(w->rel))
 		log_newpage_buffer(buf, true);
@@ -158,6 +178,52 @@ add_leaf(WcRunWriter *w, const char *key, int keylen, BlockNumber blk)
 }
 
 /*
+ * Write the batch of built data pages at the end of the relation, past
+ * shared buffers (they are new, nobody has read them): WAL first (full page
+ * images, which also set the LSNs), then one smgrextend per page, all under
+ * the extension lock so that the batch is contiguous.  The pages' fsync is
+ * registered with the checkpointer; wc_run_writer_finish syncs itself if a
+ * checkpoint started meanwhile (see src/README.md).
+ */
+static void
+flush_pending(WcRunWriter *w)
+{
+	SMgrRelation smgr;
+	BlockNumber first;
+	BlockNumber blknos[WC_PENDING_PAGES];
+	Page		pages[WC_PENDING_PAGES];
+
+	if (w->npending == 0)
+		return;
+	LockRelationForExtension(w->rel, ExclusiveLock);
+	smgr = RelationGetSmgr(w->rel);
+	first = smgrnblocks(smgr, MAIN_FORKNUM);
+	for (int i = 0; i < w->npending; i++)
+	{
+		blknos[i] = first + i;
+		pages[i] = (Page) (w->pending + (Size) i * BLCKSZ);
+	}
+	if (RelationNeedsWAL(w->rel))
+		log_newpages(&w->rel->rd_node, MAIN_FORKNUM, w->npending, blknos, pages, true);
+	for (int i = 0; i < w->npending; i++)
+	{
+		PageSetChecksumInplace(pages[i], blknos[i]);
+		smgrextend(smgr, MAIN_FORKNUM, blknos[i], pages[i], false);
+	}
+	UnlockRelationForExtension(w->rel, ExclusiveLock);
+
+	for (int i = 0; i < w->npending; i++)
+	{
+		ItemPointer *tids = &w->pending_tids[i * WC_MAX_ROWS_PER_BLOCK];
+
+		w->leaf_blk[w->pending_leaf[i]] = blknos[i];
+		for (int r = 0; r < WC_MAX_ROWS_PER_BLOCK && tids[r]; r++)
+			ItemPointerSet(tids[r], blknos[i], r + 1);
+	}
+	w->npending = 0;
+}
+
+/*
  * Write the first k buffered rows as one data page, if they fit compressed
  * (or raw).  Returns false when they do not.
  */
@@ -171,8 +237,6 @@ write_block(WcRunWriter *w, int k)
 	uint16		flags = 0;
 	const char *payload;
 	Size		plen;
-	Buffer		buf;
-	BlockNumber blk;
 	char		saved[WC_MAX_ROWS_PER_BLOCK * sizeof(uint32)];
 
 	/* The offsets array follows the rows; save what it overwrites. */
@@ -198,15 +262,21 @@ write_block(WcRunWriter *w, int k)
 		return false;
 	}
 
-	buf = wc_extend_page(w->rel, w->strategy);
-	blk = BufferGetBlockNumber(buf);
-	write_page(w, buf, WC_PAGE_RUN_DATA, flags, payload, plen, k, (uint32) rawsize);
+	if (w->npending == WC_PENDING_PAGES)
+		flush_pending(w);
+	fill_page(w, (Page) (w->pending + (Size) w->npending * BLCKSZ), WC_PAGE_RUN_DATA,
+			  flags, payload, plen, k, (uint32) rawsize);
 	memcpy(image + rowbytes, saved, sizeof(uint32) * k);
 
-	add_leaf(w, WcRowKey((WcRowHeader *) image), ((WcRowHeader *) image)->keylen, blk);
+	/* block numbers are known when the batch is written */
+	w->pending_leaf[w->npending] = w->nleaf;
+	add_leaf(w, WcRowKey((WcRowHeader *) image), ((WcRowHeader *) image)->keylen,
+			 InvalidBlockNumber);
 	for (int i = 0; i < k; i++)
-		if (w->tidptrs[i])
-			ItemPointerSet(w->tidptrs[i], blk, i + 1);
+		w->pending_tids[w->npending * WC_MAX_ROWS_PER_BLOCK + i] = w->tidptrs[i];
+	if (k < WC_MAX_ROWS_PER_BLOCK)
+		w->pending_tids[w->npending * WC_MAX_ROWS_PER_BLOCK + k] = NULL;
+	w->npending++;
 	w->hdr.ndata_pages++;
 	w->hdr.raw_bytes += rawsize;
 	w->hdr.compressed_bytes += plen;
@@ -417,6 +487,11 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	int			level;
 
 	flush_block(w);
+	flush_pending(w);
+	/* a checkpoint began while we wrote past shared buffers: sync ourselves */
+	if (w->hdr.ndata_pages > 0 && GetRedoRecPtr() != w->redo_at_start &&
+		RelationNeedsWAL(w->rel))
+		smgrimmedsync(RelationGetSmgr(w->rel), MAIN_FORKNUM);
 	if (w->hdr.nrows == 0)
 	{
 		MemoryContextSwitchTo(old);

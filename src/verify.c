@@ -11,7 +11,10 @@
 #include "access/table.h"
 #include "funcapi.h"
 #include "storage/bufmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
@@ -324,6 +327,8 @@ widecol_verify(PG_FUNCTION_ARGS)
 	WcManifest *m;
 
 	InitMaterializedSRF(fcinfo, 0);
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid) ? get_rel_name(relid) : "?");
 	rel = table_open(relid, AccessShareLock);
 	if (!wc_relation_is_widecol(relid))
 		ereport(ERROR,
