@@ -16,6 +16,7 @@ OBJS = \
 	src/manifest.o \
 	src/merge.o \
 	src/flush.o \
+	src/compact.o \
 	src/scan.o \
 	src/modify.o \
 	src/conflict.o \

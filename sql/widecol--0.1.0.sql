@@ -46,6 +46,11 @@ CREATE FUNCTION widecol.flush(rel regclass) RETURNS bigint
 COMMENT ON FUNCTION widecol.flush(regclass) IS
     'write level 0 of a widecol table into a sorted run; returns the number of row versions written';
 
+CREATE FUNCTION widecol.compact(rel regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'widecol_compact' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.compact(regclass) IS
+    'merge all runs of a widecol table into one: drop shadowed and aborted versions, freeze xids, purge tombstones and expired rows older than widecol.gc_grace; returns the number of row versions kept';
+
 CREATE FUNCTION widecol.storage_id(rel regclass) RETURNS bigint
     AS 'MODULE_PATHNAME', 'widecol_storage_id' LANGUAGE C STRICT STABLE;
 

@@ -59,7 +59,7 @@ wc_check_write_conflict(Relation rel, WcRowHeader *old, ItemPointer otid,
 		newest = wc_lookup_key(rel, &dirty, WcRowKey(old), old->keylen, old->pklen,
 							   true, &ntid);
 		/* same version (a flush may have moved it: compare identity, not TID) */
-		if (newest == NULL || wc_compare_versions(newest, old) == 0)
+		if (newest == NULL || wc_same_version(newest, old))
 			return TM_Ok;
 		if (TransactionIdIsCurrentTransactionId(newest->xid))
 		{
@@ -133,7 +133,7 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			return TM_Deleted;
 		}
 		if (TransactionIdIsCurrentTransactionId(newest->xid) &&
-			wc_compare_versions(newest, old) != 0 && newest->cid == cid)
+			!wc_same_version(newest, old) && newest->cid == cid)
 		{
 			/* this command moved another row onto the key: lock the one we read */
 			if (wc_key_moved_here(rel, WcRowKey(old), old->keylen, cid))
@@ -165,7 +165,7 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			tmfd->xmax = newest->xid;
 			return TM_Deleted;
 		}
-		if (wc_compare_versions(newest, old) != 0)
+		if (!wc_same_version(newest, old))
 		{
 			if (!(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
 			{

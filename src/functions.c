@@ -48,6 +48,17 @@ widecol_flush(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(n);
 }
 
+PG_FUNCTION_INFO_V1(widecol_compact);
+Datum
+widecol_compact(PG_FUNCTION_ARGS)
+{
+	Relation	rel = open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
+	int64		n = wc_compact(rel);
+
+	table_close(rel, NoLock);
+	PG_RETURN_INT64(n);
+}
+
 PG_FUNCTION_INFO_V1(widecol_storage_id);
 Datum
 widecol_storage_id(PG_FUNCTION_ARGS)

@@ -44,6 +44,7 @@ enum
 
 #define SEG_KIND_RUN	'r'
 #define SEG_KIND_FLUSHED 'f'
+#define SEG_KIND_DROPPED 'd'		/* a run replaced by compaction; pages not yet free */
 
 static Oid
 segment_relid(bool index)
@@ -88,6 +89,8 @@ wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 		WcRunSummary *r;
 
 		heap_deform_tuple(tup, RelationGetDescr(segrel), v, n);
+		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_DROPPED)
+			continue;
 		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_FLUSHED)
 		{
 			if (m->nretired == rcap)
@@ -255,6 +258,49 @@ wc_manifest_drop_storage(uint64 storage_id)
 		CatalogTupleDelete(segrel, &tup->t_self);
 	systable_endscan(scan);
 	table_close(segrel, RowExclusiveLock);
+}
+
+/*
+ * Compaction replaced these runs: their rows become 'd' (dropped).  Readers
+ * whose snapshot predates the commit still see the 'r' version and keep
+ * reading the runs; the 'd' row remembers the pages until no snapshot can.
+ */
+void
+wc_manifest_drop_runs(uint64 storage_id, const uint64 *run_ids, int n)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+	int			dropped = 0;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+		Datum		v[Natts_seg] = {0};
+		bool		nl[Natts_seg] = {0};
+		bool		repl[Natts_seg] = {0};
+		HeapTuple	newtup;
+		bool		match = false;
+
+		if (kind != SEG_KIND_RUN)
+			continue;
+		for (int i = 0; i < n; i++)
+			match |= run_ids[i] == id;
+		if (!match)
+			continue;
+		v[Anum_seg_kind - 1] = CharGetDatum(SEG_KIND_DROPPED);
+		repl[Anum_seg_kind - 1] = true;
+		newtup = heap_modify_tuple(tup, RelationGetDescr(segrel), v, nl, repl);
+		CatalogTupleUpdate(segrel, &tup->t_self, newtup);
+		dropped++;
+	}
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+	if (dropped != n)
+		elog(ERROR, "widecol: compaction found %d of its %d input runs in the manifest", dropped, n);
 }
 
 bool

@@ -6,6 +6,7 @@
 #include "postgres.h"
 
 #include "lib/binaryheap.h"
+#include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -43,6 +44,7 @@ struct WcMergeIter
 	StringInfoData lastkey;
 	bool		have_last;
 	bool		return_dead;	/* also return tombstones and expired versions */
+	bool		raw;			/* every version: no visibility, no per-key choice */
 	int64		now;
 	WcMergeStats own_stats;
 	WcMergeStats *stats;
@@ -92,7 +94,7 @@ source_advance(WcMergeIter *it, Source *s)
 			s->cur = NULL;
 			return false;
 		}
-		if (below_lo(it, row) || !wc_version_visible(row, it->snapshot))
+		if (below_lo(it, row) || (!it->raw && !wc_version_visible(row, it->snapshot)))
 			continue;
 		s->cur = row;
 		s->curtid = tid;
@@ -338,6 +340,12 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		if (WcRowIsTombstone(row))
 			count_tombstone(it, row);
 
+		if (it->raw)
+		{
+			*tid = s->curtid;
+			result = row;
+			break;
+		}
 		/* older versions of a key already decided */
 		if (it->have_last &&
 			wc_compare_keys(WcRowKey(row), row->keylen, it->lastkey.data, it->lastkey.len) == 0)
@@ -359,6 +367,43 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 	}
 	MemoryContextSwitchTo(old);
 	return result;
+}
+
+/*
+ * Every version of the given runs in storage order (key, newest first), for
+ * compaction: no visibility check, no choice per key, no level 0.
+ */
+WcMergeIter *
+wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "widecol compaction merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	WcMergeIter *it = palloc0(sizeof(WcMergeIter));
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+
+	it->rel = rel;
+	it->snapshot = SnapshotAny;
+	it->cxt = cxt;
+	it->raw = true;
+	it->stats = &it->own_stats;
+	initStringInfo(&it->lastkey);
+	initStringInfo(&it->lastpk);
+	it->sources = palloc0(sizeof(Source) * Max(nruns, 1));
+	for (int i = 0; i < nruns; i++)
+	{
+		it->sources[i].is_run = true;
+		wc_run_reader_open(&it->sources[i].reader, rel, &runs[i], strategy);
+	}
+	it->nsources = nruns;
+	it->heap = binaryheap_allocate(Max(nruns, 1), heap_cmp, NULL);
+	for (int i = 0; i < nruns; i++)
+		if (source_advance(it, &it->sources[i]))
+			binaryheap_add_unordered(it->heap, PointerGetDatum(&it->sources[i]));
+	binaryheap_build(it->heap);
+	MemoryContextSwitchTo(old);
+	return it;
 }
 
 /* Accumulate this iterator's statistics into *stats (from now on). */

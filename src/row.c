@@ -132,6 +132,20 @@ wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b)
 	return 0;
 }
 
+/*
+ * Is b the same version as a?  Compaction freezes xids, so a frozen copy is
+ * the same version as its original: compare write times then.
+ */
+bool
+wc_same_version(const WcRowHeader *a, const WcRowHeader *b)
+{
+	if (a->write_ts != b->write_ts)
+		return false;
+	if (a->xid == FrozenTransactionId || b->xid == FrozenTransactionId)
+		return true;
+	return a->xid == b->xid && a->cid == b->cid;
+}
+
 /* Storage order: key ascending, then newest version first. */
 int
 wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b)

@@ -219,7 +219,7 @@ wc_version_is_current(Relation rel, WcRowHeader *row, ItemPointer tid,
 	live = wc_lookup_key(rel, snapshot, WcRowKey(row), row->keylen, row->pklen,
 						 false, &cur);
 	/* the same version, wherever a flush may have moved it */
-	return live != NULL && wc_compare_versions(live, row) == 0;
+	return live != NULL && wc_same_version(live, row);
 }
 
 bool

@@ -106,6 +106,11 @@ _PG_init(void)
 							"A read that passes over more tombstones than this in one partition fails (0 = never).",
 							NULL, &wc_tombstone_failure_threshold, 100000, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.gc_grace",
+							"Compaction purges tombstones and expired rows only once they are this old.",
+							"Cassandra's gc_grace_seconds.",
+							&wc_gc_grace_seconds, 10 * 24 * 3600, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol");
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -164,6 +164,7 @@ extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
 extern int	wc_compare_keys(const char *a, int alen, const char *b, int blen);
 extern int	wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b);
 extern int	wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b);
+extern bool wc_same_version(const WcRowHeader *a, const WcRowHeader *b);
 extern void wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm);
 extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
 extern bool wc_row_is_dead(const WcRowHeader *row, int64 now);
@@ -213,6 +214,7 @@ extern bool wc_manifest_gen_removable(uint64 storage_id, uint64 gen,
 									  TransactionId *retiring_xid);
 extern bool wc_manifest_gen_retired(WcManifest *m, uint64 gen);
 extern void wc_manifest_drop_storage(uint64 storage_id);
+extern void wc_manifest_drop_runs(uint64 storage_id, const uint64 *run_ids, int n);
 
 /* ---------- bloom (bloom.c) ---------- */
 #define WC_BLOOM_BITS_PER_KEY	10
@@ -355,6 +357,9 @@ extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
 								   const char *hi, int hilen, int bloom_pklen,
 								   BufferAccessStrategy strategy);
 extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
+extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
+extern int64 wc_compact(Relation rel);
+extern int	wc_gc_grace_seconds;
 extern int64 wc_merge_live_blocks(WcMergeIter *it);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
 extern void wc_merge_end(WcMergeIter *it);
