@@ -17,6 +17,7 @@ OBJS = \
 	src/merge.o \
 	src/flush.o \
 	src/compact.o \
+	src/reclaim.o \
 	src/scan.o \
 	src/modify.o \
 	src/conflict.o \

@@ -75,8 +75,11 @@ forget_old_gens(Relation rel, uint64 storage_id, WcManifest *m)
 	int			nremovable = 0;
 	WcMetaData	copy;
 	TransactionId latest = InvalidTransactionId;
+	BlockNumber *free_blks;
+	int			nfree = 0;
 
 	wc_meta_read(rel, &copy);
+	free_blks = palloc(sizeof(BlockNumber) * Max(copy.l0_pages, 1));
 	for (uint32 g = 0; g + 1 < copy.ngens; g++)
 	{
 		TransactionId xid = InvalidTransactionId;
@@ -91,6 +94,25 @@ forget_old_gens(Relation rel, uint64 storage_id, WcManifest *m)
 	}
 	if (nremovable == 0)
 		return;
+
+	/* their pages: collected before the metapage forgets where they are */
+	for (int r = 0; r < nremovable; r++)
+		for (uint32 g = 0; g + 1 < copy.ngens; g++)
+			if (copy.gens[g].gen == removable[r])
+			{
+				BlockNumber blk = copy.gens[g].head;
+
+				while (blk != InvalidBlockNumber && nfree < (int) copy.l0_pages)
+				{
+					Buffer		buf = ReadBuffer(rel, blk);
+
+					LockBuffer(buf, BUFFER_LOCK_SHARE);
+					wc_check_page(rel, buf, WC_PAGE_L0);
+					free_blks[nfree++] = blk;
+					blk = WcPageGetOpaque(BufferGetPage(buf))->aux;
+					UnlockReleaseBuffer(buf);
+				}
+			}
 
 	/* standby queries that may still read these generations must yield */
 	wc_log_snapshot_conflict(rel, latest);
@@ -116,6 +138,7 @@ forget_old_gens(Relation rel, uint64 storage_id, WcManifest *m)
 	UnlockReleaseBuffer(metabuf);
 	for (int r = 0; r < nremovable; r++)
 		wc_manifest_forget_gen(storage_id, removable[r]);
+	wc_free_pages(rel, free_blks, nfree, InvalidTransactionId);
 }
 
 /*
@@ -144,6 +167,12 @@ wc_flush(Relation rel, bool wait)
 		return -1;
 
 	seal_active_gen(rel);
+	{
+		WcMetaData	m0;
+
+		wc_meta_read(rel, &m0);
+		wc_reclaim_runs(rel, m0.storage_id);
+	}
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "widecol flush",
 								ALLOCSET_DEFAULT_SIZES);

@@ -251,6 +251,14 @@ wc_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
 	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,
 						rel->rd_rel->relpersistence);
+	/* the free space map lists reclaimed pages */
+	if (smgrexists(RelationGetSmgr(rel), FSM_FORKNUM))
+	{
+		smgrcreate(dstrel, FSM_FORKNUM, false);
+		log_smgrcreate(newrnode, FSM_FORKNUM);
+		RelationCopyStorage(RelationGetSmgr(rel), dstrel, FSM_FORKNUM,
+							rel->rd_rel->relpersistence);
+	}
 	RelationDropStorage(rel);
 	smgrclose(dstrel);
 }

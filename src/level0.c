@@ -98,7 +98,7 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 		}
 	}
 
-	newbuf = wc_extend_page(rel, NULL);
+	newbuf = wc_new_page(rel, NULL);
 	xs = GenericXLogStart(rel);
 	metapage = GenericXLogRegisterBuffer(xs, metabuf, 0);
 	newpage = GenericXLogRegisterBuffer(xs, newbuf, GENERIC_XLOG_FULL_IMAGE);

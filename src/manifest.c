@@ -303,6 +303,73 @@ wc_manifest_drop_runs(uint64 storage_id, const uint64 *run_ids, int n)
 		elog(ERROR, "widecol: compaction found %d of its %d input runs in the manifest", dropped, n);
 }
 
+/*
+ * Dropped runs whose dropping transaction committed before the horizon: no
+ * snapshot reads them.  *latest receives the newest such transaction.
+ */
+int
+wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
+						 WcRunSummary **out, TransactionId *latest)
+{
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+	int			n = 0,
+				cap = 8;
+	WcRunSummary *runs = palloc0(sizeof(WcRunSummary) * cap);
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+
+		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_DROPPED)
+			continue;
+		if (!TransactionIdIsNormal(xmin) || TransactionIdIsCurrentTransactionId(xmin) ||
+			!TransactionIdDidCommit(xmin) || !TransactionIdPrecedes(xmin, horizon))
+			continue;
+		if (n == cap)
+			runs = repalloc(runs, sizeof(WcRunSummary) * (cap *= 2));
+		runs[n].run_id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+		runs[n].header_block = (BlockNumber) DatumGetInt64(heap_getattr(tup, Anum_seg_header_block, RelationGetDescr(segrel), &isnull));
+		n++;
+		if (!TransactionIdIsValid(*latest) || TransactionIdFollows(xmin, *latest))
+			*latest = xmin;
+	}
+	systable_endscan(scan);
+	table_close(segrel, AccessShareLock);
+	*out = runs;
+	return n;
+}
+
+/* Delete the 'd' rows of runs whose pages were freed. */
+void
+wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+
+		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_DROPPED)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (run_ids[i] == id)
+			{
+				CatalogTupleDelete(segrel, &tup->t_self);
+				break;
+			}
+	}
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+}
+
 bool
 wc_manifest_gen_retired(WcManifest *m, uint64 gen)
 {

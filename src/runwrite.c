@@ -192,25 +192,48 @@ flush_pending(WcRunWriter *w)
 	BlockNumber first;
 	BlockNumber blknos[WC_PENDING_PAGES];
 	Page		pages[WC_PENDING_PAGES];
+	int			reused = 0;
 
 	if (w->npending == 0)
 		return;
-	LockRelationForExtension(w->rel, ExclusiveLock);
-	smgr = RelationGetSmgr(w->rel);
-	first = smgrnblocks(smgr, MAIN_FORKNUM);
 	for (int i = 0; i < w->npending; i++)
-	{
-		blknos[i] = first + i;
 		pages[i] = (Page) (w->pending + (Size) i * BLCKSZ);
-	}
-	if (RelationNeedsWAL(w->rel))
-		log_newpages(&w->rel->rd_node, MAIN_FORKNUM, w->npending, blknos, pages, true);
-	for (int i = 0; i < w->npending; i++)
+
+	/* reclaimed pages first, through shared buffers */
+	while (reused < w->npending)
 	{
-		PageSetChecksumInplace(pages[i], blknos[i]);
-		smgrextend(smgr, MAIN_FORKNUM, blknos[i], pages[i], false);
+		Buffer		buf = wc_reuse_page(w->rel, w->strategy);
+
+		if (!BufferIsValid(buf))
+			break;
+		START_CRIT_SECTION();
+		memcpy(BufferGetPage(buf), pages[reused], BLCKSZ);
+		MarkBufferDirty(buf);
+		if (RelationNeedsWAL(w->rel))
+			log_newpage_buffer(buf, true);
+		END_CRIT_SECTION();
+		blknos[reused] = BufferGetBlockNumber(buf);
+		UnlockReleaseBuffer(buf);
+		reused++;
 	}
-	UnlockRelationForExtension(w->rel, ExclusiveLock);
+
+	if (reused < w->npending)
+	{
+		LockRelationForExtension(w->rel, ExclusiveLock);
+		smgr = RelationGetSmgr(w->rel);
+		first = smgrnblocks(smgr, MAIN_FORKNUM);
+		for (int i = reused; i < w->npending; i++)
+			blknos[i] = first + (i - reused);
+		if (RelationNeedsWAL(w->rel))
+			log_newpages(&w->rel->rd_node, MAIN_FORKNUM, w->npending - reused,
+						 &blknos[reused], &pages[reused], true);
+		for (int i = reused; i < w->npending; i++)
+		{
+			PageSetChecksumInplace(pages[i], blknos[i]);
+			smgrextend(smgr, MAIN_FORKNUM, blknos[i], pages[i], false);
+		}
+		UnlockRelationForExtension(w->rel, ExclusiveLock);
+	}
 
 	for (int i = 0; i < w->npending; i++)
 	{

@@ -36,6 +36,7 @@ extern int64 wc_next_write_ts(void);
 #define WC_PAGE_RUN_DATA	4
 #define WC_PAGE_RUN_INDEX	5
 #define WC_PAGE_RUN_BLOOM	6
+#define WC_PAGE_FREE		7	/* reclaimed, listed in the free space map */
 
 #define WC_PAGE_FLAG_RAW	0x0001	/* data page payload is not compressed */
 
@@ -215,6 +216,16 @@ extern bool wc_manifest_gen_removable(uint64 storage_id, uint64 gen,
 extern bool wc_manifest_gen_retired(WcManifest *m, uint64 gen);
 extern void wc_manifest_drop_storage(uint64 storage_id);
 extern void wc_manifest_drop_runs(uint64 storage_id, const uint64 *run_ids, int n);
+extern int	wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
+									 WcRunSummary **out, TransactionId *latest);
+extern void wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n);
+
+/* reclaim.c */
+extern void wc_free_pages(Relation rel, const BlockNumber *blks, int n,
+						  TransactionId latest_xid);
+extern Buffer wc_reuse_page(Relation rel, BufferAccessStrategy strategy);
+extern Buffer wc_new_page(Relation rel, BufferAccessStrategy strategy);
+extern void wc_reclaim_runs(Relation rel, uint64 storage_id);
 
 /* ---------- bloom (bloom.c) ---------- */
 #define WC_BLOOM_BITS_PER_KEY	10

@@ -1,0 +1,171 @@
+/*
+ * reclaim.c — giving pages back and taking them again.
+ *
+ * Pages of runs dropped by compaction and of level-0 generations removed
+ * from the metapage become free once no snapshot can read them (the
+ * dropping transaction precedes the xid horizon; standbys get a snapshot
+ * conflict first).  A freed page is rewritten as a FREE page (WAL-logged)
+ * and recorded in the free space map.  Allocation takes pages from the FSM
+ * and checks that they really are FREE pages: the FSM is only a hint, as
+ * for indexes (it is not crash-safe and may be stale).
+ */
+#include "postgres.h"
+
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/procarray.h"
+
+#include "widecol.h"
+
+static void
+mark_free(Relation rel, BlockNumber blk)
+{
+	Buffer		buf = ReadBuffer(rel, blk);
+	Page		page;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buf);
+	START_CRIT_SECTION();
+	PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
+	WcPageGetOpaque(page)->type = WC_PAGE_FREE;
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+		log_newpage_buffer(buf, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(buf);
+	RecordFreeIndexPage(rel, blk);
+}
+
+/*
+ * Free pages that no snapshot reads any more; latest_xid is the newest
+ * transaction whose work made them unreachable (for standby conflicts).
+ */
+void
+wc_free_pages(Relation rel, const BlockNumber *blks, int n, TransactionId latest_xid)
+{
+	if (n == 0)
+		return;
+	wc_log_snapshot_conflict(rel, latest_xid);
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		mark_free(rel, blks[i]);
+	}
+	IndexFreeSpaceMapVacuum(rel);
+}
+
+/* A free page to reuse, zeroed content not guaranteed, locked; or InvalidBuffer. */
+Buffer
+wc_reuse_page(Relation rel, BufferAccessStrategy strategy)
+{
+	for (;;)
+	{
+		BlockNumber blk = GetFreeIndexPage(rel);
+		Buffer		buf;
+		Page		page;
+
+		if (blk == InvalidBlockNumber)
+			return InvalidBuffer;
+		if (blk == WC_META_BLOCK || blk >= RelationGetNumberOfBlocks(rel))
+			continue;
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+		if (ConditionalLockBuffer(buf))
+		{
+			page = BufferGetPage(buf);
+			if (!PageIsNew(page) &&
+				((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) &&
+				WcPageGetOpaque(page)->type == WC_PAGE_FREE)
+				return buf;
+			UnlockReleaseBuffer(buf);
+		}
+		else
+			ReleaseBuffer(buf);
+	}
+}
+
+/* A page for new contents: a free one if there is, else a new one. */
+Buffer
+wc_new_page(Relation rel, BufferAccessStrategy strategy)
+{
+	Buffer		buf = wc_reuse_page(rel, strategy);
+
+	return BufferIsValid(buf) ? buf : wc_extend_page(rel, strategy);
+}
+
+/* Every page of a run: its data pages (through the leaves) and its extent. */
+static int
+run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len;
+	WcRunHeader hdr;
+	int			n = 0,
+				cap;
+	BlockNumber *blks;
+	WcIndexEntry *entries = palloc(sizeof(WcIndexEntry) * WC_MAX_INDEX_ENTRIES);
+	const char *p = wc_read_run_page_soft(rel, run->header_block, WC_PAGE_RUN_HEADER,
+										  run->run_id, payload.data, &len, &op, NULL);
+
+	if (p || len < sizeof(WcRunHeader))
+	{
+		ereport(WARNING,
+				(errmsg("widecol: cannot reclaim run %llu of \"%s\": %s",
+						(unsigned long long) run->run_id, RelationGetRelationName(rel),
+						p ? p : "short header")));
+		return -1;
+	}
+	memcpy(&hdr, payload.data, sizeof(WcRunHeader));
+	cap = hdr.ndata_pages + hdr.extent_pages + 1;
+	blks = palloc(sizeof(BlockNumber) * cap);
+	for (BlockNumber leaf = hdr.leaf_first; leaf < hdr.leaf_first + hdr.nleaf_pages; leaf++)
+	{
+		p = wc_read_run_page_soft(rel, leaf, WC_PAGE_RUN_INDEX, run->run_id,
+								  payload.data, &len, &op, NULL);
+		if (p || !wc_parse_index_soft(payload.data, len, op.count, entries))
+		{
+			ereport(WARNING,
+					(errmsg("widecol: cannot reclaim run %llu of \"%s\": leaf %u unreadable",
+							(unsigned long long) run->run_id, RelationGetRelationName(rel), leaf)));
+			return -1;
+		}
+		for (uint32 e = 0; e < op.count && n < cap; e++)
+			blks[n++] = entries[e].child;
+	}
+	for (uint32 i = 0; i < hdr.extent_pages && n < cap; i++)
+		blks[n++] = run->header_block + i;
+	*out = blks;
+	return n;
+}
+
+/*
+ * Free the pages of runs that compaction dropped, once no snapshot can read
+ * them.  Called with the table's ShareUpdateExclusiveLock (flush, compact).
+ */
+void
+wc_reclaim_runs(Relation rel, uint64 storage_id)
+{
+	TransactionId horizon = GetOldestNonRemovableTransactionId(rel);
+	TransactionId latest = InvalidTransactionId;
+	WcRunSummary *runs;
+	int			nruns = wc_manifest_dropped_runs(storage_id, horizon, &runs, &latest);
+	uint64	   *done = palloc(sizeof(uint64) * Max(nruns, 1));
+	int			ndone = 0;
+
+	for (int i = 0; i < nruns; i++)
+	{
+		BlockNumber *blks;
+		int			n = run_pages(rel, &runs[i], &blks);
+
+		if (n < 0)
+			continue;
+		wc_free_pages(rel, blks, n, latest);
+		done[ndone++] = runs[i].run_id;
+		elog(DEBUG1, "widecol: reclaimed %d pages of run %llu of \"%s\"",
+			 n, (unsigned long long) runs[i].run_id, RelationGetRelationName(rel));
+	}
+	if (ndone > 0)
+		wc_manifest_forget_runs(storage_id, done, ndone);
+}
