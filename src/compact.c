@@ -64,6 +64,8 @@ wc_compact(Relation rel)
 				 errmsg("cannot compact a widecol table during recovery")));
 	LockRelation(rel, ShareUpdateExclusiveLock);
 	wc_flush(rel, true);
+	/* the flush's manifest rows are ours to update below */
+	CommandCounterIncrement();
 	horizon = GetOldestNonRemovableTransactionId(rel);
 
 	wc_meta_read(rel, &meta);
