@@ -7,6 +7,8 @@
 
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 #include "widecol.h"
 
@@ -137,19 +139,70 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 	block->blkno = blkno;
 }
 
+/*
+ * Run headers never change, and a run id is never reused within a storage
+ * (relfilenode), so a backend keeps the headers it has read: a seek then
+ * costs no header page per run.
+ */
+typedef struct HeaderKey
+{
+	RelFileNode node;
+	uint64		run_id;
+	BlockNumber header_block;
+} HeaderKey;
+
+typedef struct HeaderEntry
+{
+	HeaderKey	key;
+	WcRunHeader hdr;
+} HeaderEntry;
+
+static HTAB *header_cache = NULL;
+
+#define HEADER_CACHE_MAX 4096
+
 static void
 read_header(WcRunReader *r)
 {
 	PGAlignedBlock payload;
 	WcPageOpaqueData op;
-	Size		len = read_run_page(r->rel, r->summary->header_block, WC_PAGE_RUN_HEADER,
-									r->summary->run_id, payload.data, &op, r->strategy);
+	Size		len;
+	HeaderKey	key;
+	HeaderEntry *e;
+	bool		found;
 
+	if (header_cache == NULL || hash_get_num_entries(header_cache) >= HEADER_CACHE_MAX)
+	{
+		HASHCTL		ctl;
+
+		if (header_cache)
+			hash_destroy(header_cache);
+		ctl.keysize = sizeof(HeaderKey);
+		ctl.entrysize = sizeof(HeaderEntry);
+		ctl.hcxt = TopMemoryContext;
+		header_cache = hash_create("widecol run headers", 256, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.node = r->rel->rd_node;
+	key.run_id = r->summary->run_id;
+	key.header_block = r->summary->header_block;
+	e = hash_search(header_cache, &key, HASH_FIND, NULL);
+	if (e)
+	{
+		r->hdr = e->hdr;
+		return;
+	}
+
+	len = read_run_page(r->rel, r->summary->header_block, WC_PAGE_RUN_HEADER,
+						r->summary->run_id, payload.data, &op, r->strategy);
 	if (len < sizeof(WcRunHeader))
 		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "short run header");
 	memcpy(&r->hdr, payload.data, sizeof(WcRunHeader));
 	if (r->hdr.magic != WC_RUN_MAGIC || r->hdr.run_id != r->summary->run_id)
 		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "bad run header");
+	e = hash_search(header_cache, &key, HASH_ENTER, &found);
+	e->hdr = r->hdr;
 }
 
 typedef WcIndexEntry IndexEntry;
