@@ -418,6 +418,7 @@ typedef struct SeekState
 	Partition  *pending;
 	WcMergeStats stats;
 	int			total_parts;
+	MemoryContext keycxt;		/* decoded key values of the current row */
 } SeekState;
 
 static Node *
@@ -437,6 +438,8 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
 	s->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+	s->keycxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek keys",
+									  ALLOCSET_SMALL_SIZES);
 }
 
 static int
@@ -713,7 +716,7 @@ seek_next(ScanState *ss)
 		return ExecClearTuple(slot);
 	part = (Partition *) DatumGetPointer(binaryheap_remove_first(s->heap));
 	s->pending = part;
-	wc_store_row_ref(slot, ss->ss_currentRelation, part->cur, &part->tid);
+	wc_store_row_ref(slot, ss->ss_currentRelation, part->cur, &part->tid, s->keycxt);
 	return slot;
 }
 

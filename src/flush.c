@@ -75,11 +75,10 @@ forget_old_gens(Relation rel, uint64 storage_id, WcManifest *m)
 	int			nremovable = 0;
 	WcMetaData	copy;
 	TransactionId latest = InvalidTransactionId;
-	BlockNumber *free_blks;
-	int			nfree = 0;
+	BlockNumber **free_blks;
+	int		   *nfree;
 
 	wc_meta_read(rel, &copy);
-	free_blks = palloc(sizeof(BlockNumber) * Max(copy.l0_pages, 1));
 	for (uint32 g = 0; g + 1 < copy.ngens; g++)
 	{
 		TransactionId xid = InvalidTransactionId;
@@ -96,23 +95,28 @@ forget_old_gens(Relation rel, uint64 storage_id, WcManifest *m)
 		return;
 
 	/* their pages: collected before the metapage forgets where they are */
+	free_blks = palloc(sizeof(BlockNumber *) * nremovable);
+	nfree = palloc0(sizeof(int) * nremovable);
 	for (int r = 0; r < nremovable; r++)
+	{
+		free_blks[r] = palloc(sizeof(BlockNumber) * Max(copy.l0_pages, 1));
 		for (uint32 g = 0; g + 1 < copy.ngens; g++)
 			if (copy.gens[g].gen == removable[r])
 			{
 				BlockNumber blk = copy.gens[g].head;
 
-				while (blk != InvalidBlockNumber && nfree < (int) copy.l0_pages)
+				while (blk != InvalidBlockNumber && nfree[r] < (int) copy.l0_pages)
 				{
 					Buffer		buf = ReadBuffer(rel, blk);
 
 					LockBuffer(buf, BUFFER_LOCK_SHARE);
 					wc_check_page(rel, buf, WC_PAGE_L0);
-					free_blks[nfree++] = blk;
+					free_blks[r][nfree[r]++] = blk;
 					blk = WcPageGetOpaque(BufferGetPage(buf))->aux;
 					UnlockReleaseBuffer(buf);
 				}
 			}
+	}
 
 	/* standby queries that may still read these generations must yield */
 	wc_log_snapshot_conflict(rel, latest);
@@ -138,7 +142,8 @@ forget_old_gens(Relation rel, uint64 storage_id, WcManifest *m)
 	UnlockReleaseBuffer(metabuf);
 	for (int r = 0; r < nremovable; r++)
 		wc_manifest_forget_gen(storage_id, removable[r]);
-	wc_free_pages(rel, free_blks, nfree, InvalidTransactionId);
+	for (int r = 0; r < nremovable; r++)
+		wc_free_pages(rel, free_blks[r], nfree[r], removable[r], true, InvalidTransactionId);
 }
 
 /*

@@ -27,10 +27,14 @@
 
 PG_FUNCTION_INFO_V1(widecol_am_handler);
 
+/*
+ * Virtual slots: a stored version is deformed and its key columns decoded
+ * from the key (they are not repeated in the stored tuple).
+ */
 static const TupleTableSlotOps *
 wc_slot_callbacks(Relation rel)
 {
-	return &TTSOpsMinimalTuple;
+	return &TTSOpsVirtual;
 }
 
 static void

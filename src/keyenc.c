@@ -239,6 +239,82 @@ decode_value(Oid typid, const unsigned char **p, const unsigned char *end, Datum
 	return false;
 }
 
+/* Length of one encoded component at p (complemented when desc), or -1. */
+static int
+component_len(Oid typid, const unsigned char *p, const unsigned char *end, bool desc)
+{
+	unsigned char z = desc ? 0xFF : 0x00;
+	const unsigned char *q = p;
+
+	switch (typid)
+	{
+		case INT2OID:
+			return end - p >= 2 ? 2 : -1;
+		case INT4OID:
+		case DATEOID:
+			return end - p >= 4 ? 4 : -1;
+		case INT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return end - p >= 8 ? 8 : -1;
+		case BOOLOID:
+			return end - p >= 1 ? 1 : -1;
+		case UUIDOID:
+			return end - p >= UUID_LEN ? UUID_LEN : -1;
+		case TEXTOID:
+		case VARCHAROID:
+		case BYTEAOID:
+			while (end - q >= 2)
+			{
+				if (*q != z)
+					q++;
+				else if (q[1] == z)
+					return (int) (q + 2 - p);	/* terminator */
+				else
+					q += 2;		/* escaped zero */
+			}
+			return -1;
+	}
+	return -1;
+}
+
+/*
+ * Decode every key column of an encoded key into values/isnull (indexed by
+ * attribute number - 1).  By-reference values are palloc'd in the current
+ * memory context.  Rows store their key columns only in the key (the tuple
+ * has NULLs there), so readers rebuild them from it.
+ */
+void
+wc_decode_key_into(WcTableInfo *info, const char *key, int keylen,
+				   Datum *values, bool *isnull)
+{
+	const unsigned char *p = (const unsigned char *) key;
+	const unsigned char *end = p + keylen;
+	unsigned char buf[WC_MAX_KEY_SIZE];
+
+	for (int i = 0; i < info->npk + info->nck; i++)
+	{
+		const WcKeyColumn *col = &info->cols[i];
+		int			len = component_len(col->typid, p, end, col->desc);
+		const unsigned char *c = p;
+		Datum		d;
+
+		if (len < 0 || len > WC_MAX_KEY_SIZE)
+			elog(ERROR, "widecol: malformed key (column %d)", i + 1);
+		if (col->desc)
+		{
+			for (int j = 0; j < len; j++)
+				buf[j] = ~p[j];
+			c = buf;
+		}
+		if (!decode_value(col->typid, &c, c + len, &d))
+			elog(ERROR, "widecol: malformed key (column %d)", i + 1);
+		values[col->attnum - 1] = d;
+		isnull[col->attnum - 1] = false;
+		p += len;
+	}
+}
+
 /* "(v1, v2)" for the partition key prefix of a key, for messages. */
 char *
 wc_describe_partition(Relation rel, const char *key, int pklen)

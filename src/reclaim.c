@@ -19,31 +19,53 @@
 
 #include "widecol.h"
 
-static void
-mark_free(Relation rel, BlockNumber blk)
+/*
+ * Turn one page into a FREE page if it still belongs to the segment being
+ * freed.  Freeing is not transactional while forgetting the segment is: if
+ * the transaction that freed pages aborts, the next reclaim finds the same
+ * segment again, and its pages may have been reused by then.
+ */
+static bool
+mark_free(Relation rel, BlockNumber blk, uint64 segment, bool level0)
 {
 	Buffer		buf = ReadBuffer(rel, blk);
 	Page		page;
+	uint16		type;
+	bool		ours;
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buf);
-	START_CRIT_SECTION();
-	PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
-	WcPageGetOpaque(page)->type = WC_PAGE_FREE;
-	MarkBufferDirty(buf);
-	if (RelationNeedsWAL(rel))
-		log_newpage_buffer(buf, true);
-	END_CRIT_SECTION();
+	type = PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ?
+		0 : WcPageGetOpaque(page)->type;
+	ours = type != 0 && WcPageGetOpaque(page)->segment == segment &&
+		(level0 ? type == WC_PAGE_L0 :
+		 (type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
+		  type == WC_PAGE_RUN_INDEX || type == WC_PAGE_RUN_BLOOM));
+	if (ours)
+	{
+		START_CRIT_SECTION();
+		PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
+		WcPageGetOpaque(page)->type = WC_PAGE_FREE;
+		MarkBufferDirty(buf);
+		if (RelationNeedsWAL(rel))
+			log_newpage_buffer(buf, true);
+		END_CRIT_SECTION();
+	}
 	UnlockReleaseBuffer(buf);
-	RecordFreeIndexPage(rel, blk);
+	if (ours)
+		RecordFreeIndexPage(rel, blk);
+	return ours;
 }
 
 /*
- * Free pages that no snapshot reads any more; latest_xid is the newest
- * transaction whose work made them unreachable (for standby conflicts).
+ * Free the pages of a segment (a run, or a level-0 generation) that no
+ * snapshot reads any more; latest_xid is the newest transaction whose work
+ * made them unreachable (for standby conflicts; invalid if already logged).
  */
 void
-wc_free_pages(Relation rel, const BlockNumber *blks, int n, TransactionId latest_xid)
+wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 segment,
+			  bool level0, TransactionId latest_xid)
 {
 	if (n == 0)
 		return;
@@ -51,7 +73,7 @@ wc_free_pages(Relation rel, const BlockNumber *blks, int n, TransactionId latest
 	for (int i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		mark_free(rel, blks[i]);
+		mark_free(rel, blks[i], segment, level0);
 	}
 	IndexFreeSpaceMapVacuum(rel);
 }
@@ -81,7 +103,12 @@ wc_reuse_page(Relation rel, BufferAccessStrategy strategy)
 			UnlockReleaseBuffer(buf);
 		}
 		else
+		{
+			/* busy (a sampling reader?): leave it for another time */
 			ReleaseBuffer(buf);
+			RecordFreeIndexPage(rel, blk);
+			return InvalidBuffer;
+		}
 	}
 }
 
@@ -111,11 +138,11 @@ run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
 
 	if (p || len < sizeof(WcRunHeader))
 	{
-		ereport(WARNING,
-				(errmsg("widecol: cannot reclaim run %llu of \"%s\": %s",
-						(unsigned long long) run->run_id, RelationGetRelationName(rel),
-						p ? p : "short header")));
-		return -1;
+		/* freed before by a transaction that aborted, maybe reused since */
+		elog(DEBUG1, "widecol: run %llu of \"%s\" has no header any more: %s",
+			 (unsigned long long) run->run_id, RelationGetRelationName(rel),
+			 p ? p : "short header");
+		return 0;
 	}
 	memcpy(&hdr, payload.data, sizeof(WcRunHeader));
 	cap = hdr.ndata_pages + hdr.extent_pages + 1;
@@ -125,12 +152,7 @@ run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
 		p = wc_read_run_page_soft(rel, leaf, WC_PAGE_RUN_INDEX, run->run_id,
 								  payload.data, &len, &op, NULL);
 		if (p || !wc_parse_index_soft(payload.data, len, op.count, entries))
-		{
-			ereport(WARNING,
-					(errmsg("widecol: cannot reclaim run %llu of \"%s\": leaf %u unreadable",
-							(unsigned long long) run->run_id, RelationGetRelationName(rel), leaf)));
-			return -1;
-		}
+			continue;			/* freed before (see mark_free); its blocks may be gone */
 		for (uint32 e = 0; e < op.count && n < cap; e++)
 			blks[n++] = entries[e].child;
 	}
@@ -156,12 +178,10 @@ wc_reclaim_runs(Relation rel, uint64 storage_id)
 
 	for (int i = 0; i < nruns; i++)
 	{
-		BlockNumber *blks;
+		BlockNumber *blks = NULL;
 		int			n = run_pages(rel, &runs[i], &blks);
 
-		if (n < 0)
-			continue;
-		wc_free_pages(rel, blks, n, latest);
+		wc_free_pages(rel, blks, n, runs[i].run_id, false, latest);
 		done[ndone++] = runs[i].run_id;
 		elog(DEBUG1, "widecol: reclaimed %d pages of run %llu of \"%s\"",
 			 n, (unsigned long long) runs[i].run_id, RelationGetRelationName(rel));

@@ -60,6 +60,17 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 				values[i] = PointerGetDatum(detoast_attr(v));
 			}
 		}
+		/* key columns live in the key only: NULL in the stored tuple */
+		if (!WcTableIsKeyless(info))
+		{
+			bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+
+			memcpy(nulls, isnull, sizeof(bool) * desc->natts);
+			for (int i = 0; i < info->npk + info->nck; i++)
+				nulls[info->cols[i].attnum - 1] = true;
+			isnull = nulls;
+			hasnull = true;
+		}
 		/* the MinimalTuple is formed in place, as heap_form_minimal_tuple does */
 		hoff = SizeofMinimalTupleHeader;
 		if (hasnull)
@@ -102,6 +113,8 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 						&mt->t_infomask, hasnull ? mt->t_bits : NULL);
 		if (values != slot->tts_values)
 			pfree(values);
+		if (isnull != slot->tts_isnull)
+			pfree(isnull);
 	}
 	return row;
 }

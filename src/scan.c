@@ -20,6 +20,7 @@ typedef struct WcScanDescData
 	WcMergeIter *iter;
 	BufferAccessStrategy strategy;
 	MemoryContext cxt;			/* lives as long as the scan (not per tuple) */
+	MemoryContext keycxt;		/* decoded key values of the current row */
 
 	/* ANALYZE: the rows of the sampled block */
 	bool		an_is_l0;
@@ -32,43 +33,58 @@ typedef struct WcScanDescData
 
 typedef WcScanDescData *WcScanDesc;
 
+/*
+ * Put a version into a (virtual) slot: the stored tuple's columns, with the
+ * key columns decoded from the key (the tuple holds NULLs there), and the
+ * defaults of columns added after the version was written.
+ */
+static void
+fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	MinimalTuple mt = WcRowTuple(row);
+	HeapTupleData htup;
+	WcTableInfo *info = wc_table_info(rel);
+	int			stored;
+
+	ExecClearTuple(slot);
+	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	heap_deform_tuple(&htup, desc, slot->tts_values, slot->tts_isnull);
+	stored = HeapTupleHeaderGetNatts(htup.t_data);
+	for (int i = stored; i < desc->natts; i++)
+		slot->tts_values[i] = getmissingattr(desc, i + 1, &slot->tts_isnull[i]);
+	if (!WcTableIsKeyless(info))
+		wc_decode_key_into(info, WcRowKey(row), row->keylen,
+						   slot->tts_values, slot->tts_isnull);
+	ExecStoreVirtualTuple(slot);
+	slot->tts_tid = *tid;
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+/* Store a copy of a version: the slot owns its values. */
 void
 wc_store_row(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
 {
-	MinimalTuple mt = WcRowTuple(row);
-	MemoryContext old = MemoryContextSwitchTo(slot->tts_mcxt);
-	MinimalTuple copy = heap_copy_minimal_tuple(mt);
-
-	MemoryContextSwitchTo(old);
-	ExecForceStoreMinimalTuple(copy, slot, true);
-	slot->tts_tid = *tid;
-	slot->tts_tableOid = RelationGetRelid(rel);
+	fill_slot(slot, rel, row, tid);
+	ExecMaterializeSlot(slot);
 }
 
 /*
  * Store a version that stays valid until the scan's next call (a merge
  * iterator's current row) without copying it, as heap scans keep tuples in
- * pinned buffers.
+ * pinned buffers.  Decoded key values live in keycxt, reset for every row.
  */
 void
-wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
+wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
+				 MemoryContext keycxt)
 {
-	MinimalTuple mt = WcRowTuple(row);
+	MemoryContext old;
 
-	if (TTS_IS_MINIMALTUPLE(slot))
-		ExecStoreMinimalTuple(mt, slot, false);
-	else
-	{
-		HeapTupleData htup;
-
-		ExecClearTuple(slot);
-		htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
-		htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
-		heap_deform_tuple(&htup, slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
-		ExecStoreVirtualTuple(slot);
-	}
-	slot->tts_tid = *tid;
-	slot->tts_tableOid = RelationGetRelid(rel);
+	MemoryContextReset(keycxt);
+	old = MemoryContextSwitchTo(keycxt);
+	fill_slot(slot, rel, row, tid);
+	MemoryContextSwitchTo(old);
 }
 
 TableScanDesc
@@ -95,6 +111,8 @@ wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 
 	scan = palloc0(sizeof(WcScanDescData));
 	scan->cxt = CurrentMemoryContext;
+	scan->keycxt = AllocSetContextCreate(CurrentMemoryContext, "widecol scan keys",
+										 ALLOCSET_SMALL_SIZES);
 	scan->rs_base.rs_rd = rel;
 	scan->rs_base.rs_snapshot = snapshot;
 	scan->rs_base.rs_nkeys = nkeys;
@@ -119,6 +137,7 @@ wc_scan_end(TableScanDesc sscan)
 		FreeAccessStrategy(scan->strategy);
 	if (scan->rs_base.rs_flags & SO_TEMP_SNAPSHOT)
 		UnregisterSnapshot(scan->rs_base.rs_snapshot);
+	MemoryContextDelete(scan->keycxt);
 	pfree(scan);
 }
 
@@ -161,7 +180,7 @@ wc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		ExecClearTuple(slot);
 		return false;
 	}
-	wc_store_row_ref(slot, scan->rs_base.rs_rd, row, &tid);
+	wc_store_row_ref(slot, scan->rs_base.rs_rd, row, &tid, scan->keycxt);
 	return true;
 }
 

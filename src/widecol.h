@@ -125,6 +125,8 @@ extern void wc_encode_key(Relation rel, WcTableInfo *info, Datum *values,
 extern void wc_encode_rowid(uint64 rowid, StringInfo buf);
 extern void wc_encode_column(StringInfo buf, const WcKeyColumn *col, Datum value);
 extern char *wc_describe_partition(Relation rel, const char *key, int pklen);
+extern void wc_decode_key_into(WcTableInfo *info, const char *key, int keylen,
+							   Datum *values, bool *isnull);
 
 /* ---------- options (options.c) ---------- */
 extern WcTableInfo *wc_table_info(Relation rel);
@@ -222,7 +224,7 @@ extern void wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, in
 
 /* reclaim.c */
 extern void wc_free_pages(Relation rel, const BlockNumber *blks, int n,
-						  TransactionId latest_xid);
+						  uint64 segment, bool level0, TransactionId latest_xid);
 extern Buffer wc_reuse_page(Relation rel, BufferAccessStrategy strategy);
 extern Buffer wc_new_page(Relation rel, BufferAccessStrategy strategy);
 extern void wc_reclaim_runs(Relation rel, uint64 storage_id);
@@ -389,7 +391,8 @@ extern bool wc_version_is_current(Relation rel, WcRowHeader *row,
 extern void wc_store_row(TupleTableSlot *slot, Relation rel,
 						 WcRowHeader *row, ItemPointer tid);
 extern void wc_store_row_ref(TupleTableSlot *slot, Relation rel,
-							 WcRowHeader *row, ItemPointer tid);
+							 WcRowHeader *row, ItemPointer tid,
+							 MemoryContext keycxt);
 
 extern const TableAmRoutine *wc_get_routine(void);
 
