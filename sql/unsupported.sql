@@ -199,3 +199,20 @@ SELECT count(*), count(DISTINCT pk), sum(ck) FROM u_t;
 
 DROP VIEW u_view;
 DROP TABLE u_t, u_heap;
+
+-- key columns are protected also when a change comes from elsewhere: a
+-- parent table's ALTER recursing into a widecol child, or a dropped domain
+CREATE TABLE u_parent_t (pk int, v text);
+CREATE TABLE u_child (pk int, v text) USING widecol WITH (widecol.partition_key = 'pk');
+ALTER TABLE u_child INHERIT u_parent_t;
+ALTER TABLE u_parent_t DROP COLUMN pk;
+ALTER TABLE u_parent_t ALTER COLUMN pk TYPE bigint;
+ALTER TABLE u_parent_t RENAME COLUMN pk TO id;
+ALTER TABLE u_parent_t RENAME COLUMN v TO w;
+SELECT attname FROM pg_attribute WHERE attrelid = 'u_child'::regclass AND attnum > 0 ORDER BY attnum;
+DROP TABLE u_child, u_parent_t;
+CREATE DOMAIN u_dom AS int;
+CREATE TABLE u_domt (pk u_dom, v text) USING widecol WITH (widecol.partition_key = 'pk');
+DROP DOMAIN u_dom CASCADE;
+DROP TABLE u_domt;
+DROP DOMAIN u_dom;

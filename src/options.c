@@ -20,6 +20,7 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
+#include "catalog/pg_inherits.h"
 #include "access/relation.h"
 #include "storage/bufmgr.h"
 #include "catalog/pg_am.h"
@@ -478,6 +479,33 @@ refuse_foreign_key(Relation rel, Node *def)
 				 errhint("Check references in the application, or keep the referencing data in a heap table.")));
 }
 
+/*
+ * A column change on a table recurses into the tables that inherit from it:
+ * refuse it when it would reach a key column of a widecol child.
+ */
+static void
+refuse_in_inheritors(Oid relid, const char *colname, const char *what)
+{
+	List	   *children;
+	ListCell   *lc;
+
+	if (!OidIsValid(relid) || colname == NULL)
+		return;
+	children = find_all_inheritors(relid, NoLock, NULL);
+	foreach(lc, children)
+	{
+		Oid			child = lfirst_oid(lc);
+
+		if (child != relid && wc_relation_is_widecol(child))
+		{
+			Relation	rel = table_open(child, AccessShareLock);
+
+			refuse_key_column_change(rel, colname, what);
+			table_close(rel, AccessShareLock);
+		}
+	}
+}
+
 /* ---------- the hook ---------- */
 
 static void
@@ -645,6 +673,18 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 
 	if (stmt->objtype != OBJECT_TABLE || !wc_relation_is_widecol(relid))
 	{
+		if (stmt->relation && stmt->relation->inh)
+		{
+			foreach(lc, stmt->cmds)
+			{
+				AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+				if (cmd->subtype == AT_DropColumn)
+					refuse_in_inheritors(relid, cmd->name, "drop");
+				else if (cmd->subtype == AT_AlterColumnType)
+					refuse_in_inheritors(relid, cmd->name, "change the type of");
+			}
+		}
 		call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 		return;
 	}
@@ -808,6 +848,8 @@ wc_process_utility(PlannedStmt *pstmt, const char *queryString,
 						refuse_key_column_change(rel, stmt->subname, "rename");
 						table_close(rel, AccessShareLock);
 					}
+					else if (stmt->relation->inh)
+						refuse_in_inheritors(relid, stmt->subname, "rename");
 				}
 				break;
 			}
@@ -824,6 +866,22 @@ wc_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId > 0 &&
+		wc_relation_is_widecol(objectId))
+	{
+		Relation	rel = relation_open(objectId, AccessShareLock);
+		WcTableInfo *info = wc_table_info(rel);
+
+		for (int i = 0; i < info->npk + info->nck; i++)
+			if (info->cols[i].attnum == subId)
+				ereport(ERROR,
+						(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+						 errmsg("cannot drop key column \"%s\" of widecol table \"%s\"",
+								NameStr(TupleDescAttr(RelationGetDescr(rel), subId - 1)->attname),
+								RelationGetRelationName(rel)),
+						 errhint("Drop the table, or copy its rows into a table with another key first.")));
+		relation_close(rel, AccessShareLock);
+	}
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
 		wc_relation_is_widecol(objectId))
 	{
