@@ -39,7 +39,9 @@ ALTER TABLE u_fk ADD CONSTRAINT v_check CHECK (v <> '');
 DROP TABLE u_fk, u_parent;
 
 ---------------------------------------------------------------------------
--- Row locks: SELECT ... FOR UPDATE / FOR SHARE, also nested
+-- Row locks: SELECT ... FOR UPDATE / FOR SHARE are supported (they used to
+-- be refused); here they just run, also nested; their locking is shown by
+-- the isolation spec row_locks
 ---------------------------------------------------------------------------
 SELECT * FROM u_t WHERE pk = 1 AND ck = 1 FOR UPDATE;
 SELECT * FROM u_t WHERE pk = 1 AND ck = 1 FOR SHARE;
@@ -56,6 +58,10 @@ SELECT * FROM u_heap, u_t FOR UPDATE OF u_t;
 -- in a view and a function
 CREATE VIEW u_v AS SELECT * FROM u_t FOR UPDATE;
 CREATE FUNCTION u_f() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM (SELECT * FROM u_t FOR SHARE) s $$;
+SELECT count(*) FROM u_v;
+SELECT u_f();
+DROP VIEW u_v;
+DROP FUNCTION u_f();
 -- locking only a heap table in a join with a widecol table is fine
 SELECT h.a, u.v FROM u_heap h JOIN u_t u ON u.ck = h.a ORDER BY h.a FOR UPDATE OF h;
 

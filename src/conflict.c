@@ -96,11 +96,11 @@ wc_check_write_conflict(Relation rel, WcRowHeader *old, ItemPointer otid,
 }
 
 /*
- * tuple_lock: used by EvalPlanQual (READ COMMITTED re-check after
- * TM_Updated, with TUPLE_LOCK_FLAG_FIND_LAST_VERSION) and by BEFORE ROW
- * triggers.  It returns the newest committed version of the key, waiting for
- * in-progress writers; it holds no lock afterwards (SELECT ... FOR UPDATE is
- * refused at parse analysis), so the following UPDATE re-checks.
+ * tuple_lock: used by SELECT ... FOR UPDATE/SHARE, by EvalPlanQual (READ
+ * COMMITTED re-check after TM_Updated, with TUPLE_LOCK_FLAG_FIND_LAST_VERSION)
+ * and by BEFORE ROW triggers.  It returns the newest committed version of the
+ * key, waiting for in-progress writers.  Only explicit row locks keep a lock
+ * (see below): for the others the following UPDATE re-checks.
  */
 TM_Result
 wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
@@ -116,6 +116,30 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		tmfd->ctid = *tid;
 		tmfd->xmax = InvalidTransactionId;
 		return TM_Deleted;
+	}
+
+	/*
+	 * SELECT ... FOR UPDATE/SHARE (ExecLockRows is the caller that asks to
+	 * lock in-progress updates): hold the key lock until the transaction
+	 * ends, in share mode for FOR [KEY] SHARE; UPDATE and DELETE take the
+	 * same lock exclusively before they write, so they wait for it.
+	 */
+	if (flags & TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS)
+	{
+		LOCKTAG		tag;
+		LOCKMODE	lm = (mode == LockTupleExclusive || mode == LockTupleNoKeyExclusive) ?
+			ExclusiveLock : ShareLock;
+
+		key_locktag(rel, WcRowKey(old), old->keylen, &tag);
+		if (LockAcquire(&tag, lm, false, wait_policy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
+		{
+			if (wait_policy == LockWaitSkip)
+				return TM_WouldBlock;
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not obtain lock on row in relation \"%s\"",
+							RelationGetRelationName(rel))));
+		}
 	}
 	for (;;)
 	{

@@ -1,9 +1,9 @@
 /*
  * planner.c — planner and parse-analysis hooks.
  *
- * For now: no parallel paths for widecol relations (their scans are not
- * parallel-aware yet), and SELECT ... FOR UPDATE/SHARE refused while the
- * query is analysed, before anything runs.
+ * No parallel paths for widecol relations (their scans are not parallel
+ * aware yet); the seek path (customscan.c); and INSERT ... ON CONFLICT
+ * refused while the query is analysed, before anything runs.
  */
 #include "postgres.h"
 
@@ -33,27 +33,14 @@ wc_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 }
 
 static bool
-check_row_marks(Node *node, void *context)
+check_query(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
 	if (IsA(node, Query))
 	{
 		Query	   *q = (Query *) node;
-		ListCell   *lc;
 
-		foreach(lc, q->rowMarks)
-		{
-			RowMarkClause *rc = lfirst_node(RowMarkClause, lc);
-			RangeTblEntry *rte = rt_fetch(rc->rti, q->rtable);
-
-			if (rte->rtekind == RTE_RELATION && wc_relation_is_widecol(rte->relid))
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("SELECT ... FOR UPDATE/SHARE is not supported on widecol table \"%s\"",
-								get_rel_name(rte->relid)),
-						 errhint("widecol rows are versions written by last-write-wins; use UPDATE ... WHERE on the key directly.")));
-		}
 		/* without an arbiter index, ON CONFLICT DO NOTHING would just upsert */
 		if (q->onConflict && q->resultRelation > 0)
 		{
@@ -66,9 +53,9 @@ check_row_marks(Node *node, void *context)
 								get_rel_name(rte->relid)),
 						 errhint("INSERT into a widecol table already replaces a row with the same key.")));
 		}
-		return query_tree_walker(q, check_row_marks, context, 0);
+		return query_tree_walker(q, check_query, context, 0);
 	}
-	return expression_tree_walker(node, check_row_marks, context);
+	return expression_tree_walker(node, check_query, context);
 }
 
 static void
@@ -76,7 +63,7 @@ wc_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 {
 	if (prev_post_parse_analyze)
 		prev_post_parse_analyze(pstate, query, jstate);
-	check_row_marks((Node *) query, NULL);
+	check_query((Node *) query, NULL);
 }
 
 void
