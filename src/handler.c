@@ -284,9 +284,9 @@ min_l0_xid(WcRowHeader *row, ItemPointer tid, void *arg)
 
 /*
  * VACUUM keeps relfrozenxid honest: it may advance only to the oldest xid
- * still stored in any run a snapshot could read (manifest rows read with
- * SnapshotAny, so runs dropped but still visible to old snapshots count) or
- * in level 0, and never past the oldest running transaction.  Rewriting old
+ * still stored in any run a snapshot could read (runs dropped by compaction
+ * count until no snapshot can read them) or in level 0, and never past the
+ * oldest running transaction.  Rewriting old
  * runs with frozen xids is compaction's job (maintenance issue).  Space comes
  * back with compaction too.  VACUUM reports to the statistics system so that
  * autovacuum does not come back at once.
@@ -296,21 +296,12 @@ wc_relation_vacuum(Relation rel, struct VacuumParams *params,
 				   BufferAccessStrategy bstrategy)
 {
 	WcMetaData	meta;
-	WcManifest *m;
 	MinXid		mx = {InvalidTransactionId};
 	TransactionId cutoff = GetOldestNonRemovableTransactionId(rel);
 	TransactionId frozen;
 
 	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, SnapshotAny);
-	for (int i = 0; i < m->nruns; i++)
-	{
-		TransactionId x = m->runs[i].min_xid;
-
-		if (TransactionIdIsNormal(x) &&
-			(!TransactionIdIsValid(mx.min) || TransactionIdPrecedes(x, mx.min)))
-			mx.min = x;
-	}
+	mx.min = wc_manifest_min_xid(meta.storage_id, cutoff);
 	for (uint32 g = 0; g < meta.ngens; g++)
 		wc_l0_read_gen(rel, &meta.gens[g], min_l0_xid, &mx);
 

@@ -61,6 +61,20 @@ segment_relid(bool index)
 	return relid;
 }
 
+/*
+ * Did the transaction that created a manifest row commit before the horizon
+ * (so that every snapshot sees the row)?  A frozen xmin (VACUUM FREEZE of
+ * widecol.segment) means long ago.
+ */
+static bool
+committed_before(TransactionId xmin, TransactionId horizon)
+{
+	if (xmin == FrozenTransactionId || xmin == BootstrapTransactionId)
+		return true;
+	return TransactionIdIsNormal(xmin) && !TransactionIdIsCurrentTransactionId(xmin) &&
+		TransactionIdDidCommit(xmin) && TransactionIdPrecedes(xmin, horizon);
+}
+
 static SysScanDesc
 begin_scan(Relation segrel, uint64 storage_id, Snapshot snapshot, ScanKeyData *key)
 {
@@ -207,10 +221,7 @@ with_flushed_row(uint64 storage_id, uint64 gen, bool delete, TransactionId *xmin
 			TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
 
 			*xmin_out = xmin;
-			result = TransactionIdIsNormal(xmin) &&
-				!TransactionIdIsCurrentTransactionId(xmin) &&
-				TransactionIdDidCommit(xmin) &&
-				TransactionIdPrecedes(xmin, GetOldestNonRemovableTransactionId(NULL));
+			result = committed_before(xmin, GetOldestNonRemovableTransactionId(NULL));
 		}
 		break;
 	}
@@ -326,15 +337,15 @@ wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
 
 		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_DROPPED)
 			continue;
-		if (!TransactionIdIsNormal(xmin) || TransactionIdIsCurrentTransactionId(xmin) ||
-			!TransactionIdDidCommit(xmin) || !TransactionIdPrecedes(xmin, horizon))
+		if (!committed_before(xmin, horizon))
 			continue;
 		if (n == cap)
 			runs = repalloc(runs, sizeof(WcRunSummary) * (cap *= 2));
 		runs[n].run_id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
 		runs[n].header_block = (BlockNumber) DatumGetInt64(heap_getattr(tup, Anum_seg_header_block, RelationGetDescr(segrel), &isnull));
 		n++;
-		if (!TransactionIdIsValid(*latest) || TransactionIdFollows(xmin, *latest))
+		if (TransactionIdIsNormal(xmin) &&
+			(!TransactionIdIsValid(*latest) || TransactionIdFollows(xmin, *latest)))
 			*latest = xmin;
 	}
 	systable_endscan(scan);
@@ -368,6 +379,50 @@ wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n)
 	}
 	systable_endscan(scan);
 	table_close(segrel, RowExclusiveLock);
+}
+
+/*
+ * The oldest xid stored in any run that some snapshot may still read: run
+ * rows of every version (SnapshotAny), except those deleted (dropped by
+ * compaction) by a transaction before the horizon, or inserted by an
+ * aborted one.  For VACUUM's relfrozenxid.
+ */
+TransactionId
+wc_manifest_min_xid(uint64 storage_id, TransactionId horizon)
+{
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotAny, key);
+	HeapTuple	tup;
+	TransactionId result = InvalidTransactionId;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+		TransactionId xmax = HeapTupleHeaderGetRawXmax(tup->t_data);
+		TransactionId x;
+
+		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_RUN)
+			continue;
+		if (TransactionIdIsNormal(xmin) && !TransactionIdIsCurrentTransactionId(xmin) &&
+			!TransactionIdIsInProgress(xmin) && !TransactionIdDidCommit(xmin))
+			continue;			/* inserted by an aborted transaction */
+		if (TransactionIdIsNormal(xmax) &&
+			!(tup->t_data->t_infomask & HEAP_XMAX_IS_MULTI) &&
+			!(tup->t_data->t_infomask & HEAP_XMAX_LOCK_ONLY) &&
+			!TransactionIdIsCurrentTransactionId(xmax) &&
+			!TransactionIdIsInProgress(xmax) && TransactionIdDidCommit(xmax) &&
+			TransactionIdPrecedes(xmax, horizon))
+			continue;			/* dropped, and no snapshot reads it any more */
+		x = (TransactionId) DatumGetInt64(heap_getattr(tup, Anum_seg_min_xid, RelationGetDescr(segrel), &isnull));
+		if (!isnull && TransactionIdIsNormal(x) &&
+			(!TransactionIdIsValid(result) || TransactionIdPrecedes(x, result)))
+			result = x;
+	}
+	systable_endscan(scan);
+	table_close(segrel, AccessShareLock);
+	return result;
 }
 
 bool

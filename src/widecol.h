@@ -221,6 +221,7 @@ extern void wc_manifest_drop_runs(uint64 storage_id, const uint64 *run_ids, int 
 extern int	wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
 									 WcRunSummary **out, TransactionId *latest);
 extern void wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n);
+extern TransactionId wc_manifest_min_xid(uint64 storage_id, TransactionId horizon);
 
 /* reclaim.c */
 extern void wc_free_pages(Relation rel, const BlockNumber *blks, int n,
