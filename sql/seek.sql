@@ -35,7 +35,7 @@ CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE a text[]; b text[];
 BEGIN
   EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', replace(q, 'FROM img ', 'FROM img_heap ')) INTO b;
+  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', replace(replace(q, 'FROM img ', 'FROM img_heap '), 'JOIN img ', 'JOIN img_heap ')) INTO b;
   RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
               ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
 END $$;
@@ -79,6 +79,21 @@ PREPARE latest(text, date, int) AS
 EXPLAIN (COSTS OFF) EXECUTE latest('cam-2', '2025-01-03', 3);
 EXECUTE latest('cam-2', '2025-01-03', 3);
 SELECT same($$SELECT * FROM img WHERE device_id = 'cam-2' AND day_bucket = '2025-01-03' ORDER BY capture_time DESC, image_id DESC LIMIT 3$$);
+
+-- a join on the partition key: a nested loop seeks once per outer row
+CREATE TABLE devs (id text);
+INSERT INTO devs VALUES ('cam-2'), ('cam-5'), ('cam-9');
+ANALYZE devs;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT d.id, i.capture_time FROM devs d JOIN img i
+  ON i.device_id = d.id AND i.day_bucket = '2025-01-06' ORDER BY 1, 2 DESC;
+SELECT same($$SELECT d.id, i.image_id FROM devs d JOIN img i ON i.device_id = d.id AND i.day_bucket = '2025-01-06' ORDER BY 1, 2 DESC$$);
+-- a correlated LATERAL subquery: latest 2 images of each device
+SELECT same($$SELECT d.id, l.image_id FROM devs d, LATERAL (SELECT image_id FROM img i WHERE i.device_id = d.id AND i.day_bucket = '2025-01-06' ORDER BY capture_time DESC, image_id DESC LIMIT 2) l ORDER BY 1, 2$$);
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+DROP TABLE devs;
 
 -- no partition key equality: a sequential scan
 RESET enable_seqscan;

@@ -33,6 +33,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/clauses.h"
+#include "parser/parsetree.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -62,6 +63,7 @@ typedef struct KeyBound
 	int			col;			/* index into WcTableInfo.cols */
 	BoundKind	kind;
 	Expr	   *expr;
+	Relids		outer;			/* other relations the bound depends on (join) */
 } KeyBound;
 
 static CustomPathMethods seek_path_methods;
@@ -78,11 +80,27 @@ strip_relabel(Node *n)
 	return n;
 }
 
+/*
+ * May the other side of a clause bound a seek?  Constants, parameters and
+ * stable expressions always; with root != NULL also expressions over other
+ * relations (join clauses: a parameterized path), whose relids go to *outer.
+ */
 static bool
-is_pseudo_constant(Node *n)
+usable_bound(PlannerInfo *root, Index relid, Node *n, Relids *outer)
 {
-	return !contain_var_clause(n) && !contain_volatile_functions(n) &&
-		!contain_subplans(n);
+	Relids		varnos;
+
+	if (contain_volatile_functions(n) || contain_subplans(n))
+		return false;
+	if (!contain_var_clause(n))
+		return true;
+	if (root == NULL)
+		return false;
+	varnos = pull_varnos(root, n);
+	if (bms_is_member(relid, varnos))
+		return false;
+	*outer = bms_union(*outer, varnos);
+	return true;
 }
 
 static bool
@@ -120,7 +138,7 @@ btree_strategy(Oid opno, Oid typid)
 
 /* Does a restriction clause bound a key column?  Fills *b. */
 static bool
-match_clause(Expr *clause, Index relid, WcTableInfo *info, KeyBound *b)
+match_clause(PlannerInfo *root, Expr *clause, Index relid, WcTableInfo *info, KeyBound *b)
 {
 	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
 	{
@@ -138,7 +156,7 @@ match_clause(Expr *clause, Index relid, WcTableInfo *info, KeyBound *b)
 			other = l;
 			opno = get_commutator(opno);
 		}
-		if (col < 0 || !OidIsValid(opno) || !is_pseudo_constant(other) ||
+		if (col < 0 || !OidIsValid(opno) || !usable_bound(root, relid, other, &b->outer) ||
 			!types_compatible(info->cols[col].typid, getBaseType(exprType(other))))
 			return false;
 		strategy = btree_strategy(opno, info->cols[col].typid);
@@ -179,7 +197,7 @@ match_clause(Expr *clause, Index relid, WcTableInfo *info, KeyBound *b)
 		int			col = key_column_of(info, linitial(saop->args), relid);
 		Node	   *arr = lsecond(saop->args);
 
-		if (!saop->useOr || col < 0 || !is_pseudo_constant(arr) ||
+		if (!saop->useOr || col < 0 || !usable_bound(root, relid, arr, &b->outer) ||
 			!types_compatible(info->cols[col].typid,
 							  getBaseType(get_element_type(exprType(arr)))) ||
 			btree_strategy(saop->opno, info->cols[col].typid) != BTEqualStrategyNumber)
@@ -303,70 +321,46 @@ clustering_pathkeys(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 	return pathkeys;
 }
 
-void
-wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+/* The bounds restriction clauses give; join clauses too when root != NULL. */
+static List *
+collect_bounds(PlannerInfo *root, List *rinfos, Index relid, WcTableInfo *info)
 {
-	Relation	relation = table_open(rte->relid, NoLock);
-	WcTableInfo *info = wc_table_info(relation);
 	List	   *all = NIL;
-	List	   *chosen;
 	ListCell   *lc;
-	bool		multi;
-	double		nparts;
-	CustomPath *cpath;
-	List	   *kinds = NIL,
-			   *exprs = NIL;
-	WcMetaData	meta;
-	WcManifest *m;
-	double		pages_per_seek,
-				rows_read;
-	Cost		qual_cost;
 
-	if (WcTableIsKeyless(info) || info->npk == 0)
-	{
-		table_close(relation, NoLock);
-		return;
-	}
-	foreach(lc, rel->baserestrictinfo)
+	foreach(lc, rinfos)
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
 		KeyBound   *b = palloc0(sizeof(KeyBound));
 
-		if (!ri->pseudoconstant && match_clause(ri->clause, rel->relid, info, b))
+		if (!ri->pseudoconstant && match_clause(root, ri->clause, relid, info, b))
 			all = lappend(all, b);
 	}
-	chosen = choose_bounds(all, info, &multi, &nparts);
-	if (chosen == NIL)
-	{
-		table_close(relation, NoLock);
-		return;
-	}
-	foreach(lc, chosen)
-	{
-		KeyBound   *b = lfirst(lc);
+	return all;
+}
 
-		kinds = lappend_int(lappend_int(kinds, b->col), b->kind);
-		exprs = lappend(exprs, b->expr);
-	}
+static void
+add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
+			 WcTableInfo *info, List *chosen, bool multi, double nparts,
+			 Relids required_outer, int nruns, uint32 l0_pages)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	ParamPathInfo *ppi = required_outer ?
+		get_baserel_parampathinfo(root, rel, required_outer) : NULL;
+	double		rows = ppi ? ppi->ppi_rows : rel->rows;
+	double		pages_per_seek = l0_pages + 3.0 * nruns;
+	double		rows_read = Max(rows, 1);
+	Cost		qual_cost = rel->baserestrictcost.per_tuple;
 
 	/*
-	 * Cost: per partition, one bloom page and an index descent per run, the
-	 * level-0 pages, and the data pages holding the rows read (compressed).
+	 * Cost: per partition, one bloom page and an index descent per run and
+	 * the level-0 pages, then the rows' (compressed) pages and CPU.
 	 */
-	wc_meta_read(relation, &meta);
-	m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
-	rows_read = Max(rel->rows, 1);
-	pages_per_seek = meta.gens[meta.ngens - 1].npages;
-	for (int i = 0; i < m->nruns; i++)
-		pages_per_seek += 1 + 2;
-	qual_cost = rel->baserestrictcost.per_tuple;
-
-	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = rel;
 	cpath->path.pathtarget = rel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.rows = rel->rows;
+	cpath->path.param_info = ppi;
+	cpath->path.rows = rows;
 	cpath->path.startup_cost = nparts * pages_per_seek * random_page_cost;
 	cpath->path.total_cost = cpath->path.startup_cost +
 		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
@@ -374,9 +368,89 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	cpath->path.pathkeys = info->nck > 0 ?
 		clustering_pathkeys(root, rel, relation, info) : NIL;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_private = list_make2(kinds, exprs);
+	cpath->custom_private = NIL;	/* the plan re-derives the bounds */
 	cpath->methods = &seek_path_methods;
 	add_path(rel, &cpath->path);
+}
+
+static bool
+em_is_var(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
+		  EquivalenceMember *em, void *arg)
+{
+	return equal(strip_relabel((Node *) em->em_expr), arg);
+}
+
+/*
+ * Join clauses on the key columns: those in joininfo, and the equalities
+ * implied by equivalence classes (where the planner keeps a = b joins).
+ */
+static List *
+key_join_clauses(PlannerInfo *root, RelOptInfo *rel, Relation relation, WcTableInfo *info)
+{
+	List	   *result = list_copy(rel->joininfo);
+
+	for (int i = 0; i < info->npk + info->nck; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(relation),
+											  info->cols[i].attnum - 1);
+		Var		   *var = makeVar(rel->relid, att->attnum, att->atttypid,
+								  att->atttypmod, att->attcollation, 0);
+
+		result = list_concat(result,
+							 generate_implied_equalities_for_column(root, rel, em_is_var, var,
+																	rel->lateral_referencers));
+	}
+	return result;
+}
+
+/*
+ * Add a WidecolSeek path when the restriction clauses fix the partition key,
+ * and a parameterized one when join clauses do (a nested loop then seeks
+ * once per outer row).
+ */
+void
+wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	Relation	relation = table_open(rte->relid, NoLock);
+	WcTableInfo *info = wc_table_info(relation);
+	List	   *chosen;
+	ListCell   *lc;
+	bool		multi;
+	double		nparts;
+	WcMetaData	meta;
+	WcManifest *m = NULL;
+	Relids		outer = NULL;
+
+	if (WcTableIsKeyless(info) || info->npk == 0)
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+	wc_meta_read(relation, &meta);
+
+	chosen = choose_bounds(collect_bounds(NULL, rel->baserestrictinfo, rel->relid, info),
+						   info, &multi, &nparts);
+	if (chosen != NIL)
+	{
+		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
+		add_one_path(root, rel, relation, info, chosen, multi, nparts, NULL,
+					 m->nruns, meta.gens[meta.ngens - 1].npages);
+	}
+
+	chosen = choose_bounds(collect_bounds(root,
+										  list_concat_copy(rel->baserestrictinfo,
+														   key_join_clauses(root, rel, relation, info)),
+										  rel->relid, info),
+						   info, &multi, &nparts);
+	foreach(lc, chosen)
+		outer = bms_union(outer, ((KeyBound *) lfirst(lc))->outer);
+	if (chosen != NIL && !bms_is_empty(outer))
+	{
+		if (m == NULL)
+			m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
+		add_one_path(root, rel, relation, info, chosen, multi, nparts, outer,
+					 m->nruns, meta.gens[meta.ngens - 1].npages);
+	}
 	table_close(relation, NoLock);
 }
 
@@ -385,13 +459,39 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		  List *tlist, List *clauses, List *custom_plans)
 {
 	CustomScan *cscan = makeNode(CustomScan);
+	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
+	Relation	relation = table_open(rte->relid, NoLock);
+	WcTableInfo *info = wc_table_info(relation);
+	bool		multi;
+	double		nparts;
+	List	   *kinds = NIL,
+			   *exprs = NIL;
+	ListCell   *lc;
+
+	/*
+	 * The bounds are derived again from the clauses the plan enforces (for a
+	 * parameterized path they include the join clauses; the core replaces
+	 * their outer variables in custom_exprs with nestloop parameters).
+	 */
+	foreach(lc, choose_bounds(collect_bounds(best_path->path.param_info ? root : NULL,
+											 clauses, rel->relid, info),
+							  info, &multi, &nparts))
+	{
+		KeyBound   *b = lfirst(lc);
+
+		kinds = lappend_int(lappend_int(kinds, b->col), b->kind);
+		exprs = lappend(exprs, b->expr);
+	}
+	table_close(relation, NoLock);
+	if (kinds == NIL)
+		elog(ERROR, "widecol: a seek plan lost its partition-key bounds");
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
-	cscan->custom_private = list_make1(linitial(best_path->custom_private));
-	cscan->custom_exprs = lsecond(best_path->custom_private);
+	cscan->custom_private = list_make1(kinds);
+	cscan->custom_exprs = exprs;
 	cscan->methods = &seek_scan_methods;
 	return &cscan->scan.plan;
 }
