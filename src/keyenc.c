@@ -212,27 +212,29 @@ decode_value(Oid typid, const unsigned char **p, const unsigned char *end, Datum
 		case VARCHAROID:
 		case BYTEAOID:
 			{
-				StringInfoData b;
+				/* size the result from the escaped length, copy runs between zeros */
+				const unsigned char *z;
+				text	   *t;
+				char	   *dst;
 
-				initStringInfo(&b);
+				t = (text *) palloc(VARHDRSZ + (end - q));
+				dst = VARDATA(t);
 				for (;;)
 				{
-					if (end - q < 1)
+					z = memchr(q, 0, end - q);
+					if (z == NULL || end - z < 2)
 						return false;
-					if (*q != 0)
-					{
-						appendStringInfoChar(&b, (char) *q++);
-						continue;
-					}
-					if (end - q < 2)
-						return false;
+					memcpy(dst, q, z - q);
+					dst += z - q;
+					q = z;
 					if (q[1] == 0)
 						break;
-					appendStringInfoChar(&b, '\0');
+					*dst++ = '\0';		/* escaped zero byte */
 					q += 2;
 				}
 				*p = q + 2;
-				*out = PointerGetDatum(cstring_to_text_with_len(b.data, b.len));
+				SET_VARSIZE(t, dst - (char *) t);
+				*out = PointerGetDatum(t);
 				return true;
 			}
 	}

@@ -128,14 +128,34 @@ void
 wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 			  BufferAccessStrategy strategy)
 {
-	PGAlignedBlock payload;
-	WcPageOpaqueData op;
-	Size		len = read_run_page(rel, blkno, WC_PAGE_RUN_DATA, block->run_id,
-									payload.data, &op, strategy);
-	const char *problem = wc_decode_block(payload.data, len, &op, block);
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	Page		page;
+	WcPageOpaqueData op = {0};
+	const char *problem = NULL;
 
+	/* checks and decompression straight from the (immutable) shared page */
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
+		((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) ||
+		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_special)
+		problem = "invalid page header";
+	else
+	{
+		op = *WcPageGetOpaque(page);
+		if (op.type != WC_PAGE_RUN_DATA || (block->run_id != 0 && op.segment != block->run_id))
+			problem = "page of another kind or run";
+		else if (wc_page_crc(page) != op.crc)
+			problem = "checksum mismatch";
+		else
+			problem = wc_decode_block(PageGetContents(page),
+									  ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData),
+									  &op, block);
+	}
+	UnlockReleaseBuffer(buf);
 	if (problem)
-		corrupt(rel, blkno, op.segment, problem);
+		corrupt(rel, blkno, op.segment ? op.segment : block->run_id, problem);
 	block->blkno = blkno;
 }
 
