@@ -28,35 +28,46 @@ corrupt(Relation rel, BlockNumber blk, uint64 run_id, const char *what)
  * Copy the payload of a run page after checking its header, type, run and
  * checksum.  Returns NULL, or what is wrong (the caller reports it).
  */
+/* Is this a sound run page of that type and run?  NULL, or what is wrong. */
+static const char *
+check_run_page(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *op)
+{
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
+		((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) ||
+		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_special)
+		return "invalid page header";
+	*op = *WcPageGetOpaque(page);
+	if (op->type != type || (run_id != 0 && op->segment != run_id))
+		return "page of another kind or run";
+	if (wc_page_crc(page) != op->crc)
+		return "checksum mismatch";
+	return NULL;
+}
+
+#define RunPagePayloadLen(page) \
+	(((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData))
+
+/*
+ * Copy the payload of a run page after checking its header, type, run and
+ * checksum.  Returns NULL, or what is wrong (the caller reports it).
+ */
 const char *
 wc_read_run_page_soft(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 					  char *payload, Size *len, WcPageOpaqueData *op,
 					  BufferAccessStrategy strategy)
 {
-	Buffer		buf;
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 	Page		page;
-	const char *problem = NULL;
+	const char *problem;
 
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	if (PageIsNew(page) ||
-		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
-		((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) ||
-		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_special)
-		problem = "invalid page header";
-	else
+	problem = check_run_page(page, type, run_id, op);
+	if (problem == NULL)
 	{
-		*op = *WcPageGetOpaque(page);
-		if (op->type != type || (run_id != 0 && op->segment != run_id))
-			problem = "page of another kind or run";
-		else if (wc_page_crc(page) != op->crc)
-			problem = "checksum mismatch";
-		else
-		{
-			*len = ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData);
-			memcpy(payload, PageGetContents(page), *len);
-		}
+		*len = RunPagePayloadLen(page);
+		memcpy(payload, PageGetContents(page), *len);
 	}
 	UnlockReleaseBuffer(buf);
 	return problem;
@@ -131,28 +142,14 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	Page		page;
 	WcPageOpaqueData op = {0};
-	const char *problem = NULL;
+	const char *problem;
 
 	/* checks and decompression straight from the (immutable) shared page */
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	if (PageIsNew(page) ||
-		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
-		((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) ||
-		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_special)
-		problem = "invalid page header";
-	else
-	{
-		op = *WcPageGetOpaque(page);
-		if (op.type != WC_PAGE_RUN_DATA || (block->run_id != 0 && op.segment != block->run_id))
-			problem = "page of another kind or run";
-		else if (wc_page_crc(page) != op.crc)
-			problem = "checksum mismatch";
-		else
-			problem = wc_decode_block(PageGetContents(page),
-									  ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData),
-									  &op, block);
-	}
+	problem = check_run_page(page, WC_PAGE_RUN_DATA, block->run_id, &op);
+	if (problem == NULL)
+		problem = wc_decode_block(PageGetContents(page), RunPagePayloadLen(page), &op, block);
 	UnlockReleaseBuffer(buf);
 	if (problem)
 		corrupt(rel, blkno, op.segment ? op.segment : block->run_id, problem);
