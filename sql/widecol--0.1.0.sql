@@ -72,3 +72,26 @@ RETURNS TABLE (segment text, id bigint, pages bigint, rows bigint, ok boolean, p
     AS 'MODULE_PATHNAME', 'widecol_verify' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION widecol.verify(regclass) IS
     'check every run (checksums, order, index, bloom filter, summary) and level-0 page of a widecol table';
+
+-- A summary of a table's storage, like `nodetool tablestats` (the
+-- maintenance issue adds live/expired rows, bloom filter false positives,
+-- pending compaction and write amplification).
+CREATE FUNCTION widecol.table_stats(rel regclass)
+RETURNS TABLE (runs bigint, levels int[], versions bigint, tombstones bigint,
+               partitions bigint, raw_bytes bigint, compressed_bytes bigint,
+               compression_ratio numeric, level0_pages int, total_bytes bigint)
+LANGUAGE sql STABLE AS $$
+    SELECT count(*),
+           coalesce(array_agg(DISTINCT r.level ORDER BY r.level) FILTER (WHERE r.level IS NOT NULL), '{}'),
+           coalesce(sum(r.nrows), 0)::bigint,
+           coalesce(sum(r.ntombstones), 0)::bigint,
+           coalesce(sum(r.npartitions), 0)::bigint,
+           coalesce(sum(r.raw_bytes), 0)::bigint,
+           coalesce(sum(r.compressed_bytes), 0)::bigint,
+           round(sum(r.raw_bytes)::numeric / nullif(sum(r.compressed_bytes), 0), 2),
+           widecol.level0_pages(rel),
+           pg_total_relation_size(rel)
+      FROM widecol.runs(rel) r
+$$;
+COMMENT ON FUNCTION widecol.table_stats(regclass) IS
+    'runs, versions, tombstones, partitions (summed over runs), raw and compressed bytes and their ratio, level-0 pages, total bytes of a widecol table';

@@ -97,10 +97,9 @@ SELECT count(*) FILTER (WHERE p.proname = 'table_stats') > 0 AS has_table_stats,
 \x auto
 \set QUIET off
 \if :has_table_stats
-SELECT p.oid::regprocedure AS "function" FROM pg_proc p
- WHERE p.pronamespace = 'widecol'::regnamespace AND p.proname = 'table_stats';
-SELECT * FROM widecol.table_stats('device_daily_images');
-SELECT * FROM widecol.table_stats('images_by_tag');
+SELECT 'device_daily_images' AS "table", * FROM widecol.table_stats('device_daily_images')
+UNION ALL
+SELECT 'images_by_tag', * FROM widecol.table_stats('images_by_tag');
 \else
 \echo 'widecol.table_stats() is not in this build: it arrives with a later issue.'
 \endif
