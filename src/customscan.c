@@ -237,12 +237,11 @@ find_bound(List *bounds, int col, BoundKind k1, BoundKind k2)
  * then at most one lower and one upper bound on the next clustering column.
  */
 static List *
-choose_bounds(List *all, WcTableInfo *info, bool *multi, double *nparts)
+choose_bounds(List *all, WcTableInfo *info, double *nparts)
 {
 	List	   *chosen = NIL;
 	int			i;
 
-	*multi = false;
 	*nparts = 1;
 	for (i = 0; i < info->npk; i++)
 	{
@@ -250,7 +249,6 @@ choose_bounds(List *all, WcTableInfo *info, bool *multi, double *nparts)
 
 		if (b == NULL && (b = find_bound(all, i, BK_IN, BK_IN)) != NULL)
 		{
-			*multi = true;
 			*nparts *= (IsA(b->expr, Const) && !((Const *) b->expr)->constisnull) ?
 				ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) b->expr)->constvalue)),
 							   ARR_DIMS(DatumGetArrayTypeP(((Const *) b->expr)->constvalue))) : 10;
@@ -264,7 +262,6 @@ choose_bounds(List *all, WcTableInfo *info, bool *multi, double *nparts)
 			{
 				chosen = lappend(chosen, (void *) lo);
 				chosen = lappend(chosen, (void *) hi);
-				*multi = true;
 				*nparts *= 7;	/* a week of day buckets, say */
 				continue;
 			}
@@ -341,7 +338,7 @@ collect_bounds(PlannerInfo *root, List *rinfos, Index relid, WcTableInfo *info)
 
 static void
 add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
-			 WcTableInfo *info, List *chosen, bool multi, double nparts,
+			 WcTableInfo *info, double nparts,
 			 Relids required_outer, int nruns, uint32 l0_pages)
 {
 	CustomPath *cpath = makeNode(CustomPath);
@@ -415,7 +412,6 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	WcTableInfo *info = wc_table_info(relation);
 	List	   *chosen;
 	ListCell   *lc;
-	bool		multi;
 	double		nparts;
 	WcMetaData	meta;
 	WcManifest *m = NULL;
@@ -429,11 +425,11 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	wc_meta_read(relation, &meta);
 
 	chosen = choose_bounds(collect_bounds(NULL, rel->baserestrictinfo, rel->relid, info),
-						   info, &multi, &nparts);
+						   info, &nparts);
 	if (chosen != NIL)
 	{
 		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
-		add_one_path(root, rel, relation, info, chosen, multi, nparts, NULL,
+		add_one_path(root, rel, relation, info, nparts, NULL,
 					 m->nruns, meta.gens[meta.ngens - 1].npages);
 	}
 
@@ -441,14 +437,14 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 										  list_concat_copy(rel->baserestrictinfo,
 														   key_join_clauses(root, rel, relation, info)),
 										  rel->relid, info),
-						   info, &multi, &nparts);
+						   info, &nparts);
 	foreach(lc, chosen)
 		outer = bms_union(outer, ((KeyBound *) lfirst(lc))->outer);
 	if (chosen != NIL && !bms_is_empty(outer))
 	{
 		if (m == NULL)
 			m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
-		add_one_path(root, rel, relation, info, chosen, multi, nparts, outer,
+		add_one_path(root, rel, relation, info, nparts, outer,
 					 m->nruns, meta.gens[meta.ngens - 1].npages);
 	}
 	table_close(relation, NoLock);
@@ -462,7 +458,6 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
 	Relation	relation = table_open(rte->relid, NoLock);
 	WcTableInfo *info = wc_table_info(relation);
-	bool		multi;
 	double		nparts;
 	List	   *kinds = NIL,
 			   *exprs = NIL;
@@ -475,7 +470,7 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 */
 	foreach(lc, choose_bounds(collect_bounds(best_path->path.param_info ? root : NULL,
 											 clauses, rel->relid, info),
-							  info, &multi, &nparts))
+							  info, &nparts))
 	{
 		KeyBound   *b = lfirst(lc);
 

@@ -215,15 +215,3 @@ wc_flush(Relation rel, bool wait)
 		 (long long) nflushed, RelationGetRelationName(rel), list_length(flushed));
 	return nflushed;
 }
-
-void
-wc_maybe_flush(Relation rel)
-{
-	WcMetaData	meta;
-
-	wc_meta_read(rel, &meta);
-	/* with every generation slot taken, no flush can seal: don't try each row */
-	if ((int64) meta.gens[meta.ngens - 1].npages * (BLCKSZ / 1024) > wc_level0_max_size_kb &&
-		meta.ngens < WC_MAX_L0_GENS)
-		wc_flush(rel, false);
-}

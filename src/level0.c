@@ -25,6 +25,14 @@ init_l0_page(Page page, uint64 gen)
 	op->aux = InvalidBlockNumber;	/* next page of the generation */
 }
 
+/* With every generation slot taken no flush can seal: don't try each row. */
+static bool
+l0_wants_flush(const WcMetaData *meta)
+{
+	return (int64) meta->gens[meta->ngens - 1].npages * (BLCKSZ / 1024) > wc_level0_max_size_kb &&
+		meta->ngens < WC_MAX_L0_GENS;
+}
+
 /* Try to add the row to a locked page; false if it does not fit. */
 static bool
 try_add(Relation rel, Buffer buf, WcRowHeader *row, ItemPointer tid)
@@ -48,9 +56,16 @@ try_add(Relation rel, Buffer buf, WcRowHeader *row, ItemPointer tid)
 	return true;
 }
 
-void
+/*
+ * Append a version to the active generation.  Returns whether level 0 has
+ * outgrown widecol.level0_max_size and a flush could seal it (read under
+ * the metapage lock we hold anyway, so the insert path reads no more pages).
+ */
+bool
 wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 {
+	bool		full;
+
 	Buffer		metabuf = ReadBuffer(rel, WC_META_BLOCK);
 	WcMetaData *meta;
 	WcL0Gen    *cur;
@@ -72,9 +87,10 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 		wc_check_page(rel, tailbuf, WC_PAGE_L0);
 		if (try_add(rel, tailbuf, row, tid))
 		{
+			full = l0_wants_flush(meta);
 			UnlockReleaseBuffer(tailbuf);
 			UnlockReleaseBuffer(metabuf);
-			return;
+			return full;
 		}
 		UnlockReleaseBuffer(tailbuf);
 	}
@@ -92,9 +108,10 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 		wc_check_page(rel, tailbuf, WC_PAGE_L0);
 		if (try_add(rel, tailbuf, row, tid))
 		{
+			full = l0_wants_flush(meta);
 			UnlockReleaseBuffer(tailbuf);
 			UnlockReleaseBuffer(metabuf);
-			return;
+			return full;
 		}
 	}
 
@@ -120,11 +137,13 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 	cur->npages++;
 	meta->l0_pages++;
 	GenericXLogFinish(xs);
+	full = l0_wants_flush(WcPageGetMeta(BufferGetPage(metabuf)));
 
 	if (BufferIsValid(tailbuf))
 		UnlockReleaseBuffer(tailbuf);
 	UnlockReleaseBuffer(newbuf);
 	UnlockReleaseBuffer(metabuf);
+	return full;
 }
 
 /*

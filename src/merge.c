@@ -174,26 +174,47 @@ run_out_of_range(WcMergeIter *it, WcRunSummary *run)
 	return false;
 }
 
+/* A new iterator in its own memory context (the caller switches to it). */
+static WcMergeIter *
+iter_create(Relation rel, Snapshot snapshot)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "widecol merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	WcMergeIter *it = MemoryContextAllocZero(cxt, sizeof(WcMergeIter));
+
+	it->rel = rel;
+	it->snapshot = snapshot;
+	it->cxt = cxt;
+	it->stats = &it->own_stats;
+	return it;
+}
+
+/* Position every source on its first version and heap them up. */
+static void
+iter_start(WcMergeIter *it)
+{
+	initStringInfo(&it->lastkey);
+	initStringInfo(&it->lastpk);
+	it->heap = binaryheap_allocate(Max(it->nsources, 1), heap_cmp, NULL);
+	for (int i = 0; i < it->nsources; i++)
+		if (source_advance(it, &it->sources[i]))
+			binaryheap_add_unordered(it->heap, PointerGetDatum(&it->sources[i]));
+	binaryheap_build(it->heap);
+}
+
 WcMergeIter *
 wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 			   const char *hi, int hilen, int bloom_pklen,
 			   BufferAccessStrategy strategy)
 {
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
-											  "widecol merge",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	WcMergeIter *it = palloc0(sizeof(WcMergeIter));
+	WcMergeIter *it = iter_create(rel, snapshot);
+	MemoryContext old = MemoryContextSwitchTo(it->cxt);
 	WcMetaData	meta;
 	WcManifest *m;
 	Snapshot	catsnap;
 	L0Collect	c;
 	int			ns = 0;
 
-	it->rel = rel;
-	it->snapshot = snapshot;
-	it->cxt = cxt;
-	it->stats = &it->own_stats;
 	it->now = GetCurrentTimestamp();
 	if (lo)
 	{
@@ -207,8 +228,6 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 		memcpy(it->hi, hi, hilen);
 		it->hilen = hilen;
 	}
-	initStringInfo(&it->lastkey);
-	initStringInfo(&it->lastpk);
 
 	/* the manifest as this snapshot sees it (non-MVCC: committed + own) */
 	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
@@ -262,12 +281,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 		ns++;
 	}
 	it->nsources = ns;
-
-	it->heap = binaryheap_allocate(Max(ns, 1), heap_cmp, NULL);
-	for (int i = 0; i < ns; i++)
-		if (source_advance(it, &it->sources[i]))
-			binaryheap_add_unordered(it->heap, PointerGetDatum(&it->sources[i]));
-	binaryheap_build(it->heap);
+	iter_start(it);
 	MemoryContextSwitchTo(old);
 	return it;
 }
@@ -376,20 +390,11 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 WcMergeIter *
 wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns)
 {
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
-											  "widecol compaction merge",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	WcMergeIter *it = palloc0(sizeof(WcMergeIter));
+	WcMergeIter *it = iter_create(rel, SnapshotAny);
+	MemoryContext old = MemoryContextSwitchTo(it->cxt);
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 
-	it->rel = rel;
-	it->snapshot = SnapshotAny;
-	it->cxt = cxt;
 	it->raw = true;
-	it->stats = &it->own_stats;
-	initStringInfo(&it->lastkey);
-	initStringInfo(&it->lastpk);
 	it->sources = palloc0(sizeof(Source) * Max(nruns, 1));
 	for (int i = 0; i < nruns; i++)
 	{
@@ -397,11 +402,7 @@ wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns)
 		wc_run_reader_open(&it->sources[i].reader, rel, &runs[i], strategy);
 	}
 	it->nsources = nruns;
-	it->heap = binaryheap_allocate(Max(nruns, 1), heap_cmp, NULL);
-	for (int i = 0; i < nruns; i++)
-		if (source_advance(it, &it->sources[i]))
-			binaryheap_add_unordered(it->heap, PointerGetDatum(&it->sources[i]));
-	binaryheap_build(it->heap);
+	iter_start(it);
 	MemoryContextSwitchTo(old);
 	return it;
 }

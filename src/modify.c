@@ -121,8 +121,8 @@ wc_key_moved_here(Relation rel, const char *key, int len, CommandId cid)
 static void
 write_version(Relation rel, WcRowHeader *row, ItemPointer tid)
 {
-	wc_l0_append(rel, row, tid);
-	wc_maybe_flush(rel);
+	if (wc_l0_append(rel, row, tid))
+		wc_flush(rel, false);
 }
 
 /* ---------- bulk writes ---------- */

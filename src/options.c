@@ -469,13 +469,13 @@ refuse_key_column_change(Relation rel, const char *colname, const char *what)
  * and lock them with FOR KEY SHARE; widecol versions have neither.
  */
 static void
-refuse_foreign_key(Relation rel, Node *def)
+refuse_foreign_key(const char *relname, Node *def)
 {
 	if (def && IsA(def, Constraint) && ((Constraint *) def)->contype == CONSTR_FOREIGN)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("FOREIGN KEY constraints are not supported on widecol table \"%s\"",
-						rel ? RelationGetRelationName(rel) : "?"),
+						relname),
 				 errhint("Check references in the application, or keep the referencing data in a heap table.")));
 }
 
@@ -569,25 +569,13 @@ handle_create(CreateStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 		foreach(lc, stmt->tableElts)
 		{
 			Node	   *elt = lfirst(lc);
+			ListCell   *lc2;
 
 			if (IsA(elt, ColumnDef))
-			{
-				ListCell   *lc2;
-
 				foreach(lc2, ((ColumnDef *) elt)->constraints)
-					if (((Constraint *) lfirst(lc2))->contype == CONSTR_FOREIGN)
-						ereport(ERROR,
-								(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-								 errmsg("FOREIGN KEY constraints are not supported on widecol table \"%s\"",
-										stmt->relation->relname),
-								 errhint("Check references in the application, or keep the referencing data in a heap table.")));
-			}
-			else if (IsA(elt, Constraint) && ((Constraint *) elt)->contype == CONSTR_FOREIGN)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("FOREIGN KEY constraints are not supported on widecol table \"%s\"",
-								stmt->relation->relname),
-						 errhint("Check references in the application, or keep the referencing data in a heap table.")));
+					refuse_foreign_key(stmt->relation->relname, lfirst(lc2));
+			else
+				refuse_foreign_key(stmt->relation->relname, elt);
 		}
 	}
 	stmt->options = rest;
@@ -714,7 +702,7 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 					break;
 				}
 			case AT_AddConstraint:
-				refuse_foreign_key(rel, cmd->def);
+				refuse_foreign_key(RelationGetRelationName(rel), cmd->def);
 				cmds = lappend(cmds, cmd);
 				break;
 			case AT_DropColumn:

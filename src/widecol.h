@@ -174,7 +174,7 @@ extern bool wc_row_is_dead(const WcRowHeader *row, int64 now);
 extern bool wc_xid_known_aborted(TransactionId xid);
 
 /* ---------- level 0 (level0.c) ---------- */
-extern void wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid);
+extern bool wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid);
 typedef void (*wc_l0_callback) (WcRowHeader *row, ItemPointer tid, void *arg);
 extern void wc_l0_read_gen(Relation rel, const WcL0Gen *gen,
 						   wc_l0_callback cb, void *arg);
@@ -383,7 +383,6 @@ extern WcRowHeader *wc_lookup_key(Relation rel, Snapshot snapshot,
 
 /* ---------- flush (flush.c) ---------- */
 extern int64 wc_flush(Relation rel, bool wait);
-extern void wc_maybe_flush(Relation rel);
 
 /* ---------- scan / modify / fetch ---------- */
 extern WcRowHeader *wc_fetch_version(Relation rel, ItemPointer tid);

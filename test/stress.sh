@@ -24,18 +24,7 @@ while [ $# -gt 0 ]; do
 	*) wc_die "unknown argument $1" ;;
 	esac
 done
-if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
-	wc_install_deps || wc_die "could not install dependencies"
-	wc_ensure_user
-	WORK=$(wc_make_workdir stress)
-	trap 'wc_stop_postmasters_under "$WORK"; rm -rf "$WORK"' EXIT
-	wc_copy_tree "$ROOT" "$WORK/tree"
-	wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || { cat "$WORK/build.out"; wc_die "build failed"; }
-	cd "$WORK"
-	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" \
-		bash "$WORK/tree/test/stress.sh" --minutes "$MINUTES" --clients "$CLIENTS" --keys "$KEYS"
-	exit $?
-fi
+bench_main stress.sh "" --minutes "$MINUTES" --clients "$CLIENTS" --keys "$KEYS" || true
 
 bench_instance
 echo "widecol.level0_max_size = 64" >>"$inst/data/postgresql.conf"

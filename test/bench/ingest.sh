@@ -20,7 +20,6 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results"
-ARGS=("$@")
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rows) ROWS=$2; shift 2 ;;
@@ -29,7 +28,7 @@ while [ $# -gt 0 ]; do
 	*) wc_die "unknown argument $1" ;;
 	esac
 done
-bench_main ingest.sh "$OUT" --rows "$ROWS" --chunks "$CHUNKS" || true
+bench_main bench/ingest.sh "$OUT" --rows "$ROWS" --chunks "$CHUNKS" || true
 
 mkdir -p "$OUT"
 bench_instance

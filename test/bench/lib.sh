@@ -1,15 +1,14 @@
 # Shared pieces of the benchmarks in test/bench/ (sourced).
-#
-# bench_main SCRIPT ARGS...: as root, install dependencies, build and install
-# widecol from a copy of the tree, and re-run SCRIPT as user postgres with
-# WIDECOL_BENCH_STAGE=run; returns 1 when the caller should continue (the
-# run stage, or a non-root user).
-
 HERE_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE_LIB/../.." && pwd)
 . "$ROOT/test/lib.sh"
 wc_clean_env
 
+# bench_main SCRIPT OUT ARGS...: as root, install dependencies, build and
+# install widecol from a copy of the tree, and re-run test/SCRIPT as user
+# postgres with WIDECOL_BENCH_STAGE=run (with --out OUT unless OUT is
+# empty); returns 1 when the caller should go on itself (the run stage, or a
+# non-root user).
 bench_main() {
 	local script=$1 out=$2
 	shift 2
@@ -22,10 +21,13 @@ bench_main() {
 	trap 'wc_stop_postmasters_under "$WORK"; rm -rf "$WORK"' EXIT
 	wc_copy_tree "$ROOT" "$WORK/tree"
 	wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || { cat "$WORK/build.out"; wc_die "build failed"; }
-	mkdir -p "$out" && chown postgres "$out"
+	if [ -n "$out" ]; then
+		mkdir -p "$out" && chown postgres "$out"
+		set -- "$@" --out "$out"
+	fi
 	cd "$WORK"
 	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" \
-		bash "$WORK/tree/test/bench/$script" "$@" --out "$out"
+		bash "$WORK/tree/test/$script" "$@"
 	exit $?
 }
 

@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
 	*) wc_die "unknown argument $1" ;;
 	esac
 done
-bench_main reads.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" || true
+bench_main bench/reads.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" || true
 
 mkdir -p "$OUT"
 bench_instance
