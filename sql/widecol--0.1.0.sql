@@ -95,3 +95,798 @@ LANGUAGE sql STABLE AS $$
 $$;
 COMMENT ON FUNCTION widecol.table_stats(regclass) IS
     'runs, versions, tombstones, partitions (summed over runs), raw and compressed bytes and their ratio, level-0 pages, total bytes of a widecol table';
+
+-- ======================================================================
+-- image-metadata API (imageapi branch)
+--
+-- Query tables (derived widecol tables kept in step with a base table by
+-- statement-level triggers), the image store built from them, time-bucket
+-- helpers and capacity estimates.  Written in SQL and PL/pgSQL; see the
+-- "Query tables" and "Image store" sections of src/README.md.
+-- ======================================================================
+
+-- ---------------------------------------------------------------------
+-- Query table catalog
+-- ---------------------------------------------------------------------
+
+-- One row per query table.  The rows are user data (pg_dump must restore
+-- them: pg_extension_config_dump below); the base table's triggers name the
+-- row by id, so both survive renames of either table.
+CREATE SEQUENCE widecol.query_table_id_seq AS integer;
+CREATE TABLE widecol.query_table (
+    id             integer PRIMARY KEY DEFAULT nextval('widecol.query_table_id_seq'),
+    query_table    regclass NOT NULL UNIQUE,
+    base           regclass NOT NULL,
+    definition     text NOT NULL,      -- a SELECT over "base" (the base table's rows)
+    partition_key  text NOT NULL,
+    clustering_key text,
+    key_columns    name[] NOT NULL,    -- partition then clustering columns of query_table
+    columns        name[] NOT NULL,    -- all columns the definition yields, in order
+    diff_update    boolean NOT NULL,   -- UPDATE writes only derived rows that changed
+    search_path    text NOT NULL,      -- the definition's names resolve with this path
+    created_at     timestamptz NOT NULL DEFAULT now()
+);
+ALTER SEQUENCE widecol.query_table_id_seq OWNED BY widecol.query_table.id;
+SELECT pg_catalog.pg_extension_config_dump('widecol.query_table', '');
+SELECT pg_catalog.pg_extension_config_dump('widecol.query_table_id_seq', '');
+COMMENT ON TABLE widecol.query_table IS
+    'query tables: widecol tables derived from a base table and kept in step with it by triggers';
+
+-- Table owners register their own query tables with ordinary DML; a row
+-- trigger (running as the caller) checks that the caller owns both tables,
+-- so nobody can point another owner's triggers at a definition of theirs.
+GRANT SELECT, INSERT, UPDATE, DELETE ON widecol.query_table TO PUBLIC;
+GRANT USAGE, SELECT ON SEQUENCE widecol.query_table_id_seq TO PUBLIC;
+
+-- true if the current user has the privileges of rel's owner, NULL if rel
+-- no longer exists
+CREATE FUNCTION widecol._owns(rel oid) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT pg_catalog.pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c WHERE c.oid = rel
+$$;
+
+CREATE FUNCTION widecol._query_table_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        -- rows of dropped tables may be removed by anyone
+        IF NOT coalesce(widecol._owns(OLD.base), true) OR NOT coalesce(widecol._owns(OLD.query_table), true) THEN
+            RAISE EXCEPTION 'must be owner of tables % and % to change their query table entry', OLD.base, OLD.query_table
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        IF NOT coalesce(widecol._owns(NEW.base), false) OR NOT coalesce(widecol._owns(NEW.query_table), false) THEN
+            RAISE EXCEPTION 'must be owner of tables % and % to register a query table', NEW.base, NEW.query_table
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        RETURN NEW;
+    END IF;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER guard BEFORE INSERT OR UPDATE OR DELETE ON widecol.query_table
+    FOR EACH ROW EXECUTE FUNCTION widecol._query_table_guard();
+
+-- The rows a definition derives from the rows of src (a table or a
+-- transition table): the definition reads them under the name "base".
+CREATE FUNCTION widecol._qt_derived(definition text, src text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT format('(WITH base AS (SELECT * FROM %s) SELECT * FROM (%s) AS d)', src, definition)
+$$;
+
+-- Column names of a key option ('device_id, day', 'capture_time DESC, "Id"'),
+-- as widecol parses them: identifiers, optionally quoted, then ASC/DESC.
+CREATE FUNCTION widecol._key_columns(key text) RETURNS name[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(
+               CASE WHEN m[1] LIKE '"%' THEN replace(substr(m[1], 2, length(m[1]) - 2), '""', '"')
+                    ELSE lower(m[1]) END::name ORDER BY n), '{}')
+      FROM regexp_split_to_table(coalesce(key, ''), ',') WITH ORDINALITY AS p(part, n),
+           regexp_match(btrim(part), '^("(?:[^"]|"")+"|[^\s"]+)(?:\s+(?:asc|desc))?$', 'i') AS m
+     WHERE btrim(part) <> ''
+$$;
+
+-- "a = d.a AND b = d.b" over the key columns
+CREATE FUNCTION widecol._qt_key_join(keys name[], l text, r text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT string_agg(format('%s.%I = %s.%I', l, k, r, k), ' AND ') FROM unnest(keys) k
+$$;
+
+CREATE FUNCTION widecol._qt_collist(cols name[], prefix text DEFAULT NULL) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT string_agg(CASE WHEN prefix IS NULL THEN quote_ident(c) ELSE prefix || '.' || quote_ident(c) END, ', ')
+      FROM unnest(cols) c
+$$;
+
+-- The statements that apply one base-table statement to the query table q.
+-- op: INSERT, UPDATE, DELETE (new and old rows are the transition tables
+-- widecol_new_rows / widecol_old_rows), or REBUILD (all rows of the base).
+CREATE FUNCTION widecol._qt_statements(q widecol.query_table, op text) RETURNS text[]
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    cols text := widecol._qt_collist(q.columns);
+    keys text := widecol._qt_collist(q.key_columns);
+    dnew text := widecol._qt_derived(q.definition, 'widecol_new_rows');
+    dold text := widecol._qt_derived(q.definition, 'widecol_old_rows');
+    ins  text := format('INSERT INTO %s (%s) SELECT %s FROM ', q.query_table, cols, cols);
+    del  text := format('DELETE FROM %s AS t USING (%%s) AS o WHERE %s', q.query_table,
+                        widecol._qt_key_join(q.key_columns, 't', 'o'));
+BEGIN
+    CASE op
+    WHEN 'INSERT' THEN
+        RETURN ARRAY[ins || dnew || ' AS n'];
+    WHEN 'DELETE' THEN
+        RETURN ARRAY[format(del, format('SELECT DISTINCT %s FROM %s AS x', keys, dold))];
+    WHEN 'UPDATE' THEN
+        -- derived keys that the update removed, then the derived rows it
+        -- added or changed (all new derived rows if they cannot be compared)
+        RETURN ARRAY[
+            format(del, format('SELECT %s FROM %s AS x EXCEPT SELECT %s FROM %s AS y', keys, dold, keys, dnew)),
+            CASE WHEN q.diff_update
+                 THEN ins || format('(SELECT %s FROM %s AS x EXCEPT ALL SELECT %s FROM %s AS y) AS n', cols, dnew, cols, dold)
+                 ELSE ins || dnew || ' AS n' END];
+    WHEN 'REBUILD' THEN
+        RETURN ARRAY[format('TRUNCATE %s', q.query_table),
+                     ins || widecol._qt_derived(q.definition, q.base::text) || ' AS n'];
+    END CASE;
+END $$;
+
+-- The trigger on the base table: one per query table and event, statement
+-- level with transition tables, so a COPY or a multi-row statement costs one
+-- set-based DELETE and/or INSERT into the query table.  Runs as the user
+-- who writes the base table: that user needs INSERT and DELETE on the
+-- query table too.
+CREATE FUNCTION widecol.query_table_trigger() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    q widecol.query_table;
+    path text := current_setting('search_path');
+    stmt text;
+BEGIN
+    SELECT * INTO q FROM widecol.query_table WHERE id = TG_ARGV[0]::integer;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'trigger % on table % names query table % which is not registered', TG_NAME, TG_RELID::regclass, TG_ARGV[0]
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = format('Drop the trigger (DROP TRIGGER %I ON %s) or recreate the query table.', TG_NAME, TG_RELID::regclass);
+    END IF;
+    IF TG_OP = 'TRUNCATE' THEN
+        EXECUTE format('TRUNCATE %s', q.query_table);
+        RETURN NULL;
+    END IF;
+    PERFORM set_config('search_path', q.search_path, true);
+    FOREACH stmt IN ARRAY widecol._qt_statements(q, TG_OP) LOOP
+        EXECUTE stmt;
+    END LOOP;
+    PERFORM set_config('search_path', path, true);
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION widecol._qt_create_triggers(q widecol.query_table) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS widecol_new_rows '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
+                   'widecol_qt_' || q.id || '_insert', q.base, q.id);
+    EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %s REFERENCING OLD TABLE AS widecol_old_rows NEW TABLE AS widecol_new_rows '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
+                   'widecol_qt_' || q.id || '_update', q.base, q.id);
+    EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %s REFERENCING OLD TABLE AS widecol_old_rows '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
+                   'widecol_qt_' || q.id || '_delete', q.base, q.id);
+    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
+                   'widecol_qt_' || q.id || '_truncate', q.base, q.id);
+END $$;
+
+CREATE FUNCTION widecol.create_query_table(
+    name text, base regclass, definition text, partition_key text,
+    clustering_key text DEFAULT NULL, options text DEFAULT NULL,
+    populate boolean DEFAULT true)
+RETURNS regclass
+LANGUAGE plpgsql AS $$
+#variable_conflict use_variable
+DECLARE
+    parts text[];
+    qname text;
+    def text := regexp_replace(coalesce(definition, ''), '[\s;]+$', '');
+    probe text;
+    cols name[];
+    coldefs text;
+    keys name[];
+    missing name[];
+    nrows bigint;
+    diff boolean := true;
+    base_keys name[];
+    q widecol.query_table;
+    err text;
+    hint text;
+BEGIN
+    IF name IS NULL OR base IS NULL OR partition_key IS NULL THEN
+        RAISE EXCEPTION 'name, base and partition_key must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- the base: a table the caller owns
+    IF NOT EXISTS (SELECT 1 FROM pg_class WHERE oid = base AND relkind IN ('r', 'p')) THEN
+        RAISE EXCEPTION '"%" is not a table', base USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT widecol._owns(base) THEN
+        RAISE EXCEPTION 'must be owner of table %', base USING ERRCODE = 'insufficient_privilege',
+            HINT = 'Query tables are created by the owner of their base table.';
+    END IF;
+    IF EXISTS (SELECT 1 FROM widecol.query_table t WHERE t.query_table = base) THEN
+        RAISE EXCEPTION 'table % is a query table', base USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Derive query tables from the base table itself.';
+    END IF;
+    -- the name, qualified or not
+    BEGIN
+        parts := parse_ident(name);
+    EXCEPTION WHEN OTHERS THEN
+        RAISE EXCEPTION 'invalid query table name "%"', name USING ERRCODE = 'invalid_name';
+    END;
+    IF cardinality(parts) > 2 THEN
+        RAISE EXCEPTION 'invalid query table name "%"', name USING ERRCODE = 'invalid_name',
+            HINT = 'Use table or schema.table.';
+    END IF;
+    SELECT string_agg(quote_ident(p), '.' ORDER BY n) INTO qname FROM unnest(parts) WITH ORDINALITY u(p, n);
+    IF to_regclass(qname) IS NOT NULL THEN
+        RAISE EXCEPTION 'relation % already exists', qname USING ERRCODE = 'duplicate_table';
+    END IF;
+
+    -- the definition: a query over "base" whose columns we learn from a
+    -- probe table created from it with no rows
+    IF def = '' THEN
+        RAISE EXCEPTION 'query table definition is empty' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'The definition is a SELECT over the base table''s rows, which it reads as "base", for example: SELECT unnest(tags) AS tag, capture_time::date AS day, image_id FROM base WHERE tags IS NOT NULL';
+    END IF;
+    probe := widecol._qt_derived(def, format('(SELECT * FROM %s LIMIT 0) AS b', base));
+    BEGIN
+        IF to_regclass('pg_temp.widecol_qt_probe') IS NOT NULL THEN
+            DROP TABLE pg_temp.widecol_qt_probe;
+        END IF;
+        EXECUTE format('CREATE TEMP TABLE widecol_qt_probe AS SELECT * FROM %s AS p WITH NO DATA', probe);
+        EXECUTE format('SELECT count(*) FROM %s AS p', probe) INTO nrows;
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
+        RAISE EXCEPTION 'query table definition is not valid: %', err USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'The definition is a SELECT over the base table''s rows, which it reads as "base", for example: SELECT unnest(tags) AS tag, capture_time::date AS day, image_id FROM base WHERE tags IS NOT NULL';
+    END;
+    IF nrows > 0 THEN
+        DROP TABLE pg_temp.widecol_qt_probe;
+        RAISE EXCEPTION 'query table definition returns rows without reading the base table' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Read the base table''s rows from "base": ... FROM base ...';
+    END IF;
+    SELECT array_agg(a.attname ORDER BY a.attnum),
+           string_agg(format('%I %s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                             CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
+                                  THEN ' COLLATE ' || a.attcollation::regcollation::text ELSE '' END), ', ' ORDER BY a.attnum)
+      INTO cols, coldefs
+      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+     WHERE a.attrelid = 'pg_temp.widecol_qt_probe'::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+    -- can an UPDATE compare old and new derived rows (equality on every column)?
+    BEGIN
+        EXECUTE 'SELECT 1 FROM (SELECT * FROM pg_temp.widecol_qt_probe EXCEPT ALL SELECT * FROM pg_temp.widecol_qt_probe) x';
+    EXCEPTION WHEN undefined_function THEN
+        diff := false;
+    END;
+    DROP TABLE pg_temp.widecol_qt_probe;
+    IF (SELECT count(DISTINCT c) <> count(*) FROM unnest(cols) c) THEN
+        RAISE EXCEPTION 'query table definition returns duplicate column names: %', cols USING ERRCODE = 'duplicate_column',
+            HINT = 'Name every output column with AS.';
+    END IF;
+
+    -- the keys must be columns of the definition
+    keys := widecol._key_columns(partition_key) || widecol._key_columns(clustering_key);
+    IF cardinality(widecol._key_columns(partition_key)) = 0 THEN
+        RAISE EXCEPTION 'query table needs a partition key' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT array_agg(k) INTO missing FROM unnest(keys) k WHERE k <> ALL (cols);
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'key column % is not a column of the query table definition', missing[1]
+            USING ERRCODE = 'undefined_column', HINT = format('The definition returns the columns %s.', array_to_string(cols, ', '));
+    END IF;
+    -- rows of the query table are identified by its key: it should include
+    -- the base table's key, or two base rows can map to one derived row
+    SELECT coalesce(array_agg(k), '{}') INTO base_keys FROM (
+        SELECT unnest(widecol._key_columns(substring(o FROM '^widecol\.partition_key=(.*)$'))) k
+          FROM pg_class c, unnest(c.reloptions) o WHERE c.oid = base
+        UNION
+        SELECT unnest(widecol._key_columns(substring(o FROM '^widecol\.clustering_key=(.*)$')))
+          FROM pg_class c, unnest(c.reloptions) o WHERE c.oid = base
+        UNION
+        SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+         WHERE i.indrelid = base AND i.indisprimary) s WHERE k IS NOT NULL;
+    IF NOT base_keys <@ keys THEN
+        RAISE WARNING 'the key of query table % does not include the key of its base table % (%)', qname, base, array_to_string(base_keys, ', ')
+            USING DETAIL = 'Base rows that derive the same key share one query table row: deleting one of them deletes it.';
+    END IF;
+
+    -- the table (widecol validates key types and options)
+    EXECUTE format('CREATE TABLE %s (%s) USING widecol WITH ("widecol.partition_key" = %L%s%s)',
+                   qname, coldefs, partition_key,
+                   CASE WHEN clustering_key IS NOT NULL AND btrim(clustering_key) <> ''
+                        THEN format(', "widecol.clustering_key" = %L', clustering_key) ELSE '' END,
+                   CASE WHEN options IS NOT NULL THEN ', ' || options ELSE '' END);
+
+    INSERT INTO widecol.query_table (query_table, base, definition, partition_key, clustering_key,
+                                     key_columns, columns, diff_update, search_path)
+    VALUES (qname::regclass, base, def, partition_key, nullif(btrim(clustering_key), ''),
+            keys, cols, diff, current_setting('search_path'))
+    RETURNING * INTO q;
+    PERFORM widecol._qt_create_triggers(q);
+    IF populate THEN
+        PERFORM widecol.rebuild_query_table(q.query_table);
+    END IF;
+    RETURN q.query_table;
+END $$;
+COMMENT ON FUNCTION widecol.create_query_table(text, regclass, text, text, text, text, boolean) IS
+    'create a widecol table derived from each row of base by definition (a SELECT over "base") and keep it in step with base';
+
+-- Fill a query table anew from its base (rows of the base are locked
+-- against writes meanwhile).  Returns the number of rows derived.
+CREATE FUNCTION widecol.rebuild_query_table(name regclass) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    q widecol.query_table;
+    stmt text;
+    n bigint;
+    path text := current_setting('search_path');
+BEGIN
+    SELECT * INTO q FROM widecol.query_table WHERE query_table = name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION '% is not a query table', name USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'widecol.query_table lists the query tables.';
+    END IF;
+    EXECUTE format('LOCK TABLE %s IN SHARE MODE', q.base);
+    PERFORM set_config('search_path', q.search_path, true);
+    FOREACH stmt IN ARRAY widecol._qt_statements(q, 'REBUILD') LOOP
+        EXECUTE stmt;
+        GET DIAGNOSTICS n = ROW_COUNT;
+    END LOOP;
+    PERFORM set_config('search_path', path, true);
+    RETURN n;
+END $$;
+COMMENT ON FUNCTION widecol.rebuild_query_table(regclass) IS
+    'fill a query table anew from its base table; returns the number of rows';
+
+-- Reconcile a query table with its base: the rows the definition derives
+-- now (expected) against the rows stored (actual), matched by key.
+CREATE FUNCTION widecol.query_table_diff(name regclass, max_rows bigint DEFAULT NULL)
+RETURNS TABLE (status text, key jsonb, expected jsonb, actual jsonb)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_variable
+DECLARE
+    q widecol.query_table;
+    path text := current_setting('search_path');
+    keys text;
+BEGIN
+    SELECT * INTO q FROM widecol.query_table WHERE query_table = name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION '% is not a query table', name USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'widecol.query_table lists the query tables.';
+    END IF;
+    keys := widecol._qt_collist(q.key_columns);
+    PERFORM set_config('search_path', q.search_path, true);
+    RETURN QUERY EXECUTE format($q$
+        WITH e AS (SELECT %1$s, to_jsonb(x) AS r, count(*) OVER (PARTITION BY %1$s) AS dup FROM %2$s AS x),
+             a AS (SELECT %1$s, to_jsonb(y) AS r FROM %3$s AS y)
+        SELECT CASE WHEN a.r IS NULL THEN 'missing'
+                    WHEN e.r IS NULL THEN 'extra'
+                    WHEN e.dup > 1 THEN 'duplicate key'
+                    ELSE 'different' END,
+               (SELECT jsonb_object_agg(k, coalesce(e.r, a.r) -> k) FROM unnest(%4$L::text[]) k),
+               e.r, a.r
+          FROM e FULL JOIN a ON %5$s
+         WHERE e.r IS DISTINCT FROM a.r OR e.dup > 1
+         ORDER BY 2
+         LIMIT %6$s$q$,
+        keys, widecol._qt_derived(q.definition, q.base::text), q.query_table,
+        q.key_columns, widecol._qt_key_join(q.key_columns, 'e', 'a'),
+        coalesce(max_rows::text, 'ALL'));
+    PERFORM set_config('search_path', path, true);
+END $$;
+COMMENT ON FUNCTION widecol.query_table_diff(regclass, bigint) IS
+    'rows of a query table that differ from what its definition derives from the base table now: missing, extra, different, duplicate key';
+
+CREATE FUNCTION widecol.check_query_table(name regclass)
+RETURNS TABLE (query_table regclass, base regclass, expected_rows bigint, actual_rows bigint,
+               missing bigint, extra bigint, different bigint, duplicate_keys bigint, ok boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_variable
+DECLARE
+    q widecol.query_table;
+    path text := current_setting('search_path');
+BEGIN
+    SELECT * INTO q FROM widecol.query_table t WHERE t.query_table = name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION '% is not a query table', name USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'widecol.query_table lists the query tables.';
+    END IF;
+    query_table := q.query_table;
+    base := q.base;
+    PERFORM set_config('search_path', q.search_path, true);
+    EXECUTE format('SELECT count(*) FROM %s AS x', widecol._qt_derived(q.definition, q.base::text)) INTO expected_rows;
+    EXECUTE format('SELECT count(*) FROM %s', q.query_table) INTO actual_rows;
+    PERFORM set_config('search_path', path, true);
+    SELECT count(*) FILTER (WHERE d.status = 'missing'), count(*) FILTER (WHERE d.status = 'extra'),
+           count(*) FILTER (WHERE d.status = 'different'), count(*) FILTER (WHERE d.status = 'duplicate key')
+      INTO missing, extra, different, duplicate_keys
+      FROM widecol.query_table_diff(name) d;
+    ok := missing + extra + different + duplicate_keys = 0;
+    RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION widecol.check_query_table(regclass) IS
+    'reconcile a query table with its base table: rows expected and stored, missing, extra, different, duplicate keys';
+
+-- DROP of a query table removes its triggers and catalog row; DROP of a
+-- base table with query tables is refused unless they are dropped by the
+-- same statement (DROP TABLE base, qt ...; DROP SCHEMA ... CASCADE).
+-- SECURITY DEFINER: the user dropping a query table may not own the base,
+-- whose triggers must go too; it acts only on objects the statement dropped.
+CREATE FUNCTION widecol._query_table_dropped() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT q.id, q.query_table::oid AS qt, q.base::oid AS base, q.base::text AS base_name,
+               d_qt.object_identity AS qt_name, d_qt.objid IS NOT NULL AS qt_dropped,
+               d_base.objid IS NOT NULL AS base_dropped, d_base.object_identity AS dropped_base_name
+          FROM widecol.query_table q
+          LEFT JOIN pg_event_trigger_dropped_objects() d_qt
+                 ON d_qt.classid = 'pg_class'::regclass AND d_qt.objsubid = 0 AND d_qt.objid = q.query_table
+          LEFT JOIN pg_event_trigger_dropped_objects() d_base
+                 ON d_base.classid = 'pg_class'::regclass AND d_base.objsubid = 0 AND d_base.objid = q.base
+         WHERE d_qt.objid IS NOT NULL OR d_base.objid IS NOT NULL
+    LOOP
+        IF r.base_dropped AND NOT r.qt_dropped THEN
+            RAISE EXCEPTION 'cannot drop table % because query table % depends on it', r.dropped_base_name, r.qt::regclass
+                USING ERRCODE = 'dependent_objects_still_exist',
+                      HINT = format('Drop the query table first, or both in one statement: DROP TABLE %s, %s;',
+                                    r.dropped_base_name, r.qt::regclass);
+        END IF;
+        IF NOT r.base_dropped THEN
+            EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', 'widecol_qt_' || r.id || '_insert', r.base_name);
+            EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', 'widecol_qt_' || r.id || '_update', r.base_name);
+            EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', 'widecol_qt_' || r.id || '_delete', r.base_name);
+            EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', 'widecol_qt_' || r.id || '_truncate', r.base_name);
+        END IF;
+        DELETE FROM widecol.query_table WHERE id = r.id;
+    END LOOP;
+END $$;
+CREATE EVENT TRIGGER widecol_query_table_drop ON sql_drop
+    WHEN TAG IN ('DROP TABLE', 'DROP SCHEMA', 'DROP OWNED')
+    EXECUTE FUNCTION widecol._query_table_dropped();
+
+-- ---------------------------------------------------------------------
+-- Time buckets
+-- ---------------------------------------------------------------------
+
+-- Day buckets are UTC days, whatever the session's TimeZone.
+CREATE FUNCTION widecol.day_bucket(ts timestamptz) RETURNS date
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT (ts AT TIME ZONE 'UTC')::date
+$$;
+COMMENT ON FUNCTION widecol.day_bucket(timestamptz) IS 'the UTC day of a timestamp: the day bucket it belongs to';
+
+-- The day buckets that hold the instants of [from_time, to_time).
+CREATE FUNCTION widecol.day_buckets(from_time timestamptz, to_time timestamptz) RETURNS SETOF date
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE ROWS 7 AS $$
+    SELECT d::date
+      FROM generate_series(widecol.day_bucket(from_time)::timestamp,
+                           widecol.day_bucket(to_time - interval '1 microsecond')::timestamp,
+                           interval '1 day') AS d
+     WHERE from_time < to_time
+$$;
+COMMENT ON FUNCTION widecol.day_buckets(timestamptz, timestamptz) IS
+    'the UTC day buckets that hold the instants of [from_time, to_time)';
+
+-- The starts of the buckets of the given width (aligned to 1970-01-01
+-- 00:00 UTC, as date_bin aligns them) that hold the instants of
+-- [from_time, to_time).
+CREATE FUNCTION widecol.buckets(from_time timestamptz, to_time timestamptz, width interval)
+RETURNS SETOF timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT generate_series(date_bin(width, from_time, timestamptz '1970-01-01 00:00:00+00'),
+                           to_time - interval '1 microsecond', width)
+     WHERE from_time < to_time
+$$;
+COMMENT ON FUNCTION widecol.buckets(timestamptz, timestamptz, interval) IS
+    'starts of the buckets of a width (aligned to the Unix epoch) that hold the instants of [from_time, to_time)';
+
+-- ---------------------------------------------------------------------
+-- Capacity estimates
+-- ---------------------------------------------------------------------
+
+-- Bytes in decimal units (kB = 1000 bytes), as disks are sold and as
+-- capacity rules of thumb are stated; pg_size_pretty gives binary units.
+CREATE FUNCTION widecol.pretty_bytes(bytes numeric) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT CASE WHEN abs(bytes) < 1000 THEN round(bytes) || ' bytes'
+                ELSE (SELECT to_char(round(bytes / 1000::numeric ^ e, 1), 'FM9999990.0') || ' ' ||
+                             (ARRAY['kB', 'MB', 'GB', 'TB', 'PB', 'EB'])[e]
+                        FROM (SELECT least(floor(log(1000, abs(bytes)))::int, 6) AS e) x) END
+$$;
+COMMENT ON FUNCTION widecol.pretty_bytes(numeric) IS 'bytes in decimal units (1 kB = 1000 bytes)';
+
+-- total = row size x rows/day x days x replicas / compression; disk to
+-- provision = total x headroom (1.5-2: compaction, repair, backups).
+CREATE FUNCTION widecol.capacity_estimate(
+    avg_row_bytes double precision, rows_per_day double precision, retention_days double precision,
+    replication_factor integer DEFAULT 3, compression_ratio double precision DEFAULT 1,
+    headroom double precision DEFAULT 1.5)
+RETURNS TABLE (step integer, figure text, bytes numeric, pretty text, pretty_binary text, formula text)
+LANGUAGE plpgsql IMMUTABLE AS $$
+#variable_conflict use_variable
+DECLARE
+    raw numeric;
+    replicated numeric;
+    stored numeric;
+    total numeric;
+BEGIN
+    IF avg_row_bytes IS NULL OR avg_row_bytes <= 0 OR rows_per_day IS NULL OR rows_per_day < 0
+       OR retention_days IS NULL OR retention_days < 0 OR replication_factor IS NULL OR replication_factor < 1
+       OR compression_ratio IS NULL OR compression_ratio <= 0 OR headroom IS NULL OR headroom < 1 THEN
+        RAISE EXCEPTION 'invalid capacity estimate input' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Row size and compression ratio must be > 0, rows per day and retention days >= 0, replication factor >= 1, headroom >= 1.';
+    END IF;
+    raw := avg_row_bytes::numeric * rows_per_day::numeric;
+    replicated := raw * replication_factor;
+    stored := replicated / compression_ratio::numeric;
+    total := stored * retention_days::numeric;
+    RETURN QUERY
+    SELECT s, f, round(b), widecol.pretty_bytes(b), pg_size_pretty(round(b)), x
+      FROM (VALUES
+        (1, 'raw per day', raw, format('%s bytes/row x %s rows/day', avg_row_bytes, rows_per_day)),
+        (2, 'replicated per day', replicated, format('raw per day x %s replicas', replication_factor)),
+        (3, 'stored per day', stored, format('replicated per day / %s compression', compression_ratio)),
+        (4, 'total for retention', total, format('stored per day x %s days', retention_days)),
+        (5, 'disk to provision', total * headroom::numeric, format('total x %s headroom (compaction, repair, backups)', headroom))
+      ) AS v(s, f, b, x);
+END $$;
+COMMENT ON FUNCTION widecol.capacity_estimate(double precision, double precision, double precision, integer, double precision, double precision) IS
+    'disk space estimate: row size x rows/day x days x replicas / compression, then x headroom; each figure in bytes and pretty units';
+
+-- The same from a table's own runs: row size and compression ratio are
+-- measured (raw and compressed bytes of its sorted runs over their row
+-- versions), and the compaction strategy's temporary space is added:
+-- size-tiered compaction may rewrite its largest tier, about half of the
+-- data; time-window compaction rewrites about one window at a time.
+CREATE FUNCTION widecol.capacity_estimate(
+    rel regclass, rows_per_day double precision, retention_days double precision,
+    replication_factor integer DEFAULT 3, headroom double precision DEFAULT 1.25)
+RETURNS TABLE (step integer, figure text, bytes numeric, pretty text, pretty_binary text, formula text)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_variable
+DECLARE
+    st record;
+    row_bytes numeric;
+    ratio numeric;
+    strategy text;
+    win interval;
+    win_days numeric;
+    stored numeric;
+    total numeric;
+    temp numeric;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = rel AND a.amname = 'widecol') THEN
+        RAISE EXCEPTION '"%" is not a widecol table', rel USING ERRCODE = 'wrong_object_type';
+    END IF;
+    SELECT * INTO st FROM widecol.table_stats(rel);
+    IF st.versions = 0 OR st.compressed_bytes = 0 THEN
+        RAISE EXCEPTION 'table % has no sorted runs to measure row size and compression from', rel
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = format('Load representative rows, then SELECT widecol.flush(%L); or give the figures: widecol.capacity_estimate(avg_row_bytes, rows_per_day, retention_days, replication_factor, compression_ratio, headroom).', rel::text);
+    END IF;
+    row_bytes := st.raw_bytes::numeric / st.versions;
+    ratio := st.raw_bytes::numeric / st.compressed_bytes;
+    SELECT coalesce(max(substring(o FROM '^widecol\.compaction=(.*)$')), 'size_tiered'),
+           coalesce(max(substring(o FROM '^widecol\.compaction_window=(.*)$')), '1 day')::interval
+      INTO strategy, win
+      FROM pg_class c LEFT JOIN LATERAL unnest(c.reloptions) o ON true WHERE c.oid = rel;
+    win_days := extract(epoch FROM win)::numeric / 86400;
+    RETURN QUERY
+    SELECT 0, 'measured row size'::text, round(row_bytes), widecol.pretty_bytes(row_bytes), pg_size_pretty(round(row_bytes)),
+           format('raw bytes / row versions of the runs of %s (%s / %s); compression %sx (raw / compressed)',
+                  rel, st.raw_bytes, st.versions, round(ratio, 2));
+    RETURN QUERY
+    SELECT e.step, e.figure, e.bytes, e.pretty, e.pretty_binary, e.formula
+      FROM widecol.capacity_estimate(row_bytes::float8, rows_per_day, retention_days, replication_factor, ratio::float8, 1) e
+     WHERE e.step <= 4;
+    stored := row_bytes * rows_per_day::numeric * replication_factor / ratio;
+    total := stored * retention_days::numeric;
+    IF strategy = 'time_window' THEN
+        temp := stored * win_days;
+    ELSE
+        temp := total / 2;
+    END IF;
+    RETURN QUERY
+    SELECT s, f, round(b), widecol.pretty_bytes(b), pg_size_pretty(round(b)), x
+      FROM (VALUES
+        (5, 'compaction temporary space', temp,
+            CASE WHEN strategy = 'time_window'
+                 THEN format('time_window: one %s window of stored data (stored per day x %s)', win, round(win_days, 3))
+                 ELSE format('%s: the largest tier, about half the data (total / 2)', strategy) END),
+        (6, 'total with compaction', total + temp, 'total for retention + compaction temporary space'),
+        (7, 'disk to provision', (total + temp) * headroom::numeric,
+            format('total with compaction x %s headroom (repair, backups)', headroom))
+      ) AS v(s, f, b, x);
+END $$;
+COMMENT ON FUNCTION widecol.capacity_estimate(regclass, double precision, double precision, integer, double precision) IS
+    'disk space estimate with row size and compression measured from a widecol table''s runs, plus its compaction strategy''s temporary space';
+
+-- ---------------------------------------------------------------------
+-- Image store
+-- ---------------------------------------------------------------------
+
+-- Builds, in schema store, the image-metadata model of the design brief:
+--
+--   images               base table, one partition per image id
+--   device_daily_images  query table: (device_id, day) partitions, newest first
+--   images_by_tag        query table: one row per (tag, image), (tag, day) partitions
+--   batch_images         query table: the images of an upload batch
+--
+-- and the functions image, device_images, tag_images, tag_images_all,
+-- batch_object_keys, daily_counts.  Applications write images only; the
+-- query tables follow in the same transaction.
+--
+-- TODO(counters): daily counts are computed from device_daily_images and
+-- images_by_tag (a scan of the days asked for).  Once counter columns exist
+-- (widecol.counter_columns), the store gets a table
+--   daily_counts (day date, dimension text COLLATE "C", value text COLLATE "C", images bigint)
+--   USING widecol WITH (widecol.partition_key = 'day',
+--                       widecol.clustering_key = 'dimension, value',
+--                       widecol.counter_columns = 'images')
+-- maintained by a statement trigger on images that writes one +n/-n row per
+-- (day, 'device', device_id), (day, 'tag', tag) and (day, 'total', '') of the
+-- statement, and daily_counts() becomes a seek over its day partitions.
+CREATE FUNCTION widecol.create_image_store(store name, ttl interval DEFAULT NULL)
+RETURNS TABLE (object text, kind text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_variable
+DECLARE
+    s text := quote_ident(store);
+    opts text := CASE WHEN ttl IS NULL THEN NULL ELSE format('"widecol.default_ttl" = %L', ttl) END;
+    page_filter text;
+BEGIN
+    IF store IS NULL THEN
+        RAISE EXCEPTION 'store schema name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF to_regclass(s || '.images') IS NOT NULL THEN
+        RAISE EXCEPTION 'schema % already holds a table images', s USING ERRCODE = 'duplicate_table',
+            HINT = 'Choose another schema for the image store, or drop it first: DROP SCHEMA ... CASCADE.';
+    END IF;
+    EXECUTE format('CREATE SCHEMA IF NOT EXISTS %s', s);
+
+    EXECUTE format($d$
+        CREATE TABLE %s.images (
+            image_id     uuid,
+            device_id    text NOT NULL,
+            capture_time timestamptz NOT NULL,
+            batch_id     text,
+            object_store text,
+            object_key   text,
+            width        integer,
+            height       integer,
+            content_hash text,
+            tags         text[]
+        ) USING widecol WITH ("widecol.partition_key" = 'image_id'%s)$d$,
+        s, CASE WHEN opts IS NULL THEN '' ELSE ', ' || opts END);
+    object := s || '.images'; kind := 'table'; RETURN NEXT;
+
+    PERFORM widecol.create_query_table(s || '.device_daily_images', (s || '.images')::regclass,
+        'SELECT device_id, widecol.day_bucket(capture_time) AS day, capture_time, image_id, batch_id,
+                object_store, object_key, width, height, content_hash, tags
+           FROM base',
+        'device_id, day', 'capture_time DESC, image_id DESC', opts);
+    object := s || '.device_daily_images'; kind := 'query table'; RETURN NEXT;
+
+    PERFORM widecol.create_query_table(s || '.images_by_tag', (s || '.images')::regclass,
+        'SELECT DISTINCT t.tag, widecol.day_bucket(b.capture_time) AS day, b.capture_time, b.image_id,
+                b.device_id, b.object_store, b.object_key, b.tags
+           FROM base AS b CROSS JOIN LATERAL unnest(b.tags) AS t(tag)
+          WHERE t.tag IS NOT NULL',
+        'tag, day', 'capture_time DESC, image_id DESC', opts);
+    object := s || '.images_by_tag'; kind := 'query table'; RETURN NEXT;
+
+    PERFORM widecol.create_query_table(s || '.batch_images', (s || '.images')::regclass,
+        'SELECT batch_id, image_id, object_store, object_key, device_id, capture_time
+           FROM base
+          WHERE batch_id IS NOT NULL',
+        'batch_id', 'image_id', opts);
+    object := s || '.batch_images'; kind := 'query table'; RETURN NEXT;
+
+    -- keyset paging: the clustering key of the last row of the previous page
+    EXECUTE format('CREATE TYPE %s.image_page_key AS (capture_time timestamptz, image_id uuid)', s);
+    object := s || '.image_page_key'; kind := 'type'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.image(id uuid) RETURNS SETOF %1$s.images
+        LANGUAGE sql STABLE AS $f$
+            SELECT * FROM %1$s.images AS i WHERE i.image_id = image.id
+        $f$ $d$, s);
+    object := s || '.image(uuid)'; kind := 'function'; RETURN NEXT;
+
+    -- The functions are plain SQL so that the planner inlines them: the
+    -- device (or tag) and the day range become a WidecolSeek that merges the
+    -- day buckets lazily in capture-time order and stops after max_rows.
+    -- Rows are those of [from_time, to_time), newest first; the bucket and
+    -- capture-time bounds end at the page key when one is given, so a later
+    -- page starts reading where the previous one stopped.
+    page_filter := $p$
+               AND i.day BETWEEN widecol.day_bucket(%1$s.from_time)
+                             AND widecol.day_bucket(least(%1$s.to_time, (%1$s.after).capture_time + interval '1 microsecond')
+                                                    - interval '1 microsecond')
+               AND i.capture_time >= %1$s.from_time
+               AND i.capture_time < least(%1$s.to_time, (%1$s.after).capture_time + interval '1 microsecond')
+               AND (%1$s.after IS NULL OR (i.capture_time, i.image_id) < ((%1$s.after).capture_time, (%1$s.after).image_id))
+             ORDER BY i.capture_time DESC, i.image_id DESC
+             LIMIT %1$s.max_rows$p$;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.device_images(device text, from_time timestamptz, to_time timestamptz,
+                                           max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.device_daily_images
+        LANGUAGE sql STABLE AS $f$
+            SELECT * FROM %1$s.device_daily_images AS i
+             WHERE i.device_id = device_images.device %2$s
+        $f$ $d$, s, format(page_filter, 'device_images'));
+    object := s || '.device_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.tag_images(tag text, from_time timestamptz, to_time timestamptz,
+                                        max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.images_by_tag
+        LANGUAGE sql STABLE AS $f$
+            SELECT * FROM %1$s.images_by_tag AS i
+             WHERE i.tag = tag_images.tag %2$s
+        $f$ $d$, s, format(page_filter, 'tag_images'));
+    object := s || '.tag_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+
+    -- Images carrying all the tags: a seek on the first tag's partitions,
+    -- keeping the rows whose tag array holds the others.  Put the rarest tag
+    -- first.  No tags: no rows.
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.tag_images_all(tags text[], from_time timestamptz, to_time timestamptz,
+                                            max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.images_by_tag
+        LANGUAGE sql STABLE AS $f$
+            SELECT * FROM %1$s.images_by_tag AS i
+             WHERE i.tag = (tag_images_all.tags)[1] AND i.tags @> tag_images_all.tags %2$s
+        $f$ $d$, s, format(page_filter, 'tag_images_all'));
+    object := s || '.tag_images_all(text[], timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.batch_object_keys(batch text)
+        RETURNS TABLE (image_id uuid, object_store text, object_key text)
+        LANGUAGE sql STABLE AS $f$
+            SELECT b.image_id, b.object_store, b.object_key FROM %1$s.batch_images AS b
+             WHERE b.batch_id = batch_object_keys.batch
+             ORDER BY b.image_id
+        $f$ $d$, s);
+    object := s || '.batch_object_keys(text)'; kind := 'function'; RETURN NEXT;
+
+    -- TODO(counters): see above; computed from the query tables for now.
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.daily_counts(from_day date, to_day date, by text DEFAULT 'device')
+        RETURNS TABLE (day date, key text, images bigint)
+        LANGUAGE plpgsql STABLE AS $f$
+        BEGIN
+            IF by IS NULL OR by NOT IN ('device', 'tag', 'total') THEN
+                RAISE EXCEPTION 'daily_counts: by must be device, tag or total, not %%', coalesce(by, 'NULL')
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            IF by = 'tag' THEN
+                RETURN QUERY SELECT t.day, t.tag, count(*) FROM %1$s.images_by_tag AS t
+                              WHERE t.day BETWEEN from_day AND to_day GROUP BY 1, 2 ORDER BY 1, 2;
+            ELSIF by = 'device' THEN
+                RETURN QUERY SELECT d.day, d.device_id, count(*) FROM %1$s.device_daily_images AS d
+                              WHERE d.day BETWEEN from_day AND to_day GROUP BY 1, 2 ORDER BY 1, 2;
+            ELSE
+                RETURN QUERY SELECT d.day, 'all'::text, count(*) FROM %1$s.device_daily_images AS d
+                              WHERE d.day BETWEEN from_day AND to_day GROUP BY 1 ORDER BY 1;
+            END IF;
+        END
+        $f$ $d$, s);
+    object := s || '.daily_counts(date, date, text)'; kind := 'function'; RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION widecol.create_image_store(name, interval) IS
+    'create an image-metadata store in a schema: images, device/day and tag/day query tables, batch table, query functions';
