@@ -136,6 +136,10 @@ COMMENT ON TABLE widecol.query_table IS
 -- trigger (running as the caller) checks that the caller owns both tables,
 -- so nobody can point another owner's triggers at a definition of theirs.
 GRANT SELECT, INSERT, UPDATE, DELETE ON widecol.query_table TO PUBLIC;
+-- Everyone who writes a base table runs widecol.query_table_trigger(), and
+-- table owners call the functions of this schema (each checks its own
+-- privileges; the manifest stays revoked).
+GRANT USAGE ON SCHEMA widecol TO PUBLIC;
 GRANT USAGE, SELECT ON SEQUENCE widecol.query_table_id_seq TO PUBLIC;
 
 -- true if the current user has the privileges of rel's owner, NULL if rel
@@ -466,7 +470,8 @@ BEGIN
     keys := widecol._qt_collist(q.key_columns);
     PERFORM set_config('search_path', q.search_path, true);
     RETURN QUERY EXECUTE format($q$
-        WITH e AS (SELECT %1$s, to_jsonb(x) AS r, count(*) OVER (PARTITION BY %1$s) AS dup FROM %2$s AS x),
+        WITH e AS (SELECT *, count(*) OVER (PARTITION BY %1$s) AS dup
+                     FROM (SELECT DISTINCT %1$s, to_jsonb(x) AS r FROM %2$s AS x) AS x),
              a AS (SELECT %1$s, to_jsonb(y) AS r FROM %3$s AS y)
         SELECT CASE WHEN a.r IS NULL THEN 'missing'
                     WHEN e.r IS NULL THEN 'extra'
@@ -503,7 +508,9 @@ BEGIN
     query_table := q.query_table;
     base := q.base;
     PERFORM set_config('search_path', q.search_path, true);
-    EXECUTE format('SELECT count(*) FROM %s AS x', widecol._qt_derived(q.definition, q.base::text)) INTO expected_rows;
+    -- identical rows derived twice (a tag listed twice) are one row
+    EXECUTE format('SELECT count(*) FROM (SELECT DISTINCT to_jsonb(x) FROM %s AS x) AS y',
+                   widecol._qt_derived(q.definition, q.base::text)) INTO expected_rows;
     EXECUTE format('SELECT count(*) FROM %s', q.query_table) INTO actual_rows;
     PERFORM set_config('search_path', path, true);
     SELECT count(*) FILTER (WHERE d.status = 'missing'), count(*) FILTER (WHERE d.status = 'extra'),
