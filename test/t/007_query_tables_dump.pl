@@ -105,7 +105,7 @@ for my $db (qw(r_custom r_plain))
 	is( $node->safe_psql(
 			$db, q{SELECT string_agg(c.ok::text, ',' ORDER BY q.id) FROM widecol.query_table q,
 			              widecol.check_query_table(q.query_table) c}),
-		't,t,t,t', "$db: writes after restore keep the query tables in step");
+		'true,true,true,true', "$db: writes after restore keep the query tables in step");
 	is( $node->safe_psql(
 			$db, q{SELECT count(*) FROM store.tag_images('restored', '2025-01-03', '2025-01-04')}),
 		'1', "$db: a new image is found by tag");
