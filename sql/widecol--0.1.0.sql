@@ -499,6 +499,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     q widecol.query_table;
     path text := current_setting('search_path');
+    keys text;
 BEGIN
     SELECT * INTO q FROM widecol.query_table t WHERE t.query_table = name;
     IF NOT FOUND THEN
@@ -507,16 +508,23 @@ BEGIN
     END IF;
     query_table := q.query_table;
     base := q.base;
+    keys := widecol._qt_collist(q.key_columns);
     PERFORM set_config('search_path', q.search_path, true);
-    -- identical rows derived twice (a tag listed twice) are one row
-    EXECUTE format('SELECT count(*) FROM (SELECT DISTINCT to_jsonb(x) FROM %s AS x) AS y',
-                   widecol._qt_derived(q.definition, q.base::text)) INTO expected_rows;
-    EXECUTE format('SELECT count(*) FROM %s', q.query_table) INTO actual_rows;
+    -- One pass: rows compared by their text form (same columns, same types,
+    -- same session settings: equal values print alike), identical derived
+    -- rows counted once, keys derived with different values counted apart.
+    EXECUTE format($q$
+        WITH e AS (SELECT %1$s, min(r) AS r, count(*) AS n
+                     FROM (SELECT DISTINCT %1$s, x::text AS r FROM %2$s AS x) AS x GROUP BY %1$s),
+             a AS (SELECT %1$s, y::text AS r FROM %3$s AS y)
+        SELECT coalesce(sum(e.n), 0), count(a.r),
+               count(*) FILTER (WHERE a.r IS NULL), count(*) FILTER (WHERE e.r IS NULL),
+               count(*) FILTER (WHERE e.n = 1 AND e.r <> a.r), count(*) FILTER (WHERE e.n > 1)
+          FROM e FULL JOIN a ON %4$s$q$,
+        keys, widecol._qt_derived(q.definition, q.base::text), q.query_table,
+        widecol._qt_key_join(q.key_columns, 'e', 'a'))
+    INTO expected_rows, actual_rows, missing, extra, different, duplicate_keys;
     PERFORM set_config('search_path', path, true);
-    SELECT count(*) FILTER (WHERE d.status = 'missing'), count(*) FILTER (WHERE d.status = 'extra'),
-           count(*) FILTER (WHERE d.status = 'different'), count(*) FILTER (WHERE d.status = 'duplicate key')
-      INTO missing, extra, different, duplicate_keys
-      FROM widecol.query_table_diff(name) d;
     ok := missing + extra + different + duplicate_keys = 0;
     RETURN NEXT;
 END $$;
@@ -614,6 +622,12 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
 $$;
 COMMENT ON FUNCTION widecol.pretty_bytes(numeric) IS 'bytes in decimal units (1 kB = 1000 bytes)';
 
+-- a number for a formula: at most 2 decimals, no trailing zeros
+CREATE FUNCTION widecol._num(x double precision) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT trim_scale(round(x::numeric, 2))::text
+$$;
+
 -- total = row size x rows/day x days x replicas / compression; disk to
 -- provision = total x headroom (1.5-2: compaction, repair, backups).
 CREATE FUNCTION widecol.capacity_estimate(
@@ -642,11 +656,11 @@ BEGIN
     RETURN QUERY
     SELECT s, f, round(b), widecol.pretty_bytes(b), pg_size_pretty(round(b)), x
       FROM (VALUES
-        (1, 'raw per day', raw, format('%s bytes/row x %s rows/day', avg_row_bytes, rows_per_day)),
+        (1, 'raw per day', raw, format('%s bytes/row x %s rows/day', widecol._num(avg_row_bytes), widecol._num(rows_per_day))),
         (2, 'replicated per day', replicated, format('raw per day x %s replicas', replication_factor)),
-        (3, 'stored per day', stored, format('replicated per day / %s compression', compression_ratio)),
-        (4, 'total for retention', total, format('stored per day x %s days', retention_days)),
-        (5, 'disk to provision', total * headroom::numeric, format('total x %s headroom (compaction, repair, backups)', headroom))
+        (3, 'stored per day', stored, format('replicated per day / %s compression', widecol._num(compression_ratio))),
+        (4, 'total for retention', total, format('stored per day x %s days', widecol._num(retention_days))),
+        (5, 'disk to provision', total * headroom::numeric, format('total x %s headroom (compaction, repair, backups)', widecol._num(headroom)))
       ) AS v(s, f, b, x);
 END $$;
 COMMENT ON FUNCTION widecol.capacity_estimate(double precision, double precision, double precision, integer, double precision, double precision) IS
@@ -710,11 +724,11 @@ BEGIN
       FROM (VALUES
         (5, 'compaction temporary space', temp,
             CASE WHEN strategy = 'time_window'
-                 THEN format('time_window: one %s window of stored data (stored per day x %s)', win, round(win_days, 3))
+                 THEN format('time_window: one %s window of stored data (stored per day x %s)', win, trim_scale(round(win_days, 3)))
                  ELSE format('%s: the largest tier, about half the data (total / 2)', strategy) END),
         (6, 'total with compaction', total + temp, 'total for retention + compaction temporary space'),
         (7, 'disk to provision', (total + temp) * headroom::numeric,
-            format('total with compaction x %s headroom (repair, backups)', headroom))
+            format('total with compaction x %s headroom (repair, backups)', widecol._num(headroom)))
       ) AS v(s, f, b, x);
 END $$;
 COMMENT ON FUNCTION widecol.capacity_estimate(regclass, double precision, double precision, integer, double precision) IS

@@ -2,18 +2,26 @@
 # widecol: THE demo command.
 #
 #   sudo bash test/demo.sh [--rows N] [--seed S] [--devices D] [--days K] [--start-date YYYY-MM-DD]
+#                          [--out DIR]
 #
-# As root: installs the missing Debian packages, builds and installs widecol
-# from a temp copy of this tree (as test/run-tests.sh does), then runs the
-# demo as the user "postgres".  As a non-root user: runs the demo against
-# the widecol already installed.
+# As root: installs the missing Debian packages (python3-matplotlib for the
+# chart too), builds and installs widecol from a temp copy of this tree (as
+# test/run-tests.sh does), then runs the demo as the user "postgres".  As a
+# non-root user: runs the demo against the widecol already installed.
 #
 # The demo starts a throwaway PostgreSQL instance in a temp dir (widecol
-# preloaded, a free port on 127.0.0.1, unix socket in the temp dir), creates
-# the tables of test/demo/schema.sql, loads N generated images
-# (test/gen/image_rows.py, default 200000) and their tags with \copy, runs
-# test/demo/queries.sql with timing, prints table sizes, and stops and
-# removes the instance on exit.
+# preloaded, a free port on 127.0.0.1, unix socket in the temp dir), builds an
+# image store with widecol.create_image_store (test/demo/schema.sql), loads N
+# generated images (test/gen/image_rows.py --table store, default 1000000)
+# into img.images with \copy in chunks of 25000 rows (a progress bar with
+# rows/s; the store's query tables are filled by its triggers in each
+# chunk's transaction), runs the queries of test/demo/queries.sql (each with
+# its result and time, and an EXPLAIN ANALYZE of a bucketed query), then the
+# report of test/demo/report.sql (widecol.table_stats, reconciliation of the
+# query tables, capacity estimates, images per device per day, tag
+# distribution), draws a PNG chart of the daily counts into DIR (default
+# demo-output/ in this tree) with test/demo/chart.py, and stops and removes
+# the instance on exit.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,7 +30,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 . "$HERE/lib.sh"
 wc_clean_env
 
-ROWS=200000 SEED=42 DEVICES=50 DAYS=7 START_DATE=2025-01-01
+ROWS=1000000 SEED=42 DEVICES=50 DAYS=7 START_DATE=2025-01-01 OUT=$ROOT/demo-output CHUNK=25000
 ARGS=("$@")
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -31,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--devices) DEVICES=${2:?}; shift 2 ;;
 	--days) DAYS=${2:?}; shift 2 ;;
 	--start-date) START_DATE=${2:?}; shift 2 ;;
+	--out) OUT=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) wc_die "unknown argument '$1' (see --help)" ;;
 	esac
@@ -39,6 +48,7 @@ for v in ROWS SEED DEVICES DAYS; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || wc_die "--${v,,} must be a non-negative integer"
 done
 date -d "$START_DATE" +%F >/dev/null 2>&1 || wc_die "--start-date must be YYYY-MM-DD"
+case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
 
 # ------------------------------------------------------------ instance --
 # Runs as the unprivileged user, from the tree in $ROOT.
@@ -71,33 +81,63 @@ run_demo() {
 	wc_info "connect while it runs: psql -h $inst -p $port postgres"
 	PSQL=("$bin/psql" -X -v ON_ERROR_STOP=1 -P pager=off -h "$inst" -p "$port" -d postgres)
 
-	wc_section "Schema (test/demo/schema.sql)"
+	wc_section "Schema: an image store (test/demo/schema.sql)"
 	"${PSQL[@]}" -f "$ROOT/test/demo/schema.sql"
 
-	wc_section "Loading $ROWS images into device_daily_images"
-	load device_daily_images "${gen[@]}" --table images
-	wc_section "Loading the tags of those images into images_by_tag"
-	load images_by_tag "${gen[@]}" --table tags
+	wc_section "Loading $ROWS images into img.images (and its query tables)"
+	load_store "${gen[@]}" --table store
 
 	# Query a day inside the generated range and the first camera.
 	day=$(date -d "$START_DATE + $((DAYS > 1 ? 1 : 0)) day" +%F)
 	device=cam-0001
-	wc_section "Queries (test/demo/queries.sql, device $device, day $day)"
-	"${PSQL[@]}" -v device="$device" -v day="$day" -f "$ROOT/test/demo/queries.sql"
+	wc_section "Queries (test/demo/queries.sql, device $device, day $day, tag crack)"
+	"${PSQL[@]}" -v device="$device" -v day="$day" -v tag=crack -f "$ROOT/test/demo/queries.sql"
+
+	wc_section "Report (test/demo/report.sql)"
+	mkdir -p "$OUT"
+	"${PSQL[@]}" -v counts_csv="$OUT/daily_counts.csv" -f "$ROOT/test/demo/report.sql"
+
+	wc_section "Chart of the daily counts"
+	if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+		/usr/bin/python3 "$ROOT/test/demo/chart.py" "$OUT/daily_counts.csv" "$OUT/daily_counts.png"
+	else
+		wc_info "no chart: matplotlib is missing (apt-get install python3-matplotlib); the counts are in $OUT/daily_counts.csv"
+	fi
 
 	wc_section "Done in $(wc_fmt_secs $(($(wc_now) - T_DEMO)))"
 }
 
-# load TABLE GENERATOR-COMMAND...: pipe the generator's CSV into \copy.
-load() {
-	local table=$1 t0 t1 n
-	shift
-	t0=$EPOCHREALTIME
-	"$@" | "${PSQL[@]}" -c "\\copy $table FROM pstdin WITH (FORMAT csv)"
+# load_store GENERATOR-COMMAND...: the generator's CSV into img.images, one
+# \copy (one transaction, one run of the query table triggers) per chunk of
+# $CHUNK rows, with a progress bar.
+load_store() {
+	local t0=$EPOCHREALTIME t1 n
+	export DEMO_T0=$t0 DEMO_ROWS=$ROWS DEMO_CHUNK=$CHUNK DEMO_TTY=0
+	[ -t 1 ] && DEMO_TTY=1
+	DEMO_PSQL=$(printf '%q ' "${PSQL[@]}")
+	export DEMO_PSQL
+	export -f load_chunk
+	"$@" --quiet | SHELL=/bin/bash split -l "$CHUNK" -a 6 -d --filter=load_chunk -
+	[ "$DEMO_TTY" = 1 ] && echo
 	t1=$EPOCHREALTIME
-	n=$("${PSQL[@]}" -Atc "SELECT count(*) FROM $table")
-	awk -v n="$n" -v a="$t0" -v b="$t1" -v t="$table" 'BEGIN {
-		s = b - a; printf "%s: %d rows in %.1f s (%d rows/s, generator included)\n", t, n, s, (s > 0 ? n / s : 0) }'
+	n=$("${PSQL[@]}" -Atc "SELECT count(*) FROM img.images")
+	awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN {
+		s = b - a; printf "img.images: %d rows in %.1f s (%d rows/s, generator and query tables included)\n", n, s, (s > 0 ? n / s : 0) }'
+	"${PSQL[@]}" -Atc "SELECT 'img.device_daily_images: ' || count(*) || ' rows' FROM img.device_daily_images
+	                   UNION ALL SELECT 'img.images_by_tag: ' || count(*) || ' rows' FROM img.images_by_tag
+	                   UNION ALL SELECT 'img.batch_images: ' || count(*) || ' rows' FROM img.batch_images"
+}
+
+# load_chunk: run by split for each chunk (stdin; $FILE = x000000, x000001...)
+load_chunk() {
+	eval "$DEMO_PSQL" -q -c "'\\copy img.images FROM pstdin WITH (FORMAT csv)'" || return 1
+	awk -v k="${FILE#x}" -v c="$DEMO_CHUNK" -v total="$DEMO_ROWS" -v t0="$DEMO_T0" -v now="$EPOCHREALTIME" -v tty="$DEMO_TTY" 'BEGIN {
+		done = (k + 1) * c; if (done > total) done = total
+		pct = total ? done / total : 1; w = 30; bar = ""
+		for (i = 0; i < w; i++) bar = bar (i < int(pct * w + 0.5) ? "#" : "-")
+		s = now - t0
+		printf "%s[%s] %9d / %d images (%3d%%)  %7d rows/s  %6.1f s%s", (tty ? "\r" : ""), bar, done, total, pct * 100, (s > 0 ? done / s : 0), s, (tty ? "" : "\n")
+	}'
 }
 
 stop_instance() {
@@ -129,7 +169,7 @@ if ! wc_is_root; then
 fi
 
 wc_section "Dependencies"
-wc_install_deps python3 || wc_die "could not install the dependencies"
+wc_install_deps python3 python3-matplotlib || wc_die "could not install the dependencies"
 wc_ensure_user
 WORK=$(wc_make_workdir demo)
 export WC_HOME=$WORK
@@ -143,7 +183,10 @@ wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || {
 grep -E ': (warning|error):' "$WORK/build.out" || true
 wc_info "built and installed into $("$PG_CONFIG" --pkglibdir)"
 
-# The demo proper runs as the unprivileged user, from the copy it can read.
+# The demo proper runs as the unprivileged user, from the copy it can read;
+# it writes the chart into $OUT, which it must be able to write.
+mkdir -p "$OUT"
+chown "$WC_RUN_USER:" "$OUT"
 cd "$WORK"
 wc_as_user env WIDECOL_DEMO_STAGE=instance WIDECOL_TMPDIR="$WC_TMPBASE" \
-	bash "$WORK/tree/test/demo.sh" "${ARGS[@]}"
+	bash "$WORK/tree/test/demo.sh" "${ARGS[@]}" --out "$OUT"

@@ -13,7 +13,11 @@
 WC_PG_MAJOR=15
 WC_PG_BINDIR=/usr/lib/postgresql/$WC_PG_MAJOR/bin
 # pg_config of PG 15 itself: /usr/bin/pg_config may point at another major.
-if [ -z "${PG_CONFIG:-}" ]; then
+# A PG_CONFIG given in the environment (a relocated installation) also names
+# the binaries the demo and the benchmarks start.
+if [ -n "${PG_CONFIG:-}" ] && [ -x "$PG_CONFIG" ]; then
+	WC_PG_BINDIR=$("$PG_CONFIG" --bindir)
+elif [ -z "${PG_CONFIG:-}" ]; then
 	if [ -x "$WC_PG_BINDIR/pg_config" ]; then
 		PG_CONFIG=$WC_PG_BINDIR/pg_config
 	else

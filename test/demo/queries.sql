@@ -1,6 +1,8 @@
--- widecol demo queries.  Run by test/demo.sh after loading, with psql
--- variables device and day; the defaults below match the generator's
--- defaults (test/gen/image_rows.py: cam-0001.., start 2025-01-01, 7 days).
+-- widecol demo queries over the image store of schema.sql.  Run by
+-- test/demo.sh after loading, with psql variables device, day and tag; the
+-- defaults below match the generator's defaults (test/gen/image_rows.py:
+-- cam-0001.., start 2025-01-01, 7 days).  Every query goes through one of
+-- the store's functions; each is shown with its result and its time.
 \if :{?device}
 \else
 \set device cam-0001
@@ -9,108 +11,64 @@
 \else
 \set day 2025-01-02
 \endif
+\if :{?tag}
+\else
+\set tag crack
+\endif
+SET TimeZone = 'UTC';
+-- one image of the device on that day, for the point lookup below
+SELECT image_id AS some_image, batch_id AS some_batch
+  FROM img.device_images(:'device', :'day', :'day'::date + 1, 1) \gset
 \timing on
 
 \echo
-\echo '==== Latest 20 images of device' :'device' 'on' :'day' '===='
-SELECT capture_time, image_id, object_key, width, height
-  FROM device_daily_images
- WHERE device_id = :'device' AND day_bucket = :'day'
- ORDER BY capture_time DESC
- LIMIT 20;
+\echo '==== 1. One image by id: img.image(' :'some_image' ') ===='
+SELECT image_id, device_id, capture_time, object_key, width, height, tags
+  FROM img.image(:'some_image');
 
 \echo
-\echo '==== Latest 10 images of device' :'device' 'across 3 days (merge of 3 partitions) ===='
-SELECT day_bucket, capture_time, image_id, width, height
-  FROM device_daily_images
- WHERE device_id = :'device'
-   AND day_bucket IN (:'day'::date - 1, :'day'::date, :'day'::date + 1)
- ORDER BY capture_time DESC
- LIMIT 10;
+\echo '==== 2. Latest 10 images of' :'device' 'on' :'day' ': img.device_images ===='
+SELECT capture_time, image_id, object_key, width, height, tags
+  FROM img.device_images(:'device', :'day', :'day'::date + 1, 10);
 
 \echo
-\echo '==== Images per day for device' :'device' 'across the same 3 days ===='
-SELECT day_bucket, count(*) AS images, min(capture_time) AS first, max(capture_time) AS last
-  FROM device_daily_images
- WHERE device_id = :'device'
-   AND day_bucket IN (:'day'::date - 1, :'day'::date, :'day'::date + 1)
- GROUP BY day_bucket
- ORDER BY day_bucket;
+\echo '==== 3. The next page: after the last row of query 2 ===='
+SELECT capture_time AS last_time, image_id AS last_id
+  FROM img.device_images(:'device', :'day', :'day'::date + 1, 10) OFFSET 9 \gset
+SELECT capture_time, image_id, object_key
+  FROM img.device_images(:'device', :'day', :'day'::date + 1, 10, (:'last_time', :'last_id'));
 
 \echo
-\echo '==== Latest 20 images tagged crack on' :'day' '===='
-SELECT capture_time, device_id, object_key
-  FROM images_by_tag
- WHERE tag = 'crack' AND day_bucket = :'day'
- ORDER BY capture_time DESC
- LIMIT 20;
+\echo '==== 4. Latest 10 images of' :'device' 'over 3 days (one seek over 3 day buckets) ===='
+SELECT day, capture_time, image_id, object_key
+  FROM img.device_images(:'device', :'day'::date - 1, :'day'::date + 2, 10);
 
 \echo
-\echo '==== Images tagged crack on' :'day' '(count) ===='
-SELECT count(*) AS crack_images
-  FROM images_by_tag
- WHERE tag = 'crack' AND day_bucket = :'day';
+\echo '==== 5. Latest 10 images tagged' :'tag' 'on' :'day' ': img.tag_images ===='
+SELECT capture_time, device_id, image_id, tags
+  FROM img.tag_images(:'tag', :'day', :'day'::date + 1, 10);
 
 \echo
-\echo '==== Images per day, all devices (full scan) ===='
-SELECT day_bucket, count(*) AS images, count(DISTINCT device_id) AS devices
-  FROM device_daily_images
- GROUP BY day_bucket
- ORDER BY day_bucket;
+\echo '==== 6. Latest 10 images tagged both leak and' :'tag' 'over 7 days: img.tag_images_all ===='
+SELECT capture_time, device_id, image_id, tags
+  FROM img.tag_images_all(ARRAY['leak', :'tag'], :'day'::date - 1, :'day'::date + 6, 10);
 
 \echo
-\echo '==== EXPLAIN ANALYZE: latest 20 images of one device on one day ===='
-EXPLAIN (ANALYZE, BUFFERS)
-SELECT capture_time, image_id, object_key, width, height
-  FROM device_daily_images
- WHERE device_id = :'device' AND day_bucket = :'day'
- ORDER BY capture_time DESC
- LIMIT 20;
+\echo '==== 7. Object keys of upload batch' :'some_batch' '(first 5 of them): img.batch_object_keys ===='
+SELECT count(*) AS images_in_batch FROM img.batch_object_keys(:'some_batch');
+SELECT * FROM img.batch_object_keys(:'some_batch') LIMIT 5;
+
+\echo
+\echo '==== 8. Daily counts on' :'day' 'by tag and in total: img.daily_counts ===='
+SELECT * FROM img.daily_counts(:'day', :'day', 'tag');
+SELECT * FROM img.daily_counts(:'day', :'day', 'total');
+
+\echo
+\echo '==== 9. EXPLAIN ANALYZE of a bucketed query: 20 latest images of' :'device' 'over 7 days ===='
+\echo 'img.device_images is inlined: one WidecolSeek over the 7 (device, day) partitions,'
+\echo 'merged lazily in capture-time order, no Sort, stopped after 20 rows.'
+EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
+SELECT capture_time, image_id, object_key
+  FROM img.device_images(:'device', :'day'::date - 3, :'day'::date + 4, 20);
 
 \timing off
-
-\echo
-\echo '==== Table sizes ===='
-SELECT 'device_daily_images' AS "table", count(*) AS "rows",
-       pg_size_pretty(pg_total_relation_size('device_daily_images')) AS total_size,
-       round(pg_total_relation_size('device_daily_images')::numeric
-             / greatest(count(*), 1), 1) AS bytes_per_row
-  FROM device_daily_images
-UNION ALL
-SELECT 'images_by_tag', count(*),
-       pg_size_pretty(pg_total_relation_size('images_by_tag')),
-       round(pg_total_relation_size('images_by_tag')::numeric / greatest(count(*), 1), 1)
-  FROM images_by_tag
- ORDER BY 1;
-
-\echo
-\echo '==== widecol statistics ===='
--- widecol.table_stats(regclass) and widecol.capacity_estimate(...) come
--- with later issues; call them only if this build has them.  Errors here
--- (for instance a different signature) are shown but do not stop the demo.
-SELECT count(*) FILTER (WHERE p.proname = 'table_stats') > 0 AS has_table_stats,
-       count(*) FILTER (WHERE p.proname = 'capacity_estimate') > 0 AS has_capacity_estimate
-  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
- WHERE n.nspname = 'widecol' \gset
-\set ON_ERROR_STOP 0
-\set QUIET on
-\x auto
-\set QUIET off
-\if :has_table_stats
-SELECT 'device_daily_images' AS "table", * FROM widecol.table_stats('device_daily_images')
-UNION ALL
-SELECT 'images_by_tag', * FROM widecol.table_stats('images_by_tag');
-\else
-\echo 'widecol.table_stats() is not in this build: it arrives with a later issue.'
-\endif
-\if :has_capacity_estimate
-SELECT p.oid::regprocedure AS "function" FROM pg_proc p
- WHERE p.pronamespace = 'widecol'::regnamespace AND p.proname = 'capacity_estimate';
-SELECT * FROM widecol.capacity_estimate('device_daily_images');
-\else
-\echo 'widecol.capacity_estimate() is not in this build: it arrives with a later issue.'
-\endif
-\set QUIET on
-\x off
-\set QUIET off
-\set ON_ERROR_STOP 1

@@ -1,37 +1,25 @@
--- widecol demo schema: image metadata, one query table per access pattern
--- (the Cassandra way).  Run by test/demo.sh; safe to re-run by hand.
+-- widecol demo schema: an image store (widecol.create_image_store), the
+-- image-metadata model of the design brief.  Run by test/demo.sh; safe to
+-- re-run by hand (it drops the schema img first).
 
 CREATE EXTENSION IF NOT EXISTS widecol;
 
 \set QUIET on
-SET client_min_messages = warning;  -- no "does not exist, skipping" notices
-DROP TABLE IF EXISTS device_daily_images, images_by_tag;
+SET client_min_messages = warning;  -- no "drop cascades to ..." notices
+DROP SCHEMA IF EXISTS img CASCADE;
 RESET client_min_messages;
 \set QUIET off
 
--- All images of one camera on one day form a partition; inside it rows are
--- kept newest first, so "latest N images of device D on day X" is a seek
--- plus a short sequential read.
-CREATE TABLE device_daily_images (
-    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
-    object_store text, object_key text, width int, height int, content_hash text
-) USING widecol WITH (
-    widecol.partition_key  = 'device_id, day_bucket',
-    widecol.clustering_key = 'capture_time DESC, image_id DESC'
-    -- TTL and time-window compaction arrive with the maintenance issue;
-    -- then add (as in the design brief):
-    -- , widecol.default_ttl       = '90 days'
-    -- , widecol.compaction        = 'time_window'
-    -- , widecol.compaction_window = '1 day'
-);
+-- images             base table, one partition per image id: the only table
+--                    the application writes (here: the demo's COPY)
+-- device_daily_images query table: (device_id, day) partitions, newest first
+-- images_by_tag       query table: one row per (tag, image), (tag, day) partitions
+-- batch_images        query table: the images of an upload batch
+-- The query tables are kept in step with images by statement triggers, in
+-- the same transaction.  TTL and time-window compaction can be added with
+-- widecol.create_image_store('img', ttl => '90 days').
+SELECT * FROM widecol.create_image_store('img');
 
--- One row per (tag, image): "images tagged T on day X, newest first".
-CREATE TABLE images_by_tag (
-    tag text, day_bucket date, capture_time timestamptz, image_id uuid,
-    device_id text, object_key text
-) USING widecol WITH (
-    widecol.partition_key  = 'tag, day_bucket',
-    widecol.clustering_key = 'capture_time DESC, image_id DESC'
-);
-
-\d+ device_daily_images
+\d+ img.images
+SELECT query_table, base, partition_key, clustering_key, definition
+  FROM widecol.query_table ORDER BY id;

@@ -2,7 +2,7 @@
 """Generate image-metadata rows as CSV for the widecol demo and benchmarks.
 
   image_rows.py [--rows N] [--seed S] [--devices D] [--days K]
-                [--start-date YYYY-MM-DD] [--table images|tags] [--quiet]
+                [--start-date YYYY-MM-DD] [--table images|tags|store] [--quiet]
 
 --table images (default) emits rows for
 
@@ -13,6 +13,13 @@
 sizes give the same images), for
 
   images_by_tag (tag, day_bucket, capture_time, image_id, device_id, object_key)
+
+--table store emits one row per image, with its tags as an array and an
+upload batch (1000 consecutive images), for the images table of
+widecol.create_image_store():
+
+  images (image_id, device_id, capture_time, batch_id, object_store,
+          object_key, width, height, content_hash, tags)
 
 Rows arrive in capture-time order, as they would from cameras uploading
 live: N images are spread evenly over --days days starting at --start-date
@@ -55,8 +62,9 @@ def parse_args(argv):
                    help="days the images are spread over (default 7)")
     p.add_argument("--start-date", default="2025-01-01",
                    help="first day, YYYY-MM-DD, UTC (default 2025-01-01)")
-    p.add_argument("--table", choices=["images", "tags"], default="images",
-                   help="images: device_daily_images rows; tags: images_by_tag rows")
+    p.add_argument("--table", choices=["images", "tags", "store"], default="images",
+                   help="images: device_daily_images rows; tags: images_by_tag rows; "
+                        "store: rows of an image store's images table")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a = p.parse_args(argv)
     if a.rows < 0 or a.devices < 1 or a.days < 1:
@@ -133,7 +141,7 @@ class Progress:
 def main(argv):
     a = parse_args(argv)
     out = csv.writer(sys.stdout, lineterminator="\n")
-    label = "device_daily_images" if a.table == "images" else "images_by_tag"
+    label = {"images": "device_daily_images", "tags": "images_by_tag", "store": "images"}[a.table]
     prog = Progress(label, a.rows, a.quiet)
     # Tags use their own generator so that the images stay identical.
     tag_rng = random.Random("%d/tags" % a.seed)
@@ -147,12 +155,20 @@ def main(argv):
             if a.table == "images":
                 out.writerow(img)
                 rows += 1
+                done += 1
+                prog.update(done, rows)
+                continue
+            device, day, capture, image_id, store, object_key, width, height, chash = img
+            k = tag_rng.choices(range(4), weights=TAGS_PER_IMAGE)[0]
+            chosen = set()
+            while len(chosen) < k:
+                chosen.add(tag_rng.choices(TAGS, cum_weights=tag_cum)[0])
+            if a.table == "store":
+                out.writerow((image_id, device, capture, "batch-%06d" % (done // 1000), store,
+                              object_key, width, height, chash,
+                              "{" + ",".join(sorted(chosen)) + "}"))
+                rows += 1
             else:
-                device, day, capture, image_id, _, object_key = img[:6]
-                k = tag_rng.choices(range(4), weights=TAGS_PER_IMAGE)[0]
-                chosen = set()
-                while len(chosen) < k:
-                    chosen.add(tag_rng.choices(TAGS, cum_weights=tag_cum)[0])
                 for tag in sorted(chosen):
                     out.writerow((tag, day, capture, image_id, device, object_key))
                     rows += 1
