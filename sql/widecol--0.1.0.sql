@@ -213,8 +213,11 @@ DECLARE
     dnew text := widecol._qt_derived(q.definition, 'widecol_new_rows');
     dold text := widecol._qt_derived(q.definition, 'widecol_old_rows');
     ins  text := format('INSERT INTO %s (%s) SELECT %s FROM ', q.query_table, cols, cols);
-    del  text := format('DELETE FROM %s AS t USING (%%s) AS o WHERE %s', q.query_table,
-                        widecol._qt_key_join(q.key_columns, 't', 'o'));
+    -- the keys to delete are computed once; when there are none (an UPDATE
+    -- that changes no derived key) the one-time filter skips the join, which
+    -- would otherwise open a scan of the query table
+    del  text := format('WITH o AS MATERIALIZED (%%s) DELETE FROM %s AS t USING o WHERE %s AND EXISTS (SELECT FROM o)',
+                        q.query_table, widecol._qt_key_join(q.key_columns, 't', 'o'));
 BEGIN
     CASE op
     WHEN 'INSERT' THEN
