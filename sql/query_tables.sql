@@ -161,6 +161,19 @@ SELECT status, key FROM widecol.query_table_diff('shots_by_tag');
 SELECT widecol.rebuild_query_table('shots_by_tag');
 SELECT ok FROM widecol.check_query_table('shots_by_tag');
 
+-- columns with the names of the functions' own aliases, quoted and
+-- mixed-case names, a base without a key (bag semantics)
+CREATE TABLE odd (n int, r text, "Mixed Key" text, x int[]) USING widecol;
+SELECT widecol.create_query_table('"Odd Derived"', 'odd',
+  'SELECT n, r, "Mixed Key", e AS o, n + 1 AS t FROM base, unnest(x) AS e', 'r, "Mixed Key"', 'n, o');
+INSERT INTO odd VALUES (1, 'a', 'K', '{1,2}'), (2, 'b', 'K', '{3}');
+UPDATE odd SET x = '{2,9}' WHERE n = 1;
+DELETE FROM odd WHERE n = 2;
+SELECT * FROM "Odd Derived" ORDER BY 1, 2, 3, 4;
+SELECT * FROM widecol.check_query_table('"Odd Derived"');
+SELECT count(*) FROM widecol.query_table_diff('"Odd Derived"');
+DROP TABLE odd, "Odd Derived";
+
 ---------------------------------------------------------------------------
 -- validation
 ---------------------------------------------------------------------------

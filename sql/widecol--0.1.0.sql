@@ -473,17 +473,17 @@ BEGIN
     keys := widecol._qt_collist(q.key_columns);
     PERFORM set_config('search_path', q.search_path, true);
     RETURN QUERY EXECUTE format($q$
-        WITH e AS (SELECT *, count(*) OVER (PARTITION BY %1$s) AS dup
-                     FROM (SELECT DISTINCT %1$s, to_jsonb(x) AS r FROM %2$s AS x) AS x),
-             a AS (SELECT %1$s, to_jsonb(y) AS r FROM %3$s AS y)
-        SELECT CASE WHEN a.r IS NULL THEN 'missing'
-                    WHEN e.r IS NULL THEN 'extra'
-                    WHEN e.dup > 1 THEN 'duplicate key'
+        WITH e AS (SELECT *, count(*) OVER (PARTITION BY %1$s) AS widecol_dup
+                     FROM (SELECT DISTINCT %1$s, to_jsonb(x) AS widecol_row FROM %2$s AS x) AS x),
+             a AS (SELECT %1$s, to_jsonb(y) AS widecol_row FROM %3$s AS y)
+        SELECT CASE WHEN a.widecol_row IS NULL THEN 'missing'
+                    WHEN e.widecol_row IS NULL THEN 'extra'
+                    WHEN e.widecol_dup > 1 THEN 'duplicate key'
                     ELSE 'different' END,
-               (SELECT jsonb_object_agg(k, coalesce(e.r, a.r) -> k) FROM unnest(%4$L::text[]) k),
-               e.r, a.r
+               (SELECT jsonb_object_agg(k, coalesce(e.widecol_row, a.widecol_row) -> k) FROM unnest(%4$L::text[]) k),
+               e.widecol_row, a.widecol_row
           FROM e FULL JOIN a ON %5$s
-         WHERE e.r IS DISTINCT FROM a.r OR e.dup > 1
+         WHERE e.widecol_row IS DISTINCT FROM a.widecol_row OR e.widecol_dup > 1
          ORDER BY 2
          LIMIT %6$s$q$,
         keys, widecol._qt_derived(q.definition, q.base::text), q.query_table,
@@ -517,12 +517,13 @@ BEGIN
     -- same session settings: equal values print alike), identical derived
     -- rows counted once, keys derived with different values counted apart.
     EXECUTE format($q$
-        WITH e AS (SELECT %1$s, min(r) AS r, count(*) AS n
-                     FROM (SELECT DISTINCT %1$s, x::text AS r FROM %2$s AS x) AS x GROUP BY %1$s),
-             a AS (SELECT %1$s, y::text AS r FROM %3$s AS y)
-        SELECT coalesce(sum(e.n), 0), count(a.r),
-               count(*) FILTER (WHERE a.r IS NULL), count(*) FILTER (WHERE e.r IS NULL),
-               count(*) FILTER (WHERE e.n = 1 AND e.r <> a.r), count(*) FILTER (WHERE e.n > 1)
+        WITH e AS (SELECT %1$s, min(widecol_row) AS widecol_row, count(*) AS widecol_n
+                     FROM (SELECT DISTINCT %1$s, x::text AS widecol_row FROM %2$s AS x) AS x GROUP BY %1$s),
+             a AS (SELECT %1$s, y::text AS widecol_row FROM %3$s AS y)
+        SELECT coalesce(sum(e.widecol_n), 0), count(a.widecol_row),
+               count(*) FILTER (WHERE a.widecol_row IS NULL), count(*) FILTER (WHERE e.widecol_row IS NULL),
+               count(*) FILTER (WHERE e.widecol_n = 1 AND e.widecol_row <> a.widecol_row),
+               count(*) FILTER (WHERE e.widecol_n > 1)
           FROM e FULL JOIN a ON %4$s$q$,
         keys, widecol._qt_derived(q.definition, q.base::text), q.query_table,
         widecol._qt_key_join(q.key_columns, 'e', 'a'))
