@@ -215,7 +215,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 	L0Collect	c;
 	int			ns = 0;
 
-	it->now = GetCurrentTimestamp();
+	it->now = wc_now();
 	if (lo)
 	{
 		it->lo = palloc(Max(lolen, 1));

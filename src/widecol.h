@@ -24,10 +24,14 @@
 /* ---------- GUCs (widecol.c) ---------- */
 extern int	wc_level0_max_size_kb;
 extern int	wc_bulk_write_mem_kb;
+extern int	wc_write_ttl;
+extern int	wc_debug_clock_offset;
 extern bool wc_preloaded;
 
 extern void wc_check_preloaded(void);
+extern int64 wc_now(void);
 extern int64 wc_next_write_ts(void);
+extern void wc_clock_advance_to(int64 floor);
 
 /* ---------- pages ---------- */
 #define WC_PAGE_META		1
@@ -80,6 +84,8 @@ typedef struct WcMetaData
 	uint64		next_rowid;
 	uint64		next_segment_id;
 	uint64		next_l0_gen;
+	int64		clock_reserved; /* every write time so far is below this */
+	int64		clock_epoch;	/* start time of the server that reserved it */
 	uint32		l0_pages;
 	uint32		ngens;
 	WcL0Gen		gens[WC_MAX_L0_GENS];
@@ -92,6 +98,7 @@ extern uint64 wc_new_storage_id(void);
 extern void wc_meta_read(Relation rel, WcMetaData *meta);
 extern uint64 wc_meta_next_segment_id(Relation rel);
 extern uint64 wc_meta_alloc_rowid(Relation rel);
+extern int64 wc_meta_write_ts(Relation rel);
 extern Buffer wc_extend_page(Relation rel, BufferAccessStrategy strategy);
 extern void wc_check_page(Relation rel, Buffer buf, uint16 expected_type);
 
