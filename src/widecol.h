@@ -351,6 +351,8 @@ extern void wc_run_reader_open(WcRunReader *r, Relation rel,
 							   BufferAccessStrategy strategy);
 extern void wc_run_reader_seek(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
+extern void wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen);
+extern WcRowHeader *wc_run_reader_prev(WcRunReader *r, ItemPointer tid);
 extern bool wc_run_may_contain_partition(Relation rel, WcRunReader *r,
 										 const char *pk, int pklen);
 
@@ -376,7 +378,8 @@ extern int	wc_tombstone_failure_threshold;
 extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
 								   const char *lo, int lolen,
 								   const char *hi, int hilen, int bloom_pklen,
-								   BufferAccessStrategy strategy);
+								   BufferAccessStrategy strategy,
+								   bool backward);
 extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
 extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
 extern int64 wc_compact(Relation rel);
