@@ -51,3 +51,6 @@ EXTRA_CLEAN = tmp_regress tmp_check tmp_check_iso test/output_iso results regres
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# Every source includes the one shared header: rebuild all when it changes.
+$(OBJS): src/widecol.h

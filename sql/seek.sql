@@ -49,7 +49,7 @@ SELECT same($$SELECT * FROM img WHERE device_id = 'cam-3' AND day_bucket = '2025
 -- a partition that does not exist, and a NULL key value
 SELECT same($$SELECT * FROM img WHERE device_id = 'cam-9' AND day_bucket = '2025-01-02'$$);
 SELECT count(*) FROM img WHERE device_id = NULL AND day_bucket = '2025-01-02';
--- the reverse order is a Sort over the seek
+-- the reverse order is a backward seek (no Sort)
 EXPLAIN (COSTS OFF) SELECT * FROM img WHERE device_id = 'cam-1' AND day_bucket = '2025-01-02'
  ORDER BY capture_time ASC LIMIT 5;
 SELECT same($$SELECT * FROM img WHERE device_id = 'cam-1' AND day_bucket = '2025-01-02' ORDER BY capture_time ASC, image_id LIMIT 5$$);

@@ -222,3 +222,18 @@ CREATE TABLE u_domt (pk u_dom, v text) USING widecol WITH (widecol.partition_key
 DROP DOMAIN u_dom CASCADE;
 DROP TABLE u_domt;
 DROP DOMAIN u_dom;
+-- logical replication: publishing a widecol table would send nothing
+CREATE SCHEMA u_pub;
+CREATE TABLE u_pub.w (pk int, v text) USING widecol WITH (widecol.partition_key = 'pk');
+CREATE TABLE u_pub.h (pk int PRIMARY KEY, v text);
+SET client_min_messages = warning;
+CREATE PUBLICATION u_p1 FOR TABLE u_pub.h, u_pub.w;
+CREATE PUBLICATION u_p1 FOR TABLE u_pub.h;
+ALTER PUBLICATION u_p1 ADD TABLE u_pub.w;
+ALTER PUBLICATION u_p1 SET TABLE u_pub.w;
+ALTER PUBLICATION u_p1 DROP TABLE u_pub.h;
+CREATE PUBLICATION u_p2 FOR TABLES IN SCHEMA u_pub;
+SELECT pubname, tablename FROM pg_publication_tables WHERE pubname LIKE 'u_p%' ORDER BY 1, 2;
+DROP PUBLICATION u_p1, u_p2;
+DROP SCHEMA u_pub CASCADE;
+RESET client_min_messages;

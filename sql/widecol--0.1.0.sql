@@ -51,6 +51,18 @@ CREATE FUNCTION widecol.compact(rel regclass) RETURNS bigint
 COMMENT ON FUNCTION widecol.compact(regclass) IS
     'merge all runs of a widecol table into one: drop shadowed and aborted versions, freeze xids, purge tombstones and expired rows older than widecol.gc_grace; returns the number of row versions kept';
 
+-- WRITETIME() and TTL() of Cassandra: pass the row's tableoid and ctid,
+-- e.g. SELECT widecol.writetime(tableoid, ctid) FROM t WHERE ...
+CREATE FUNCTION widecol.writetime(rel regclass, version tid) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'widecol_writetime' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.writetime(regclass, tid) IS
+    'when the row version at this ctid was written (Cassandra''s WRITETIME)';
+
+CREATE FUNCTION widecol.ttl(rel regclass, version tid) RETURNS interval
+    AS 'MODULE_PATHNAME', 'widecol_ttl' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.ttl(regclass, tid) IS
+    'time left before the row version at this ctid expires, NULL if it never does (Cassandra''s TTL)';
+
 CREATE FUNCTION widecol.storage_id(rel regclass) RETURNS bigint
     AS 'MODULE_PATHNAME', 'widecol_storage_id' LANGUAGE C STRICT STABLE;
 

@@ -44,7 +44,7 @@ wc_compact(Relation rel)
 	WcRunWriter *w;
 	WcRunSummary summary;
 	TransactionId horizon;
-	int64		now = GetCurrentTimestamp();
+	int64		now = wc_now();
 	int64		purge_before = now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
 	int64		kept = 0,
 				dropped = 0,

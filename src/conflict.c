@@ -91,7 +91,7 @@ wc_check_write_conflict(Relation rel, WcRowHeader *old, ItemPointer otid,
 		tmfd->xmax = newest->xid;
 		tmfd->cmax = InvalidCommandId;
 		tmfd->traversed = false;
-		return wc_row_is_dead(newest, GetCurrentTimestamp()) ? TM_Deleted : TM_Updated;
+		return wc_row_is_dead(newest, wc_now()) ? TM_Deleted : TM_Updated;
 	}
 }
 
@@ -183,7 +183,7 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			XactLockTableWait(newest->xid, rel, tid, XLTW_Lock);
 			continue;
 		}
-		if (wc_row_is_dead(newest, GetCurrentTimestamp()))
+		if (wc_row_is_dead(newest, wc_now()))
 		{
 			tmfd->ctid = ntid;
 			tmfd->xmax = newest->xid;

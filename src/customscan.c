@@ -292,10 +292,10 @@ choose_bounds(List *all, WcTableInfo *info, double *nparts)
 	return chosen;
 }
 
-/* Pathkeys of the clustering order (the seek's output order). */
+/* Pathkeys of the clustering order, or of its reverse (a backward seek). */
 static List *
 clustering_pathkeys(PlannerInfo *root, RelOptInfo *rel, Relation relation,
-					WcTableInfo *info)
+					WcTableInfo *info, bool backward)
 {
 	List	   *pathkeys = NIL;
 
@@ -307,13 +307,16 @@ clustering_pathkeys(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 												TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
 		Var		   *var = makeVar(rel->relid, att->attnum, att->atttypid,
 								  att->atttypmod, att->attcollation, 0);
-		Oid			opno = info->cols[i].desc ? tce->gt_opr : tce->lt_opr;
+		Oid			opno = (info->cols[i].desc != backward) ? tce->gt_opr : tce->lt_opr;
 		List	   *pk;
 
 		if (!OidIsValid(opno))
 			break;
 		pk = build_expression_pathkey(root, (Expr *) var, NULL, opno, rel->relids, true);
-		pathkeys = list_concat(pathkeys, pk);
+		/* a column fixed by equality to a constant orders nothing (as in indxpath.c) */
+		if (pk != NIL && !EC_MUST_BE_REDUNDANT(((PathKey *) linitial(pk))->pk_eclass) &&
+			!list_member_ptr(pathkeys, linitial(pk)))
+			pathkeys = list_concat(pathkeys, pk);
 	}
 	return pathkeys;
 }
@@ -339,7 +342,7 @@ collect_bounds(PlannerInfo *root, List *rinfos, Index relid, WcTableInfo *info)
 static void
 add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 			 WcTableInfo *info, double nparts,
-			 Relids required_outer, int nruns, uint32 l0_pages)
+			 Relids required_outer, int nruns, uint32 l0_pages, bool backward)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 	ParamPathInfo *ppi = required_outer ?
@@ -363,9 +366,10 @@ add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
 		rows_read * (cpu_tuple_cost + qual_cost);
 	cpath->path.pathkeys = info->nck > 0 ?
-		clustering_pathkeys(root, rel, relation, info) : NIL;
+		clustering_pathkeys(root, rel, relation, info, backward) : NIL;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_private = NIL;	/* the plan re-derives the bounds */
+	/* the plan re-derives the bounds; only the direction is kept */
+	cpath->custom_private = list_make1_int(backward);
 	cpath->methods = &seek_path_methods;
 	add_path(rel, &cpath->path);
 }
@@ -416,6 +420,7 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	WcMetaData	meta;
 	WcManifest *m = NULL;
 	Relids		outer = NULL;
+	bool		reverse_useful;
 
 	if (WcTableIsKeyless(info) || info->npk == 0)
 	{
@@ -424,13 +429,22 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	}
 	wc_meta_read(relation, &meta);
 
+	/*
+	 * A backward seek (the clustering order reversed) too, when that order
+	 * is one the query can use (ORDER BY ... DESC LIMIT n, a merge join).
+	 */
+	reverse_useful = info->nck > 0 &&
+		truncate_useless_pathkeys(root, rel,
+								  clustering_pathkeys(root, rel, relation, info, true)) != NIL;
+
 	chosen = choose_bounds(collect_bounds(NULL, rel->baserestrictinfo, rel->relid, info),
 						   info, &nparts);
 	if (chosen != NIL)
 	{
 		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
-		add_one_path(root, rel, relation, info, nparts, NULL,
-					 m->nruns, meta.gens[meta.ngens - 1].npages);
+		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
+			add_one_path(root, rel, relation, info, nparts, NULL,
+						 m->nruns, meta.gens[meta.ngens - 1].npages, backward);
 	}
 
 	chosen = choose_bounds(collect_bounds(root,
@@ -444,8 +458,9 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	{
 		if (m == NULL)
 			m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
-		add_one_path(root, rel, relation, info, nparts, outer,
-					 m->nruns, meta.gens[meta.ngens - 1].npages);
+		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
+			add_one_path(root, rel, relation, info, nparts, outer,
+						 m->nruns, meta.gens[meta.ngens - 1].npages, backward);
 	}
 	table_close(relation, NoLock);
 }
@@ -485,7 +500,7 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
-	cscan->custom_private = list_make1(kinds);
+	cscan->custom_private = list_make2(kinds, best_path->custom_private);
 	cscan->custom_exprs = exprs;
 	cscan->methods = &seek_scan_methods;
 	return &cscan->scan.plan;
@@ -504,6 +519,7 @@ typedef struct SeekState
 {
 	CustomScanState css;
 	List	   *kinds;			/* (col, kind) pairs */
+	bool		backward;		/* clustering order reversed */
 	List	   *exprstates;
 	bool		started;
 	bool		empty;
@@ -523,6 +539,7 @@ seek_create_state(CustomScan *cscan)
 
 	s->css.methods = &seek_exec_methods;
 	s->kinds = linitial(cscan->custom_private);
+	s->backward = linitial_int((List *) lsecond(cscan->custom_private)) != 0;
 	return (Node *) s;
 }
 
@@ -545,9 +562,11 @@ suffix_cmp(Datum a, Datum b, void *arg)
 	WcRowHeader *ra = pa->cur;
 	WcRowHeader *rb = pb->cur;
 
-	/* max-heap: invert to get the smallest clustering suffix first */
-	return -wc_compare_keys(WcRowKey(ra) + ra->pklen, ra->keylen - ra->pklen,
-							WcRowKey(rb) + rb->pklen, rb->keylen - rb->pklen);
+	int			c = wc_compare_keys(WcRowKey(ra) + ra->pklen, ra->keylen - ra->pklen,
+									WcRowKey(rb) + rb->pklen, rb->keylen - rb->pklen);
+
+	/* max-heap: the smallest clustering suffix first (backward: largest) */
+	return *(bool *) arg ? c : -c;
 }
 
 static int
@@ -761,7 +780,7 @@ seek_start(SeekState *s)
 	s->nparts = list_length(prefixes);
 	s->total_parts = s->nparts;
 	s->parts = palloc0(sizeof(Partition) * s->nparts);
-	s->heap = binaryheap_allocate(s->nparts, suffix_cmp, NULL);
+	s->heap = binaryheap_allocate(s->nparts, suffix_cmp, &s->backward);
 	i = 0;
 	foreach(le, prefixes)
 	{
@@ -780,7 +799,7 @@ seek_start(SeekState *s)
 			appendBinaryStringInfo(&hi, upper.data, upper.len);
 		part->iter = wc_merge_begin(rel, estate->es_snapshot, lo.data, lo.len,
 									hi.data, hi.len, p->cursor,
-									NULL);
+									NULL, s->backward);
 		wc_merge_set_stats(part->iter, &s->stats);
 		part->cur = wc_merge_next(part->iter, &part->tid);
 		if (part->cur)
@@ -916,6 +935,8 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyText("Partition Key", pk.data, es);
 	if (ck.len > 0)
 		ExplainPropertyText("Clustering Bounds", ck.data, es);
+	if (s->backward)
+		ExplainPropertyText("Direction", "Backward", es);
 	if (es->analyze)
 	{
 		int64		blocks = s->stats.blocks_read;

@@ -128,3 +128,47 @@ widecol_runs(PG_FUNCTION_ARGS)
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;
 }
+
+/*
+ * The version a TID names, read for WRITETIME/TTL: the caller passes the
+ * row's tableoid and ctid, so no key lookup is needed.  NULL when the TID
+ * names no version (it came from another table, or its page was reused).
+ */
+static WcRowHeader *
+version_at(FunctionCallInfo fcinfo)
+{
+	Relation	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	WcRowHeader *row = wc_fetch_version(rel, (ItemPointer) PG_GETARG_POINTER(1));
+
+	table_close(rel, AccessShareLock);
+	return row;
+}
+
+/* Cassandra's WRITETIME(): when this version was written. */
+PG_FUNCTION_INFO_V1(widecol_writetime);
+Datum
+widecol_writetime(PG_FUNCTION_ARGS)
+{
+	WcRowHeader *row = version_at(fcinfo);
+
+	if (row == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TIMESTAMPTZ((TimestampTz) row->write_ts);
+}
+
+/* Cassandra's TTL(): time left before this version expires; NULL = never. */
+PG_FUNCTION_INFO_V1(widecol_ttl);
+Datum
+widecol_ttl(PG_FUNCTION_ARGS)
+{
+	WcRowHeader *row = version_at(fcinfo);
+	Interval   *left;
+	int64		us;
+
+	if (row == NULL || row->expire_at == 0)
+		PG_RETURN_NULL();
+	us = Max(row->expire_at - wc_now(), 0);
+	left = palloc0(sizeof(Interval));
+	left->time = us - us % USECS_PER_SEC;	/* whole seconds, as Cassandra */
+	PG_RETURN_INTERVAL_P(left);
+}

@@ -45,6 +45,10 @@ struct WcMergeIter
 	bool		have_last;
 	bool		return_dead;	/* also return tombstones and expired versions */
 	bool		raw;			/* every version: no visibility, no per-key choice */
+	bool		backward;		/* keys in descending order */
+	WcRowHeader *best;			/* backward: the deciding version so far */
+	Size		best_cap;
+	ItemPointerData best_tid;
 	int64		now;
 	WcMergeStats own_stats;
 	WcMergeStats *stats;
@@ -80,21 +84,24 @@ source_advance(WcMergeIter *it, Source *s)
 		ItemPointerData tid;
 
 		if (s->is_run)
-			row = wc_run_reader_next(&s->reader, &tid);
-		else if (s->pos < s->n)
+			row = it->backward ? wc_run_reader_prev(&s->reader, &tid)
+				: wc_run_reader_next(&s->reader, &tid);
+		else if (s->pos < s->n && s->pos >= 0)
 		{
 			row = s->rows[s->pos];
 			tid = s->tids[s->pos];
-			s->pos++;
+			s->pos += it->backward ? -1 : 1;
 		}
 		else
 			row = NULL;
-		if (row == NULL || above_hi(it, row))
+		/* past the far bound: done; before the near one: skip */
+		if (row == NULL || (it->backward ? below_lo(it, row) : above_hi(it, row)))
 		{
 			s->cur = NULL;
 			return false;
 		}
-		if (below_lo(it, row) || (!it->raw && !wc_version_visible(row, it->snapshot)))
+		if ((it->backward ? above_hi(it, row) : below_lo(it, row)) ||
+			(!it->raw && !wc_version_visible(row, it->snapshot)))
 			continue;
 		s->cur = row;
 		s->curtid = tid;
@@ -107,8 +114,15 @@ heap_cmp(Datum a, Datum b, void *arg)
 {
 	Source	   *sa = (Source *) DatumGetPointer(a);
 	Source	   *sb = (Source *) DatumGetPointer(b);
+	WcMergeIter *it = (WcMergeIter *) arg;
 
-	/* binaryheap is a max-heap; we want the smallest (key, newest) first */
+	/*
+	 * binaryheap is a max-heap; forward we want the smallest (key, newest)
+	 * first, backward the largest key (its versions come in any order).
+	 */
+	if (it->backward)
+		return wc_compare_keys(WcRowKey(sa->cur), sa->cur->keylen,
+							   WcRowKey(sb->cur), sb->cur->keylen);
 	return -wc_compare_rows(sa->cur, sb->cur);
 }
 
@@ -195,7 +209,7 @@ iter_start(WcMergeIter *it)
 {
 	initStringInfo(&it->lastkey);
 	initStringInfo(&it->lastpk);
-	it->heap = binaryheap_allocate(Max(it->nsources, 1), heap_cmp, NULL);
+	it->heap = binaryheap_allocate(Max(it->nsources, 1), heap_cmp, it);
 	for (int i = 0; i < it->nsources; i++)
 		if (source_advance(it, &it->sources[i]))
 			binaryheap_add_unordered(it->heap, PointerGetDatum(&it->sources[i]));
@@ -205,7 +219,7 @@ iter_start(WcMergeIter *it)
 WcMergeIter *
 wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 			   const char *hi, int hilen, int bloom_pklen,
-			   BufferAccessStrategy strategy)
+			   BufferAccessStrategy strategy, bool backward)
 {
 	WcMergeIter *it = iter_create(rel, snapshot);
 	MemoryContext old = MemoryContextSwitchTo(it->cxt);
@@ -215,7 +229,8 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 	L0Collect	c;
 	int			ns = 0;
 
-	it->now = GetCurrentTimestamp();
+	it->now = wc_now();
+	it->backward = backward;
 	if (lo)
 	{
 		it->lo = palloc(Max(lolen, 1));
@@ -254,6 +269,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 		s->rows = c.rows;
 		s->tids = c.tids;
 		s->n = c.n;
+		s->pos = backward ? c.n - 1 : 0;
 	}
 
 	/* runs */
@@ -276,7 +292,9 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 			it->own_stats.runs_skipped_bloom++;
 			continue;
 		}
-		if (lo)
+		if (backward)
+			wc_run_reader_seek_last(&s->reader, hi, hilen);
+		else if (lo)
 			wc_run_reader_seek(&s->reader, lo, lolen);
 		ns++;
 	}
@@ -328,11 +346,80 @@ count_tombstone(WcMergeIter *it, WcRowHeader *row)
  * The next key's deciding version, or NULL at the end.  The result stays
  * valid until the next call.
  */
+/*
+ * Backward: a source meets the versions of a key oldest first, so all of
+ * them are taken off the heap and the newest (the deciding one) is kept, in
+ * a copy since its source moves on.
+ */
+static WcRowHeader *
+merge_next_backward(WcMergeIter *it, ItemPointer tid)
+{
+	for (;;)
+	{
+		bool		have = false;
+
+		for (;;)
+		{
+			Source	   *s;
+			WcRowHeader *row;
+
+			if (it->pending)
+			{
+				if (source_advance(it, it->pending))
+					binaryheap_add(it->heap, PointerGetDatum(it->pending));
+				it->pending = NULL;
+			}
+			if (binaryheap_empty(it->heap))
+				break;
+			s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
+			row = s->cur;
+			if (have && wc_compare_keys(WcRowKey(row), row->keylen,
+										WcRowKey(it->best), it->best->keylen) != 0)
+				break;			/* the next key */
+			(void) binaryheap_remove_first(it->heap);
+			it->pending = s;
+			it->stats->versions++;
+			if (WcRowIsTombstone(row))
+				count_tombstone(it, row);
+			if (have && wc_compare_versions(row, it->best) >= 0)
+				continue;		/* not newer than the one we have (< 0: newer) */
+			if (row->len > it->best_cap)
+			{
+				it->best_cap = Max(row->len, 2 * it->best_cap);
+				it->best = it->best ? repalloc(it->best, it->best_cap)
+					: palloc(it->best_cap);
+			}
+			memcpy(it->best, row, row->len);
+			it->best_tid = s->curtid;
+			have = true;
+		}
+		if (!have)
+			return NULL;
+		if (!it->return_dead && wc_row_is_dead(it->best, it->now))
+		{
+			if (WcRowIsTombstone(it->best))
+				it->stats->tombstones++;
+			else
+				it->stats->expired++;
+			continue;
+		}
+		*tid = it->best_tid;
+		return it->best;
+	}
+}
+
 WcRowHeader *
 wc_merge_next(WcMergeIter *it, ItemPointer tid)
 {
 	MemoryContext old = MemoryContextSwitchTo(it->cxt);
 	WcRowHeader *result = NULL;
+
+	if (it->backward)
+	{
+		result = merge_next_backward(it, tid);
+		MemoryContextSwitchTo(old);
+		return result;
+	}
 
 	for (;;)
 	{
@@ -450,7 +537,7 @@ wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
 			  int pklen, bool include_dead, ItemPointer tid)
 {
 	WcMergeIter *it = wc_merge_begin(rel, snapshot, key, keylen, key, keylen,
-									 pklen, NULL);
+									 pklen, NULL, false);
 	WcRowHeader *row;
 	WcRowHeader *copy = NULL;
 

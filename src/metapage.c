@@ -11,6 +11,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "widecol.h"
 
@@ -134,6 +135,60 @@ wc_meta_alloc_rowid(Relation rel)
 		cached_node = rel->rd_node;
 	}
 	return next++;
+}
+
+/*
+ * The write time of a new version of this table.  Last-write-wins needs write
+ * times that keep increasing across restarts, crashes and failovers, also
+ * when the wall clock steps back in between.  The shared clock is monotonic
+ * only while the server runs, so the metapage holds a WAL-logged reservation
+ * that every write time handed out stays below, raised a second ahead at a
+ * time (one metapage write per second of writes), with the start time of the
+ * server that made it.  A reservation made by an earlier run of the server
+ * (or by the primary, after a failover) lifts the shared clock past it; one
+ * made by this run is already behind the shared clock.  The cache is per
+ * backend; a stale one only costs a metapage read.
+ */
+#define WC_CLOCK_RESERVE_USECS	1000000
+
+int64
+wc_meta_write_ts(Relation rel)
+{
+	static Oid	cached_rel = InvalidOid;
+	static RelFileNode cached_node;
+	static int64 reserved = 0;
+	int64		ts;
+
+	if (cached_rel != RelationGetRelid(rel) || !RelFileNodeEquals(cached_node, rel->rd_node))
+	{
+		WcMetaData meta;
+
+		wc_meta_read(rel, &meta);
+		reserved = meta.clock_reserved;
+		if (meta.clock_epoch != (int64) PgStartTime)
+			wc_clock_advance_to(reserved);
+		cached_rel = RelationGetRelid(rel);
+		cached_node = rel->rd_node;
+	}
+	ts = wc_next_write_ts();
+	if (ts >= reserved)
+	{
+		Buffer		buf = meta_lock(rel, BUFFER_LOCK_EXCLUSIVE);
+		WcMetaData *meta = WcPageGetMeta(BufferGetPage(buf));
+
+		if (ts >= meta->clock_reserved)
+		{
+			GenericXLogState *xs = GenericXLogStart(rel);
+			Page		page = GenericXLogRegisterBuffer(xs, buf, 0);
+
+			WcPageGetMeta(page)->clock_reserved = ts + WC_CLOCK_RESERVE_USECS;
+			WcPageGetMeta(page)->clock_epoch = (int64) PgStartTime;
+			GenericXLogFinish(xs);
+		}
+		reserved = WcPageGetMeta(BufferGetPage(buf))->clock_reserved;
+		UnlockReleaseBuffer(buf);
+	}
+	return ts;
 }
 
 /* A new, zeroed, exclusively locked page at the end of the relation. */

@@ -16,6 +16,7 @@
 
 #include "access/htup_details.h"
 #include "access/reloptions.h"
+#include "access/heapam.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -763,6 +764,85 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 	}
 }
 
+/*
+ * Logical decoding reads heap WAL records only; widecol's are generic WAL, so
+ * a publication would silently send nothing for a widecol table.  Naming one
+ * is an error; a publication of all tables (or of a schema) that includes
+ * some gets a WARNING.  Streaming replication is unaffected.
+ */
+static int
+count_widecol_tables(Oid nsp)
+{
+	Oid			amoid = get_table_am_oid(WIDECOL_AM_NAME, true);
+	Relation	pg_class_rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	int			n = 0;
+
+	if (!OidIsValid(amoid))
+		return 0;
+	pg_class_rel = table_open(RelationRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(pg_class_rel, 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_class form = (Form_pg_class) GETSTRUCT(tup);
+
+		if (form->relam == amoid && form->relkind == RELKIND_RELATION &&
+			(!OidIsValid(nsp) || form->relnamespace == nsp))
+			n++;
+	}
+	table_endscan(scan);
+	table_close(pg_class_rel, AccessShareLock);
+	return n;
+}
+
+static void
+warn_unpublished(int n, const char *where)
+{
+	if (n > 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("changes to the %d widecol table(s) %s are not published", n, where),
+				 errdetail("Logical decoding does not see writes to widecol tables."),
+				 errhint("Use streaming replication, or copy widecol tables with pg_dump.")));
+}
+
+static void
+check_publication(List *pubobjects, bool for_all_tables)
+{
+	ListCell   *lc;
+
+	if (for_all_tables)
+		warn_unpublished(count_widecol_tables(InvalidOid), "of this database");
+	foreach(lc, pubobjects)
+	{
+		PublicationObjSpec *obj = lfirst_node(PublicationObjSpec, lc);
+
+		if (obj->pubobjtype == PUBLICATIONOBJ_TABLE && obj->pubtable)
+		{
+			Oid			relid = RangeVarGetRelid(obj->pubtable->relation, NoLock, true);
+
+			if (wc_relation_is_widecol(relid))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("widecol table \"%s\" cannot be published",
+								obj->pubtable->relation->relname),
+						 errdetail("Logical decoding does not see writes to widecol tables."),
+						 errhint("Use streaming replication, or copy the table with pg_dump.")));
+		}
+		else if (obj->pubobjtype == PUBLICATIONOBJ_TABLES_IN_SCHEMA ||
+				 obj->pubobjtype == PUBLICATIONOBJ_TABLES_IN_CUR_SCHEMA)
+		{
+			List	   *path = obj->name ? NIL : fetch_search_path(false);
+			Oid			nsp = obj->name ? get_namespace_oid(obj->name, true)
+				: (path ? linitial_oid(path) : InvalidOid);
+
+			if (OidIsValid(nsp))
+				warn_unpublished(count_widecol_tables(nsp), "in this schema");
+		}
+	}
+}
+
 static void
 wc_process_utility(PlannedStmt *pstmt, const char *queryString,
 				   bool readOnlyTree, ProcessUtilityContext context,
@@ -807,6 +887,21 @@ wc_process_utility(PlannedStmt *pstmt, const char *queryString,
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 							 errmsg("widecol does not support temporary or unlogged tables")));
+				break;
+			}
+		case T_CreatePublicationStmt:
+			{
+				CreatePublicationStmt *stmt = (CreatePublicationStmt *) parsetree;
+
+				check_publication(stmt->pubobjects, stmt->for_all_tables);
+				break;
+			}
+		case T_AlterPublicationStmt:
+			{
+				AlterPublicationStmt *stmt = (AlterPublicationStmt *) parsetree;
+
+				if (stmt->action != AP_DropObjects)
+					check_publication(stmt->pubobjects, false);
 				break;
 			}
 		case T_IndexStmt:

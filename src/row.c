@@ -21,6 +21,7 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 			int pklen, bool tombstone, CommandId cid)
 {
 	Size		off = WcRowTupleOffset(keylen);
+	int64		ttl_us;
 	Size		len = off;
 	Size		data_len = 0,
 				hoff = 0;
@@ -90,9 +91,9 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 
 	row = palloc(len);
 	memset(row, 0, off);
-	row->write_ts = wc_next_write_ts();
-	row->expire_at = (info->default_ttl_us > 0 && !tombstone) ?
-		row->write_ts + info->default_ttl_us : 0;
+	row->write_ts = wc_meta_write_ts(rel);
+	ttl_us = wc_write_ttl >= 0 ? (int64) wc_write_ttl * USECS_PER_SEC : info->default_ttl_us;
+	row->expire_at = (ttl_us > 0 && !tombstone) ? row->write_ts + ttl_us : 0;
 	row->xid = GetCurrentTransactionId();
 	row->cid = cid;
 	row->len = len;

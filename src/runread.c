@@ -381,6 +381,89 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 	}
 }
 
+/*
+ * Position for a backward read: after the last version whose key, cut to
+ * keylen bytes, is <= key (key NULL: after the run's last version).  Blocks
+ * whose first key is above that cannot hold such versions; the caller skips
+ * the ones above it inside the chosen block.
+ */
+void
+wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen)
+{
+	PGAlignedBlock payload;
+	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
+	BlockNumber blk = r->hdr.index_root;
+	int			chosen = 0;
+
+	for (uint32 level = r->hdr.index_height; level >= 1; level--)
+	{
+		WcPageOpaqueData op;
+		Size		len;
+		int			n,
+					lo,
+					hi;
+
+		if (level == 1)
+			load_leaf(r, blk, &n, entries, payload.data);
+		else
+		{
+			len = read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+								payload.data, &op, r->strategy);
+			n = parse_index(r->rel, blk, r->hdr.run_id, payload.data, len, op.count, entries);
+		}
+		/* binary search: first entry whose key is above the target */
+		lo = 0;
+		hi = n;
+		while (key && lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (wc_compare_keys(entries[mid].key, Min(entries[mid].keylen, keylen),
+								key, keylen) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		chosen = key ? Max(lo - 1, 0) : Max(n - 1, 0);
+		if (level > 1)
+			blk = entries[chosen].child;
+	}
+	r->data_pos = chosen;
+	r->block_valid = false;
+}
+
+/* The version before the current one (backward reads), or NULL at the start. */
+WcRowHeader *
+wc_run_reader_prev(WcRunReader *r, ItemPointer tid)
+{
+	for (;;)
+	{
+		if (r->block_valid && r->row_pos >= 0)
+		{
+			ItemPointerSet(tid, r->block.blkno, r->row_pos + 1);
+			return WcBlockRow(&r->block, r->row_pos--);
+		}
+		if (r->data_pos < 0)
+		{
+			PGAlignedBlock payload;
+			IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
+			int			n;
+
+			/* next_leaf is one past the loaded leaf: load the one before it */
+			if (r->next_leaf <= r->hdr.leaf_first + 1)
+				return NULL;
+			load_leaf(r, r->next_leaf - 2, &n, entries, payload.data);
+			r->data_pos = n - 1;
+			continue;
+		}
+		CHECK_FOR_INTERRUPTS();
+		wc_block_read(r->rel, r->data_blocks[r->data_pos--], &r->block, r->strategy);
+		r->block_valid = true;
+		r->blocks_read++;
+		r->row_pos = r->block.nrows - 1;
+	}
+}
+
 bool
 wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int pklen)
 {

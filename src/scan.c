@@ -171,7 +171,7 @@ wc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		MemoryContext old = MemoryContextSwitchTo(scan->cxt);
 
 		scan->iter = wc_merge_begin(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot,
-									NULL, 0, NULL, 0, 0, scan->strategy);
+									NULL, 0, NULL, 0, 0, scan->strategy, false);
 		MemoryContextSwitchTo(old);
 	}
 	row = wc_merge_next(scan->iter, &tid);

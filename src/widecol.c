@@ -19,6 +19,8 @@ PG_MODULE_MAGIC;
 int			wc_level0_max_size_kb = 4096;
 int			wc_bulk_write_mem_kb = 65536;
 bool		wc_preloaded = false;
+int			wc_debug_clock_offset = 0;
+int			wc_write_ttl = -1;
 
 /* The hybrid write clock: max(now, last + 1), shared by all backends. */
 typedef struct WcShared
@@ -62,13 +64,20 @@ wc_check_preloaded(void)
 				 errhint("Add 'widecol' to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
+/* The wall clock as widecol sees it: write times and expiry checks. */
+int64
+wc_now(void)
+{
+	return GetCurrentTimestamp() + (int64) wc_debug_clock_offset * USECS_PER_SEC;
+}
+
 /*
  * A distinct, increasing timestamp for every version written on this server.
  */
 int64
 wc_next_write_ts(void)
 {
-	uint64		now = (uint64) GetCurrentTimestamp();
+	uint64		now = (uint64) wc_now();
 	uint64		last;
 
 	Assert(wc_shared != NULL);
@@ -80,6 +89,17 @@ wc_next_write_ts(void)
 		if (pg_atomic_compare_exchange_u64(&wc_shared->last_write_ts, &last, next))
 			return (int64) next;
 	}
+}
+
+/* Write times from now on are above `floor` (see wc_meta_write_ts). */
+void
+wc_clock_advance_to(int64 floor)
+{
+	uint64		last = pg_atomic_read_u64(&wc_shared->last_write_ts);
+
+	while (last < (uint64) floor &&
+		   !pg_atomic_compare_exchange_u64(&wc_shared->last_write_ts, &last, (uint64) floor))
+		;
 }
 
 void		_PG_init(void);
@@ -111,6 +131,16 @@ _PG_init(void)
 							"Cassandra's gc_grace_seconds.",
 							&wc_gc_grace_seconds, 10 * 24 * 3600, 0, INT_MAX,
 							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.ttl",
+							"Time to live of the rows this session writes; -1 uses the table's widecol.default_ttl, 0 means never expire.",
+							"For one transaction: SET LOCAL widecol.ttl = '1h'.",
+							&wc_write_ttl, -1, -1, INT_MAX,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.debug_clock_offset",
+							"Test only: shifts widecol's view of the wall clock by this many seconds.",
+							"Lets tests show that write times keep increasing when the clock steps back.",
+							&wc_debug_clock_offset, 0, -86400 * 365, 86400 * 365,
+							PGC_SUSET, GUC_UNIT_S | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol");
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -24,10 +24,14 @@
 /* ---------- GUCs (widecol.c) ---------- */
 extern int	wc_level0_max_size_kb;
 extern int	wc_bulk_write_mem_kb;
+extern int	wc_write_ttl;
+extern int	wc_debug_clock_offset;
 extern bool wc_preloaded;
 
 extern void wc_check_preloaded(void);
+extern int64 wc_now(void);
 extern int64 wc_next_write_ts(void);
+extern void wc_clock_advance_to(int64 floor);
 
 /* ---------- pages ---------- */
 #define WC_PAGE_META		1
@@ -80,6 +84,8 @@ typedef struct WcMetaData
 	uint64		next_rowid;
 	uint64		next_segment_id;
 	uint64		next_l0_gen;
+	int64		clock_reserved; /* every write time so far is below this */
+	int64		clock_epoch;	/* start time of the server that reserved it */
 	uint32		l0_pages;
 	uint32		ngens;
 	WcL0Gen		gens[WC_MAX_L0_GENS];
@@ -92,6 +98,7 @@ extern uint64 wc_new_storage_id(void);
 extern void wc_meta_read(Relation rel, WcMetaData *meta);
 extern uint64 wc_meta_next_segment_id(Relation rel);
 extern uint64 wc_meta_alloc_rowid(Relation rel);
+extern int64 wc_meta_write_ts(Relation rel);
 extern Buffer wc_extend_page(Relation rel, BufferAccessStrategy strategy);
 extern void wc_check_page(Relation rel, Buffer buf, uint16 expected_type);
 
@@ -344,6 +351,8 @@ extern void wc_run_reader_open(WcRunReader *r, Relation rel,
 							   BufferAccessStrategy strategy);
 extern void wc_run_reader_seek(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
+extern void wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen);
+extern WcRowHeader *wc_run_reader_prev(WcRunReader *r, ItemPointer tid);
 extern bool wc_run_may_contain_partition(Relation rel, WcRunReader *r,
 										 const char *pk, int pklen);
 
@@ -369,7 +378,8 @@ extern int	wc_tombstone_failure_threshold;
 extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
 								   const char *lo, int lolen,
 								   const char *hi, int hilen, int bloom_pklen,
-								   BufferAccessStrategy strategy);
+								   BufferAccessStrategy strategy,
+								   bool backward);
 extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
 extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
 extern int64 wc_compact(Relation rel);

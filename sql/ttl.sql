@@ -1,0 +1,65 @@
+-- TTL: table default, per-write override, WRITETIME/TTL readers; expiry is
+-- tested with widecol.debug_clock_offset instead of sleeping.
+CREATE TABLE ev (device int, ts int, note text) USING widecol
+  WITH (widecol.partition_key = 'device', widecol.clustering_key = 'ts',
+        widecol.default_ttl = '1 day');
+INSERT INTO ev VALUES (1, 1, 'table default');
+BEGIN;
+SET LOCAL widecol.ttl = '1h';
+INSERT INTO ev VALUES (1, 2, 'one hour');
+COPY ev FROM STDIN;
+1	3	one hour by copy
+\.
+COMMIT;
+SHOW widecol.ttl;
+SET widecol.ttl = 0;
+INSERT INTO ev VALUES (1, 4, 'never');
+UPDATE ev SET note = 'never, updated' WHERE ts = 4;
+RESET widecol.ttl;
+-- remaining time and write time, in whole seconds
+SELECT ts, note,
+       widecol.ttl(tableoid, ctid) > interval '23 hours 59 min' AS ttl_1d,
+       widecol.ttl(tableoid, ctid) BETWEEN interval '59 min' AND interval '1 hour' AS ttl_1h,
+       widecol.ttl(tableoid, ctid) IS NULL AS no_ttl,
+       widecol.writetime(tableoid, ctid) BETWEEN now() - interval '1 min' AND clock_timestamp() AS written_now
+  FROM ev ORDER BY ts;
+-- write times increase: an update is newer than the insert it replaces
+CREATE TEMP TABLE wt AS SELECT widecol.writetime(tableoid, ctid) AS t FROM ev WHERE device = 1 AND ts = 1;
+UPDATE ev SET note = 'table default, updated' WHERE device = 1 AND ts = 1;
+SELECT widecol.writetime(tableoid, ctid) > (SELECT t FROM wt) AS newer FROM ev WHERE device = 1 AND ts = 1;
+-- after two hours the one-hour rows are gone, for seeks and full scans alike
+SET widecol.debug_clock_offset = '2h';
+SELECT ts, note FROM ev WHERE device = 1 ORDER BY ts;
+SELECT count(*) FROM ev;
+EXPLAIN (COSTS OFF) SELECT ts, note FROM ev WHERE device = 1 ORDER BY ts;
+-- ... also once flushed into a run
+SELECT widecol.flush('ev') > 0 AS flushed;
+SELECT ts, note FROM ev ORDER BY ts;
+-- after two days only the row written with ttl 0 is left
+SET widecol.debug_clock_offset = '2d';
+SELECT ts, note FROM ev ORDER BY ts;
+-- an expired row cannot be updated or deleted: it is not there
+UPDATE ev SET note = 'zombie' WHERE device = 1 AND ts = 1;
+DELETE FROM ev WHERE device = 1 AND ts = 2;
+-- writing the key again brings it back, with a fresh ttl
+INSERT INTO ev VALUES (1, 1, 'rewritten');
+SELECT ts, note, widecol.ttl(tableoid, ctid) > interval '23 hours' AS ttl_1d FROM ev ORDER BY ts;
+-- compaction removes what has expired once gc_grace has passed
+SET widecol.gc_grace = 0;
+SELECT widecol.compact('ev') AS kept;
+SELECT sum(nrows) AS versions_left FROM widecol.runs('ev');
+RESET widecol.gc_grace;
+RESET widecol.debug_clock_offset;
+-- errors
+SET widecol.ttl = -5;
+SET widecol.ttl = 'forever';
+SELECT widecol.writetime('pg_class'::regclass, '(0,1)');
+CREATE ROLE wc_ttl_user;
+SET ROLE wc_ttl_user;
+SET widecol.debug_clock_offset = '1h';  -- superuser only
+RESET ROLE;
+DROP ROLE wc_ttl_user;
+RESET widecol.debug_clock_offset;
+-- a ctid that names no version
+SELECT widecol.writetime('ev'::regclass, '(9999,1)') IS NULL AS no_version;
+DROP TABLE ev;
