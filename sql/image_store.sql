@@ -209,6 +209,22 @@ SELECT tag, image_id FROM img.tag_images('new', '2025-01-06', '2025-01-07');
 ROLLBACK;
 SELECT count(*) FROM img.tag_images('new', '2025-01-06', '2025-01-07');
 SELECT q.query_table, c.ok FROM widecol.query_table q, widecol.check_query_table(q.query_table) c ORDER BY q.id;
+-- a per-write TTL applies to the derived rows the same statement writes
+BEGIN;
+SET LOCAL widecol.ttl = '1h';
+INSERT INTO img.images VALUES ('00000000-0000-4000-8000-00000000cafe', 'cam-1', '2025-01-06 12:00+00', 'batch-x',
+                               's3://images', 'raw/ttl.jpg', 640, 480, 'h', '{short}');
+COMMIT;
+-- (the write clock may run ahead of now() after earlier tests: compare
+-- with the base row's TTL rather than with an hour)
+SELECT widecol.ttl(tableoid, ctid) AS base_ttl FROM img.images WHERE image_id = '00000000-0000-4000-8000-00000000cafe' \gset
+SELECT :'base_ttl'::interval > '0' AS base_row_expires,
+       (SELECT abs(extract(epoch FROM widecol.ttl(tableoid, ctid) - :'base_ttl')) < 60 FROM img.device_daily_images
+         WHERE device_id = 'cam-1' AND day = '2025-01-06' AND image_id = '00000000-0000-4000-8000-00000000cafe') AS device_row_too,
+       (SELECT abs(extract(epoch FROM widecol.ttl(tableoid, ctid) - :'base_ttl')) < 60 FROM img.images_by_tag
+         WHERE tag = 'short' AND day = '2025-01-06') AS tag_row_too,
+       (SELECT widecol.ttl(tableoid, ctid) IS NULL FROM img.images_by_tag
+         WHERE tag = 'crack' AND day = '2025-01-02' LIMIT 1) AS others_never_expire;
 
 DROP FUNCTION same(text, text);
 DROP FUNCTION same_set(text, text);
