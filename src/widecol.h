@@ -353,6 +353,7 @@ extern void wc_run_reader_seek(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
 extern void wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_prev(WcRunReader *r, ItemPointer tid);
+extern int	wc_run_split_keys(WcRunReader *r, int want, StringInfo *out);
 extern bool wc_run_may_contain_partition(Relation rel, WcRunReader *r,
 										 const char *pk, int pklen);
 
@@ -421,6 +422,9 @@ extern TableScanDesc wc_scan_begin(Relation rel, Snapshot snapshot,
 								   int nkeys, struct ScanKeyData *key,
 								   ParallelTableScanDesc pscan, uint32 flags);
 extern void wc_scan_end(TableScanDesc scan);
+extern Size wc_parallelscan_estimate(Relation rel);
+extern Size wc_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan);
+extern void wc_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan);
 extern void wc_scan_rescan(TableScanDesc scan, struct ScanKeyData *key,
 						   bool set_params, bool allow_strat,
 						   bool allow_sync, bool allow_pagemode);
