@@ -23,6 +23,7 @@ typedef struct Source
 	int			pos;
 	/* run */
 	WcRunReader reader;
+	bool		bloom_hit;		/* its bloom filter said the partition may be here */
 	/* current version */
 	WcRowHeader *cur;
 	ItemPointerData curtid;
@@ -50,6 +51,8 @@ struct WcMergeIter
 	Size		best_cap;
 	ItemPointerData best_tid;
 	int64		now;
+	uint64		storage_id;
+	int			bloom_pklen;	/* the partition read, for false positives */
 	WcMergeStats own_stats;
 	WcMergeStats *stats;
 	int64		l0_count;
@@ -211,8 +214,22 @@ iter_start(WcMergeIter *it)
 	initStringInfo(&it->lastpk);
 	it->heap = binaryheap_allocate(Max(it->nsources, 1), heap_cmp, it);
 	for (int i = 0; i < it->nsources; i++)
-		if (source_advance(it, &it->sources[i]))
-			binaryheap_add_unordered(it->heap, PointerGetDatum(&it->sources[i]));
+	{
+		Source	   *s = &it->sources[i];
+		bool		have = source_advance(it, s);
+
+		/*
+		 * A bloom hit whose run holds no version of the partition in the
+		 * read's range: the first version at or after the seek point belongs
+		 * to another partition (or there is none).
+		 */
+		if (s->bloom_hit && !it->backward &&
+			(!have || s->cur->pklen != it->bloom_pklen ||
+			 memcmp(WcRowKey(s->cur), it->lo, it->bloom_pklen) != 0))
+			it->own_stats.bloom_false_positives++;
+		if (have)
+			binaryheap_add_unordered(it->heap, PointerGetDatum(s));
+	}
 	binaryheap_build(it->heap);
 }
 
@@ -231,6 +248,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 
 	it->now = wc_now();
 	it->backward = backward;
+	it->bloom_pklen = bloom_pklen;
 	if (lo)
 	{
 		it->lo = palloc(Max(lolen, 1));
@@ -248,6 +266,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, catsnap);
+	it->storage_id = meta.storage_id;
 
 	it->sources = palloc0(sizeof(Source) * (m->nruns + 1));
 
@@ -286,11 +305,15 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 		s = &it->sources[ns];
 		s->is_run = true;
 		wc_run_reader_open(&s->reader, rel, &m->runs[i], strategy);
-		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen &&
-			!wc_run_may_contain_partition(rel, &s->reader, lo, bloom_pklen))
+		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen)
 		{
-			it->own_stats.runs_skipped_bloom++;
-			continue;
+			it->own_stats.bloom_checks++;
+			if (!wc_run_may_contain_partition(rel, &s->reader, lo, bloom_pklen))
+			{
+				it->own_stats.runs_skipped_bloom++;
+				continue;
+			}
+			s->bloom_hit = true;
 		}
 		if (backward)
 			wc_run_reader_seek_last(&s->reader, hi, hilen);
@@ -501,9 +524,18 @@ wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats)
 	stats->runs_considered += it->own_stats.runs_considered;
 	stats->runs_skipped_range += it->own_stats.runs_skipped_range;
 	stats->runs_skipped_bloom += it->own_stats.runs_skipped_bloom;
+	stats->bloom_checks += it->own_stats.bloom_checks;
+	stats->bloom_false_positives += it->own_stats.bloom_false_positives;
 	stats->l0_versions += it->l0_count;
 	stats->versions += it->own_stats.versions;
 	it->stats = stats;
+}
+
+/* Also return keys decided by a tombstone or an expired version. */
+void
+wc_merge_return_dead(WcMergeIter *it)
+{
+	it->return_dead = true;
 }
 
 /* Data blocks read so far by the runs of a live iterator. */
@@ -521,6 +553,9 @@ wc_merge_live_blocks(WcMergeIter *it)
 void
 wc_merge_end(WcMergeIter *it)
 {
+	wc_stats_count_bloom(it->storage_id, it->own_stats.bloom_checks,
+						 it->own_stats.runs_skipped_bloom,
+						 it->own_stats.bloom_false_positives);
 	for (int i = 0; i < it->nsources; i++)
 		if (it->sources[i].is_run)
 			it->stats->blocks_read += it->sources[i].reader.blocks_read;

@@ -25,6 +25,7 @@
 extern int	wc_level0_max_size_kb;
 extern int	wc_bulk_write_mem_kb;
 extern int	wc_write_ttl;
+extern int	wc_partition_warn_size_kb;
 extern int	wc_debug_clock_offset;
 extern bool wc_preloaded;
 
@@ -371,7 +372,19 @@ typedef struct WcMergeStats
 	int64		versions;
 	int64		tombstones;
 	int64		expired;
+	int64		bloom_checks;
+	int64		bloom_false_positives;	/* a bloom hit, but no row of the partition */
 } WcMergeStats;
+
+extern Relation wc_open_widecol(Oid relid, LOCKMODE mode, bool owner);
+
+/* ---------- read-time counters (stats.c) ---------- */
+extern void wc_stats_shmem_request(void);
+extern void wc_stats_shmem_startup(void);
+extern void wc_stats_count_bloom(uint64 storage_id, int64 checks, int64 negatives,
+								 int64 false_positives);
+extern void wc_stats_read(uint64 storage_id, int64 *checks, int64 *negatives,
+						  int64 *false_positives);
 
 extern int	wc_tombstone_warn_threshold;
 extern int	wc_tombstone_failure_threshold;
@@ -382,6 +395,7 @@ extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
 								   BufferAccessStrategy strategy,
 								   bool backward);
 extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
+extern void wc_merge_return_dead(WcMergeIter *it);
 extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
 extern int64 wc_compact(Relation rel);
 extern int	wc_gc_grace_seconds;
