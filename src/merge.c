@@ -47,6 +47,11 @@ struct WcMergeIter
 	bool		return_dead;	/* also return tombstones and expired versions */
 	bool		raw;			/* every version: no visibility, no per-key choice */
 	bool		backward;		/* keys in descending order */
+	bool		counters;		/* a counter table: fold deltas */
+	WcRowHeader *folded;		/* the last folded result (freed on the next) */
+	WcRowHeader **chain;		/* backward, counters: the key's versions */
+	int			nchain;
+	int			chaincap;
 	WcRowHeader *best;			/* backward: the deciding version so far */
 	Size		best_cap;
 	ItemPointerData best_tid;
@@ -202,6 +207,7 @@ iter_create(Relation rel, Snapshot snapshot)
 	it->rel = rel;
 	it->snapshot = snapshot;
 	it->cxt = cxt;
+	it->counters = wc_table_info(rel)->ncounters > 0;
 	it->stats = &it->own_stats;
 	return it;
 }
@@ -370,6 +376,60 @@ count_tombstone(WcMergeIter *it, WcRowHeader *row)
  * valid until the next call.
  */
 /*
+ * Counter tables: the deciding version is a delta, so add the key's older
+ * versions the snapshot sees, newest first, down to a non-delta version;
+ * a tombstone or an expired version ends the chain (it counts as zero).
+ * The versions folded are taken off the heap; the first version of the next
+ * key stays on it.
+ */
+static WcRowHeader *
+fold_forward(WcMergeIter *it, WcRowHeader *newest)
+{
+	WcCounterFold f;
+	WcRowHeader *acc;
+
+	wc_counter_fold_begin(&f, it->rel, newest);
+	for (;;)
+	{
+		Source	   *s;
+		WcRowHeader *row;
+
+		if (it->pending)
+		{
+			if (source_advance(it, it->pending))
+				binaryheap_add(it->heap, PointerGetDatum(it->pending));
+			it->pending = NULL;
+		}
+		if (binaryheap_empty(it->heap))
+			break;
+		s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
+		row = s->cur;
+		if (wc_compare_keys(WcRowKey(row), row->keylen, WcRowKey(f.newest), f.newest->keylen) != 0)
+			break;
+		(void) binaryheap_remove_first(it->heap);
+		it->pending = s;
+		it->stats->versions++;
+		if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
+			break;
+		wc_counter_fold_add(&f, row);
+		if (!WcRowIsDelta(row))
+			break;
+	}
+	acc = wc_counter_fold_end(&f);
+	if (it->folded)
+		pfree(it->folded);
+	it->folded = acc;
+	return acc;
+}
+
+/* Backward: fold the versions of one key collected newest first. */
+static int
+version_cmp(const void *a, const void *b)
+{
+	return wc_compare_versions(*(WcRowHeader *const *) a, *(WcRowHeader *const *) b);
+}
+
+/*
  * Backward: a source meets the versions of a key oldest first, so all of
  * them are taken off the heap and the newest (the deciding one) is kept, in
  * a copy since its source moves on.
@@ -380,6 +440,10 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 	for (;;)
 	{
 		bool		have = false;
+
+		for (int i = 0; i < it->nchain; i++)
+			pfree(it->chain[i]);
+		it->nchain = 0;
 
 		for (;;)
 		{
@@ -404,6 +468,17 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 			it->stats->versions++;
 			if (WcRowIsTombstone(row))
 				count_tombstone(it, row);
+			if (it->counters)
+			{
+				if (it->nchain == it->chaincap)
+				{
+					it->chaincap = Max(8, it->chaincap * 2);
+					it->chain = it->chain ? repalloc(it->chain, sizeof(WcRowHeader *) * it->chaincap)
+						: palloc(sizeof(WcRowHeader *) * it->chaincap);
+				}
+				it->chain[it->nchain] = palloc(row->len);
+				memcpy(it->chain[it->nchain++], row, row->len);
+			}
 			if (have && wc_compare_versions(row, it->best) >= 0)
 				continue;		/* not newer than the one we have (< 0: newer) */
 			if (row->len > it->best_cap)
@@ -418,6 +493,33 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 		}
 		if (!have)
 			return NULL;
+		if (it->counters && WcRowIsDelta(it->best))
+		{
+			WcCounterFold f;
+			WcRowHeader *acc;
+
+			/* fold as forward does: newest first, down to a non-delta */
+			qsort(it->chain, it->nchain, sizeof(WcRowHeader *), version_cmp);
+			wc_counter_fold_begin(&f, it->rel, it->chain[0]);
+			for (int i = 1; i < it->nchain; i++)
+			{
+				WcRowHeader *row = it->chain[i];
+
+				if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
+					break;
+				wc_counter_fold_add(&f, row);
+				if (!WcRowIsDelta(row))
+					break;
+			}
+			acc = wc_counter_fold_end(&f);
+			if (acc->len > it->best_cap)
+			{
+				it->best_cap = acc->len;
+				it->best = repalloc(it->best, it->best_cap);
+			}
+			memcpy(it->best, acc, acc->len);
+			pfree(acc);
+		}
 		if (!it->return_dead && wc_row_is_dead(it->best, it->now))
 		{
 			if (WcRowIsTombstone(it->best))
@@ -487,6 +589,8 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		}
 		*tid = s->curtid;
 		result = row;
+		if (it->counters && WcRowIsDelta(row))
+			result = fold_forward(it, row);
 		break;
 	}
 	MemoryContextSwitchTo(old);

@@ -377,6 +377,28 @@ wc_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	if (row == NULL || WcRowIsTombstone(row) ||
 		!wc_version_is_current(rel, row, tid, snapshot))
 		return false;
+	if (WcRowIsDelta(row))
+	{
+		/*
+		 * A counter delta holds increments: return the sum the key has at
+		 * this version (UPDATE builds its new row from this).  Callers that
+		 * pass SnapshotAny fetch the version they just found or locked, the
+		 * newest committed one: a fresh snapshot folds it.
+		 */
+		ItemPointerData cur;
+		WcRowHeader *live = wc_lookup_key(rel, IsMVCCSnapshot(snapshot) ? snapshot
+										  : GetLatestSnapshot(),
+										  WcRowKey(row), row->keylen, row->pklen,
+										  false, &cur);
+
+		if (live == NULL || !wc_same_version(live, row))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not read the counters of a row of widecol table \"%s\": it changed concurrently",
+							RelationGetRelationName(rel)),
+					 errhint("Retry the statement.")));
+		row = live;
+	}
 	wc_store_row(slot, rel, row, tid);
 	return true;
 }

@@ -122,6 +122,8 @@ typedef struct WcTableInfo
 	int			nck;			/* clustering key columns */
 	WcKeyColumn cols[WC_MAX_KEY_COLUMNS];	/* partition cols, then clustering */
 	int64		default_ttl_us; /* 0 = none */
+	int			ncounters;		/* widecol.counter_columns */
+	AttrNumber	counters[WC_MAX_KEY_COLUMNS];
 } WcTableInfo;
 
 #define WcTableIsKeyless(info) ((info)->npk + (info)->nck == 0)
@@ -162,6 +164,9 @@ typedef struct WcRowHeader
 #define WcRowTuple(row) \
 	((MinimalTuple) ((char *) (row) + WcRowTupleOffset((row)->keylen)))
 #define WcRowIsTombstone(row) (((row)->flags & WC_ROW_TOMBSTONE) != 0)
+/* counter tables: the counter columns hold increments to older versions */
+#define WC_ROW_DELTA		0x0002
+#define WcRowIsDelta(row) (((row)->flags & WC_ROW_DELTA) != 0)
 
 /* Largest version that fits a level-0 page and a one-row data block. */
 #define WC_MAX_ROW_SIZE \
@@ -179,6 +184,18 @@ extern bool wc_same_version(const WcRowHeader *a, const WcRowHeader *b);
 extern void wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm);
 extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
 extern bool wc_row_is_dead(const WcRowHeader *row, int64 now);
+typedef struct WcCounterFold
+{
+	Relation	rel;
+	WcRowHeader *newest;
+	bool		base;			/* reached a non-delta version */
+	int64		sum[WC_MAX_KEY_COLUMNS];
+	bool		overflow[WC_MAX_KEY_COLUMNS];
+} WcCounterFold;
+
+extern void wc_counter_fold_begin(WcCounterFold *f, Relation rel, const WcRowHeader *newest);
+extern void wc_counter_fold_add(WcCounterFold *f, const WcRowHeader *older);
+extern WcRowHeader *wc_counter_fold_end(WcCounterFold *f);
 extern bool wc_xid_known_aborted(TransactionId xid);
 
 /* ---------- level 0 (level0.c) ---------- */
