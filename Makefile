@@ -26,7 +26,9 @@ OBJS = \
 	src/customscan.o \
 	src/functions.o \
 	src/verify.o \
-	src/wal.o
+	src/wal.o \
+	src/stats.o \
+	src/tablestats.o
 
 DATA = sql/widecol--$(EXTVERSION).sql
 

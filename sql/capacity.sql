@@ -29,7 +29,7 @@ INSERT INTO cap SELECT 'cam-' || (i % 20), date '2025-01-01' + i / 5000, timesta
   FROM generate_series(1, 20000) i;
 SELECT widecol.flush('cap') > 0 AS flushed;
 -- the figures follow from the measured row size and compression ratio
-WITH st AS (SELECT * FROM widecol.table_stats('cap')),
+WITH st AS (SELECT sum(nrows) AS versions, sum(raw_bytes) AS raw_bytes, sum(compressed_bytes) AS compressed_bytes FROM widecol.runs('cap')),
      e AS (SELECT * FROM widecol.capacity_estimate('cap'::regclass, 50e6, 30))
 SELECT e.step, e.figure,
        CASE e.step

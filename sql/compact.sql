@@ -22,7 +22,7 @@ ROLLBACK;
 SELECT widecol.flush('k') > 0 AS flushed;
 SELECT count(*) AS runs, sum(nrows) AS versions, sum(ntombstones) AS tombstones FROM widecol.runs('k');
 SELECT k_diff() AS differences_before;
-SELECT runs, levels, versions, tombstones, partitions, compressed_bytes < raw_bytes AS compressed,
+SELECT runs, runs_per_level, versions, tombstones, live_rows, deleted_rows, partitions, compressed_bytes < raw_bytes AS compressed,
        compression_ratio > 1 AS ratio_above_1, level0_pages, total_bytes > 0 AS has_bytes
   FROM widecol.table_stats('k');
 
@@ -36,7 +36,7 @@ SET widecol.gc_grace = 0;
 SELECT widecol.compact('k') AS kept;
 SELECT count(*) AS runs, sum(nrows) AS versions, sum(ntombstones) AS tombstones FROM widecol.runs('k');
 SELECT k_diff() AS differences_after_purge;
-SELECT runs, levels, versions, tombstones FROM widecol.table_stats('k');
+SELECT runs, runs_per_level, versions, tombstones, live_rows, deleted_rows FROM widecol.table_stats('k');
 SELECT bool_and(ok) AS verified FROM widecol.verify('k');
 
 -- compacted versions are frozen: VACUUM can move relfrozenxid up to now

@@ -85,28 +85,53 @@ RETURNS TABLE (segment text, id bigint, pages bigint, rows bigint, ok boolean, p
 COMMENT ON FUNCTION widecol.verify(regclass) IS
     'check every run (checksums, order, index, bloom filter, summary) and level-0 page of a widecol table';
 
--- A summary of a table's storage, like `nodetool tablestats` (the
--- maintenance issue adds live/expired rows, bloom filter false positives,
--- pending compaction and write amplification).
+CREATE FUNCTION widecol.row_stats(rel regclass,
+    OUT live_rows bigint, OUT deleted_rows bigint, OUT expired_rows bigint,
+    OUT bloom_checks bigint, OUT bloom_negatives bigint, OUT bloom_false_positives bigint)
+    AS 'MODULE_PATHNAME', 'widecol_row_stats' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.row_stats(regclass) IS
+    'keys decided by a live, deleted or expired version (a full read of the table), and bloom filter counters since the server started';
+
+CREATE FUNCTION widecol.large_partitions(rel regclass, n int DEFAULT 10)
+RETURNS TABLE (partition_key text, live_rows bigint, bytes bigint)
+    AS 'MODULE_PATHNAME', 'widecol_large_partitions' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.large_partitions(regclass, int) IS
+    'the n biggest partitions of a widecol table by the bytes of their live rows (a full read of the table)';
+
+-- A summary of a table's storage, like `nodetool tablestats`.  Run figures
+-- come from the run summaries; live/deleted/expired rows from a full read
+-- with the caller's snapshot; bloom filter counters from reads since the
+-- server started (a false positive: the filter let a read into a run that
+-- held no row of the partition).
 CREATE FUNCTION widecol.table_stats(rel regclass)
-RETURNS TABLE (runs bigint, levels int[], versions bigint, tombstones bigint,
+RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bigint,
+               live_rows bigint, deleted_rows bigint, expired_rows bigint,
                partitions bigint, raw_bytes bigint, compressed_bytes bigint,
-               compression_ratio numeric, level0_pages int, total_bytes bigint)
-LANGUAGE sql STABLE AS $$
-    SELECT count(*),
-           coalesce(array_agg(DISTINCT r.level ORDER BY r.level) FILTER (WHERE r.level IS NOT NULL), '{}'),
-           coalesce(sum(r.nrows), 0)::bigint,
-           coalesce(sum(r.ntombstones), 0)::bigint,
-           coalesce(sum(r.npartitions), 0)::bigint,
-           coalesce(sum(r.raw_bytes), 0)::bigint,
-           coalesce(sum(r.compressed_bytes), 0)::bigint,
-           round(sum(r.raw_bytes)::numeric / nullif(sum(r.compressed_bytes), 0), 2),
+               compression_ratio numeric, level0_pages int, level0_bytes bigint,
+               bloom_checks bigint, bloom_false_positives bigint,
+               bloom_false_positive_ratio numeric, total_bytes bigint)
+LANGUAGE sql VOLATILE AS $$
+    WITH r AS (SELECT * FROM widecol.runs(rel)),
+         s AS (SELECT * FROM widecol.row_stats(rel))
+    SELECT (SELECT count(*) FROM r),
+           coalesce((SELECT jsonb_object_agg(level, n ORDER BY level)
+                       FROM (SELECT level, count(*) AS n FROM r GROUP BY level) l), '{}'),
+           (SELECT coalesce(sum(nrows), 0)::bigint FROM r),
+           (SELECT coalesce(sum(ntombstones), 0)::bigint FROM r),
+           s.live_rows, s.deleted_rows, s.expired_rows,
+           (SELECT coalesce(sum(npartitions), 0)::bigint FROM r),
+           (SELECT coalesce(sum(raw_bytes), 0)::bigint FROM r),
+           (SELECT coalesce(sum(compressed_bytes), 0)::bigint FROM r),
+           (SELECT round(sum(raw_bytes)::numeric / nullif(sum(compressed_bytes), 0), 2) FROM r),
            widecol.level0_pages(rel),
+           widecol.level0_pages(rel)::bigint * current_setting('block_size')::bigint,
+           s.bloom_checks, s.bloom_false_positives,
+           round(s.bloom_false_positives::numeric / nullif(s.bloom_checks - s.bloom_negatives, 0), 4),
            pg_total_relation_size(rel)
-      FROM widecol.runs(rel) r
+      FROM s
 $$;
 COMMENT ON FUNCTION widecol.table_stats(regclass) IS
-    'runs, versions, tombstones, partitions (summed over runs), raw and compressed bytes and their ratio, level-0 pages, total bytes of a widecol table';
+    'runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, total bytes of a widecol table';
 
 -- ======================================================================
 -- image-metadata API (imageapi branch)
@@ -707,7 +732,10 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = rel AND a.amname = 'widecol') THEN
         RAISE EXCEPTION '"%" is not a widecol table', rel USING ERRCODE = 'wrong_object_type';
     END IF;
-    SELECT * INTO st FROM widecol.table_stats(rel);
+    -- the run summaries only (widecol.table_stats would also read every row)
+    SELECT coalesce(sum(r.nrows), 0) AS versions, coalesce(sum(r.raw_bytes), 0) AS raw_bytes,
+           coalesce(sum(r.compressed_bytes), 0) AS compressed_bytes
+      INTO st FROM widecol.runs(rel) r;
     IF st.versions = 0 OR st.compressed_bytes = 0 THEN
         RAISE EXCEPTION 'table % has no sorted runs to measure row size and compression from', rel
             USING ERRCODE = 'object_not_in_prerequisite_state',

@@ -99,7 +99,8 @@ wc_compact(Relation rel)
 		}
 		if (all_visible(row, horizon))
 		{
-			settled = true;
+			/* a counter delta needs the older versions it adds to */
+			settled = !WcRowIsDelta(row);
 			if (wc_row_is_dead(row, now) &&
 				(WcRowIsTombstone(row) ? row->write_ts : row->expire_at) < purge_before)
 			{

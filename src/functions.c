@@ -20,8 +20,8 @@
  * Open a widecol table for a SQL function: maintenance (flush) needs
  * ownership, reading its storage metadata needs SELECT.
  */
-static Relation
-open_widecol(Oid relid, LOCKMODE mode, bool owner)
+Relation
+wc_open_widecol(Oid relid, LOCKMODE mode, bool owner)
 {
 	Relation	rel;
 
@@ -41,7 +41,7 @@ PG_FUNCTION_INFO_V1(widecol_flush);
 Datum
 widecol_flush(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
+	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
 	int64		n = wc_flush(rel, true);
 
 	table_close(rel, NoLock);
@@ -52,7 +52,7 @@ PG_FUNCTION_INFO_V1(widecol_compact);
 Datum
 widecol_compact(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
+	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
 	int64		n = wc_compact(rel);
 
 	table_close(rel, NoLock);
@@ -63,7 +63,7 @@ PG_FUNCTION_INFO_V1(widecol_storage_id);
 Datum
 widecol_storage_id(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
 	WcMetaData	meta;
 
 	wc_meta_read(rel, &meta);
@@ -75,7 +75,7 @@ PG_FUNCTION_INFO_V1(widecol_level0_pages);
 Datum
 widecol_level0_pages(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
 	WcMetaData	meta;
 
 	wc_meta_read(rel, &meta);
@@ -103,7 +103,7 @@ widecol_runs(PG_FUNCTION_ARGS)
 	WcManifest *m;
 
 	InitMaterializedSRF(fcinfo, 0);
-	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
 	qsort(m->runs, m->nruns, sizeof(WcRunSummary), run_id_cmp);
@@ -137,7 +137,7 @@ widecol_runs(PG_FUNCTION_ARGS)
 static WcRowHeader *
 version_at(FunctionCallInfo fcinfo)
 {
-	Relation	rel = open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
 	WcRowHeader *row = wc_fetch_version(rel, (ItemPointer) PG_GETARG_POINTER(1));
 
 	table_close(rel, AccessShareLock);

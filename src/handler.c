@@ -49,26 +49,6 @@ not_supported(Relation rel, const char *what, const char *hint)
 
 /* ---------- unsupported operations ---------- */
 
-static Size
-wc_parallelscan_estimate(Relation rel)
-{
-	not_supported(rel, "parallel scan", NULL);
-	return 0;
-}
-
-static Size
-wc_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
-{
-	not_supported(rel, "parallel scan", NULL);
-	return 0;
-}
-
-static void
-wc_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
-{
-	not_supported(rel, "parallel scan", NULL);
-}
-
 static const char *index_hint =
 "widecol tables are read by their partition and clustering key; for other access paths create a second widecol table keyed for that query.";
 

@@ -23,6 +23,7 @@ typedef struct Source
 	int			pos;
 	/* run */
 	WcRunReader reader;
+	bool		bloom_hit;		/* its bloom filter said the partition may be here */
 	/* current version */
 	WcRowHeader *cur;
 	ItemPointerData curtid;
@@ -46,10 +47,17 @@ struct WcMergeIter
 	bool		return_dead;	/* also return tombstones and expired versions */
 	bool		raw;			/* every version: no visibility, no per-key choice */
 	bool		backward;		/* keys in descending order */
+	bool		counters;		/* a counter table: fold deltas */
+	WcRowHeader *folded;		/* the last folded result (freed on the next) */
+	WcRowHeader **chain;		/* backward, counters: the key's versions */
+	int			nchain;
+	int			chaincap;
 	WcRowHeader *best;			/* backward: the deciding version so far */
 	Size		best_cap;
 	ItemPointerData best_tid;
 	int64		now;
+	uint64		storage_id;
+	int			bloom_pklen;	/* the partition read, for false positives */
 	WcMergeStats own_stats;
 	WcMergeStats *stats;
 	int64		l0_count;
@@ -199,6 +207,7 @@ iter_create(Relation rel, Snapshot snapshot)
 	it->rel = rel;
 	it->snapshot = snapshot;
 	it->cxt = cxt;
+	it->counters = wc_table_info(rel)->ncounters > 0;
 	it->stats = &it->own_stats;
 	return it;
 }
@@ -211,8 +220,22 @@ iter_start(WcMergeIter *it)
 	initStringInfo(&it->lastpk);
 	it->heap = binaryheap_allocate(Max(it->nsources, 1), heap_cmp, it);
 	for (int i = 0; i < it->nsources; i++)
-		if (source_advance(it, &it->sources[i]))
-			binaryheap_add_unordered(it->heap, PointerGetDatum(&it->sources[i]));
+	{
+		Source	   *s = &it->sources[i];
+		bool		have = source_advance(it, s);
+
+		/*
+		 * A bloom hit whose run holds no version of the partition in the
+		 * read's range: the first version at or after the seek point belongs
+		 * to another partition (or there is none).
+		 */
+		if (s->bloom_hit && !it->backward &&
+			(!have || s->cur->pklen != it->bloom_pklen ||
+			 memcmp(WcRowKey(s->cur), it->lo, it->bloom_pklen) != 0))
+			it->own_stats.bloom_false_positives++;
+		if (have)
+			binaryheap_add_unordered(it->heap, PointerGetDatum(s));
+	}
 	binaryheap_build(it->heap);
 }
 
@@ -231,6 +254,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 
 	it->now = wc_now();
 	it->backward = backward;
+	it->bloom_pklen = bloom_pklen;
 	if (lo)
 	{
 		it->lo = palloc(Max(lolen, 1));
@@ -248,6 +272,7 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, catsnap);
+	it->storage_id = meta.storage_id;
 
 	it->sources = palloc0(sizeof(Source) * (m->nruns + 1));
 
@@ -286,11 +311,15 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 		s = &it->sources[ns];
 		s->is_run = true;
 		wc_run_reader_open(&s->reader, rel, &m->runs[i], strategy);
-		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen &&
-			!wc_run_may_contain_partition(rel, &s->reader, lo, bloom_pklen))
+		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen)
 		{
-			it->own_stats.runs_skipped_bloom++;
-			continue;
+			it->own_stats.bloom_checks++;
+			if (!wc_run_may_contain_partition(rel, &s->reader, lo, bloom_pklen))
+			{
+				it->own_stats.runs_skipped_bloom++;
+				continue;
+			}
+			s->bloom_hit = true;
 		}
 		if (backward)
 			wc_run_reader_seek_last(&s->reader, hi, hilen);
@@ -347,6 +376,60 @@ count_tombstone(WcMergeIter *it, WcRowHeader *row)
  * valid until the next call.
  */
 /*
+ * Counter tables: the deciding version is a delta, so add the key's older
+ * versions the snapshot sees, newest first, down to a non-delta version;
+ * a tombstone or an expired version ends the chain (it counts as zero).
+ * The versions folded are taken off the heap; the first version of the next
+ * key stays on it.
+ */
+static WcRowHeader *
+fold_forward(WcMergeIter *it, WcRowHeader *newest)
+{
+	WcCounterFold f;
+	WcRowHeader *acc;
+
+	wc_counter_fold_begin(&f, it->rel, newest);
+	for (;;)
+	{
+		Source	   *s;
+		WcRowHeader *row;
+
+		if (it->pending)
+		{
+			if (source_advance(it, it->pending))
+				binaryheap_add(it->heap, PointerGetDatum(it->pending));
+			it->pending = NULL;
+		}
+		if (binaryheap_empty(it->heap))
+			break;
+		s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
+		row = s->cur;
+		if (wc_compare_keys(WcRowKey(row), row->keylen, WcRowKey(f.newest), f.newest->keylen) != 0)
+			break;
+		(void) binaryheap_remove_first(it->heap);
+		it->pending = s;
+		it->stats->versions++;
+		if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
+			break;
+		wc_counter_fold_add(&f, row);
+		if (!WcRowIsDelta(row))
+			break;
+	}
+	acc = wc_counter_fold_end(&f);
+	if (it->folded)
+		pfree(it->folded);
+	it->folded = acc;
+	return acc;
+}
+
+/* Backward: fold the versions of one key collected newest first. */
+static int
+version_cmp(const void *a, const void *b)
+{
+	return wc_compare_versions(*(WcRowHeader *const *) a, *(WcRowHeader *const *) b);
+}
+
+/*
  * Backward: a source meets the versions of a key oldest first, so all of
  * them are taken off the heap and the newest (the deciding one) is kept, in
  * a copy since its source moves on.
@@ -357,6 +440,10 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 	for (;;)
 	{
 		bool		have = false;
+
+		for (int i = 0; i < it->nchain; i++)
+			pfree(it->chain[i]);
+		it->nchain = 0;
 
 		for (;;)
 		{
@@ -381,6 +468,17 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 			it->stats->versions++;
 			if (WcRowIsTombstone(row))
 				count_tombstone(it, row);
+			if (it->counters)
+			{
+				if (it->nchain == it->chaincap)
+				{
+					it->chaincap = Max(8, it->chaincap * 2);
+					it->chain = it->chain ? repalloc(it->chain, sizeof(WcRowHeader *) * it->chaincap)
+						: palloc(sizeof(WcRowHeader *) * it->chaincap);
+				}
+				it->chain[it->nchain] = palloc(row->len);
+				memcpy(it->chain[it->nchain++], row, row->len);
+			}
 			if (have && wc_compare_versions(row, it->best) >= 0)
 				continue;		/* not newer than the one we have (< 0: newer) */
 			if (row->len > it->best_cap)
@@ -395,6 +493,33 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 		}
 		if (!have)
 			return NULL;
+		if (it->counters && WcRowIsDelta(it->best))
+		{
+			WcCounterFold f;
+			WcRowHeader *acc;
+
+			/* fold as forward does: newest first, down to a non-delta */
+			qsort(it->chain, it->nchain, sizeof(WcRowHeader *), version_cmp);
+			wc_counter_fold_begin(&f, it->rel, it->chain[0]);
+			for (int i = 1; i < it->nchain; i++)
+			{
+				WcRowHeader *row = it->chain[i];
+
+				if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
+					break;
+				wc_counter_fold_add(&f, row);
+				if (!WcRowIsDelta(row))
+					break;
+			}
+			acc = wc_counter_fold_end(&f);
+			if (acc->len > it->best_cap)
+			{
+				it->best_cap = acc->len;
+				it->best = repalloc(it->best, it->best_cap);
+			}
+			memcpy(it->best, acc, acc->len);
+			pfree(acc);
+		}
 		if (!it->return_dead && wc_row_is_dead(it->best, it->now))
 		{
 			if (WcRowIsTombstone(it->best))
@@ -464,6 +589,8 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		}
 		*tid = s->curtid;
 		result = row;
+		if (it->counters && WcRowIsDelta(row))
+			result = fold_forward(it, row);
 		break;
 	}
 	MemoryContextSwitchTo(old);
@@ -501,9 +628,18 @@ wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats)
 	stats->runs_considered += it->own_stats.runs_considered;
 	stats->runs_skipped_range += it->own_stats.runs_skipped_range;
 	stats->runs_skipped_bloom += it->own_stats.runs_skipped_bloom;
+	stats->bloom_checks += it->own_stats.bloom_checks;
+	stats->bloom_false_positives += it->own_stats.bloom_false_positives;
 	stats->l0_versions += it->l0_count;
 	stats->versions += it->own_stats.versions;
 	it->stats = stats;
+}
+
+/* Also return keys decided by a tombstone or an expired version. */
+void
+wc_merge_return_dead(WcMergeIter *it)
+{
+	it->return_dead = true;
 }
 
 /* Data blocks read so far by the runs of a live iterator. */
@@ -521,6 +657,9 @@ wc_merge_live_blocks(WcMergeIter *it)
 void
 wc_merge_end(WcMergeIter *it)
 {
+	wc_stats_count_bloom(it->storage_id, it->own_stats.bloom_checks,
+						 it->own_stats.runs_skipped_bloom,
+						 it->own_stats.bloom_false_positives);
 	for (int i = 0; i < it->nsources; i++)
 		if (it->sources[i].is_run)
 			it->stats->blocks_read += it->sources[i].reader.blocks_read;

@@ -463,6 +463,8 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		remember_moved(rel, key.data, key.len, cid);
 	}
 	row = wc_form_row(rel, slot, key.data, key.len, pklen, false, cid);
+	/* UPDATE read the (summed) row: its counters are values, not increments */
+	row->flags &= ~WC_ROW_DELTA;
 	write_version(rel, row, &slot->tts_tid);
 	wc_key_unlock(&tag);
 	slot->tts_tableOid = RelationGetRelid(rel);

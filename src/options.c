@@ -26,6 +26,7 @@
 #include "storage/bufmgr.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "catalog/pg_collation.h"
 #include "commands/defrem.h"
 #include "nodes/makefuncs.h"
@@ -48,7 +49,7 @@ static ProcessUtility_hook_type prev_utility_hook = NULL;
 static object_access_hook_type prev_object_access_hook = NULL;
 
 static const char *const wc_option_names[] = {
-	"partition_key", "clustering_key", "default_ttl", NULL
+	"partition_key", "clustering_key", "default_ttl", "counter_columns", NULL
 };
 
 typedef struct KeySpec
@@ -108,7 +109,7 @@ split_options(List *defs, List **wc, List **rest)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unrecognized widecol option \"%s\"", full),
-						 errhint("Valid options are widecol.partition_key, widecol.clustering_key and widecol.default_ttl.")));
+						 errhint("Valid options are widecol.partition_key, widecol.clustering_key, widecol.default_ttl and widecol.counter_columns.")));
 			*wc = lappend(*wc, makeDefElem(full,
 										   def->arg ? (Node *) makeString(defGetString(def)) : NULL,
 										   def->location));
@@ -314,6 +315,58 @@ add_key_columns(Relation rel, const char *optname, const char *value,
 	}
 }
 
+/*
+ * widecol.counter_columns: bigint columns outside the key whose writes add
+ * to the stored value (see "Counter columns" in src/README.md).
+ */
+static void
+add_counter_columns(Relation rel, const char *value, WcTableInfo *info)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	ListCell   *lc;
+
+	if (WcTableIsKeyless(info))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("widecol.counter_columns needs a table with a key"),
+				 errhint("Counters add up per key: declare widecol.partition_key.")));
+	foreach(lc, parse_key_list("counter_columns", value))
+	{
+		KeySpec    *ks = lfirst(lc);
+		Form_pg_attribute att = NULL;
+
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, i)->attname), ks->name) == 0)
+				att = TupleDescAttr(desc, i);
+		if (att == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" named in widecol.counter_columns does not exist in relation \"%s\"",
+							ks->name, RelationGetRelationName(rel))));
+		for (int i = 0; i < info->npk + info->nck; i++)
+			if (info->cols[i].attnum == att->attnum)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("key column \"%s\" cannot be a counter column", ks->name)));
+		if (att->atttypid != INT8OID || ks->has_order)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("counter column \"%s\" must be of type bigint", ks->name),
+					 errhint("Declare counter columns as bigint, without ASC or DESC.")));
+		for (int i = 0; i < info->ncounters; i++)
+			if (info->counters[i] == att->attnum)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("column \"%s\" is named twice in widecol.counter_columns", ks->name)));
+		if (info->ncounters == WC_MAX_KEY_COLUMNS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a widecol table can have at most %d counter columns", WC_MAX_KEY_COLUMNS)));
+		info->counters[info->ncounters++] = att->attnum;
+	}
+}
+
 /* Build a WcTableInfo from normalised widecol.* options; errors if invalid. */
 static void
 build_table_info(Relation rel, List *wc, WcTableInfo *info)
@@ -321,6 +374,7 @@ build_table_info(Relation rel, List *wc, WcTableInfo *info)
 	const char *pk = find_option(wc, "partition_key");
 	const char *ck = find_option(wc, "clustering_key");
 	const char *ttl = find_option(wc, "default_ttl");
+	const char *counters = find_option(wc, "counter_columns");
 
 	memset(info, 0, sizeof(WcTableInfo));
 	if (ck && !pk)
@@ -334,6 +388,8 @@ build_table_info(Relation rel, List *wc, WcTableInfo *info)
 		add_key_columns(rel, "clustering_key", ck, false, info);
 	if (ttl)
 		info->default_ttl_us = parse_ttl(ttl);
+	if (counters)
+		add_counter_columns(rel, counters, info);
 }
 
 /* ---------- pg_class.reloptions ---------- */
@@ -454,6 +510,29 @@ is_key_column(Relation rel, const char *colname)
 	return false;
 }
 
+static bool
+is_counter_column(Relation rel, AttrNumber attnum)
+{
+	WcTableInfo *info = wc_table_info(rel);
+
+	for (int i = 0; i < info->ncounters; i++)
+		if (info->counters[i] == attnum)
+			return true;
+	return false;
+}
+
+static void
+refuse_counter_column_change(Relation rel, AttrNumber attnum, const char *colname,
+							 const char *what)
+{
+	if (attnum != InvalidAttrNumber && is_counter_column(rel, attnum))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot %s counter column \"%s\" of widecol table \"%s\"",
+						what, colname, RelationGetRelationName(rel)),
+				 errhint("RESET (widecol.counter_columns) on an empty table first, or create a new table.")));
+}
+
 static void
 refuse_key_column_change(Relation rel, const char *colname, const char *what)
 {
@@ -463,6 +542,9 @@ refuse_key_column_change(Relation rel, const char *colname, const char *what)
 				 errmsg("cannot %s key column \"%s\" of widecol table \"%s\"",
 						what, colname, RelationGetRelationName(rel)),
 				 errhint("Create a new table with the key you want and copy the rows with INSERT ... SELECT.")));
+	if (colname)
+		refuse_counter_column_change(rel, get_attnum(RelationGetRelid(rel), colname),
+									 colname, what);
 }
 
 /*
@@ -759,6 +841,15 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 					 errmsg("cannot change the key of widecol table \"%s\" because it contains data",
 							RelationGetRelationName(rel)),
 					 errhint("TRUNCATE the table first, or create a new table with the new key and copy the rows with INSERT ... SELECT.")));
+		/* stored increments would change meaning */
+		if ((oldinfo.ncounters != newinfo.ncounters ||
+			 memcmp(oldinfo.counters, newinfo.counters, sizeof(oldinfo.counters)) != 0) &&
+			table_has_storage(rel))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot change the counter columns of widecol table \"%s\" because it contains data",
+							RelationGetRelationName(rel)),
+					 errhint("TRUNCATE the table first, or create a new table and copy the rows.")));
 		write_options(relid, list_concat(rest, newwc));
 		table_close(rel, NoLock);
 	}
@@ -963,6 +1054,9 @@ wc_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 								NameStr(TupleDescAttr(RelationGetDescr(rel), subId - 1)->attname),
 								RelationGetRelationName(rel)),
 						 errhint("Drop the table, or copy its rows into a table with another key first.")));
+		refuse_counter_column_change(rel, subId,
+									 NameStr(TupleDescAttr(RelationGetDescr(rel), subId - 1)->attname),
+									 "drop");
 		relation_close(rel, AccessShareLock);
 	}
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&

@@ -1,9 +1,9 @@
 /*
  * planner.c — planner and parse-analysis hooks.
  *
- * No parallel paths for widecol relations (their scans are not parallel
- * aware yet); the seek path (customscan.c); and INSERT ... ON CONFLICT
- * refused while the query is analysed, before anything runs.
+ * The seek path (customscan.c); and INSERT ... ON CONFLICT refused while
+ * the query is analysed, before anything runs.  (Parallel sequential scans
+ * are PostgreSQL's own paths; scan.c divides the key space.)
  */
 #include "postgres.h"
 
@@ -26,10 +26,7 @@ wc_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		prev_set_rel_pathlist(root, rel, rti, rte);
 	if (rte->rtekind == RTE_RELATION && rel->reloptkind == RELOPT_BASEREL &&
 		!rte->inh && wc_relation_is_widecol(rte->relid))
-	{
-		rel->partial_pathlist = NIL;
 		wc_add_seek_path(root, rel, rte);
-	}
 }
 
 static bool

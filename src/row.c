@@ -5,6 +5,8 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/htup_details.h"
+#include "common/int.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "storage/procarray.h"
@@ -100,6 +102,9 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 	row->keylen = keylen;
 	row->pklen = pklen;
 	row->flags = tombstone ? WC_ROW_TOMBSTONE : 0;
+	/* a blind write to a counter table adds (UPDATE clears this: it sets) */
+	if (!tombstone && info->ncounters > 0)
+		row->flags |= WC_ROW_DELTA;
 	memcpy(WcRowKey(row), key, keylen);
 	if (!tombstone)
 	{
@@ -296,4 +301,113 @@ wc_xid_known_aborted(TransactionId xid)
 	if (TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid))
 		return false;
 	return !TransactionIdDidCommit(xid);
+}
+
+/*
+ * Counter tables (widecol.counter_columns).  A blind write (INSERT, COPY)
+ * stores a delta version: its counter columns are increments to whatever
+ * older versions of the key hold.  Readers and compaction fold a key's
+ * versions, newest first, down to the first non-delta version (an UPDATE's
+ * value, or a folded base) or tombstone: non-counter columns come from the
+ * newest version, counters are the sum.  See "Counter columns" in
+ * src/README.md.
+ */
+
+/* Deform a version's stored tuple (key columns read NULL). */
+static void
+deform_version(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MinimalTuple mt = WcRowTuple(row);
+	HeapTupleData htup;
+	int			stored;
+
+	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	heap_deform_tuple(&htup, desc, values, isnull);
+	stored = HeapTupleHeaderGetNatts(htup.t_data);
+	for (int i = stored; i < desc->natts; i++)
+		values[i] = getmissingattr(desc, i + 1, &isnull[i]);
+}
+
+/* Start folding a key's versions at its newest (deciding) delta. */
+void
+wc_counter_fold_begin(WcCounterFold *f, Relation rel, const WcRowHeader *newest)
+{
+	f->rel = rel;
+	f->newest = palloc(newest->len);
+	memcpy(f->newest, newest, newest->len);
+	f->base = false;
+	memset(f->sum, 0, sizeof(f->sum));
+	memset(f->overflow, 0, sizeof(f->overflow));
+	wc_counter_fold_add(f, newest);
+	f->base = false;
+}
+
+/* Add an older version's counters (a NULL counter adds nothing). */
+void
+wc_counter_fold_add(WcCounterFold *f, const WcRowHeader *older)
+{
+	WcTableInfo *info = wc_table_info(f->rel);
+	TupleDesc	desc = RelationGetDescr(f->rel);
+	Datum	   *v = palloc(sizeof(Datum) * desc->natts);
+	bool	   *n = palloc(sizeof(bool) * desc->natts);
+
+	deform_version(f->rel, older, v, n);
+	for (int i = 0; i < info->ncounters; i++)
+	{
+		int			a = info->counters[i] - 1;
+
+		if (!n[a] && pg_add_s64_overflow(f->sum[i], DatumGetInt64(v[a]), &f->sum[i]))
+			f->overflow[i] = true;
+	}
+	if (!WcRowIsDelta(older))
+		f->base = true;			/* folded down to a value: the sum is one */
+	pfree(v);
+	pfree(n);
+}
+
+/*
+ * The folded version: the newest version with the sums as its counters.  A
+ * sum past bigint's range reads NULL with a WARNING; an error would make the
+ * key unreadable, also for the UPDATE or DELETE that repairs it.
+ */
+WcRowHeader *
+wc_counter_fold_end(WcCounterFold *f)
+{
+	WcTableInfo *info = wc_table_info(f->rel);
+	TupleDesc	desc = RelationGetDescr(f->rel);
+	Datum	   *v = palloc(sizeof(Datum) * desc->natts);
+	bool	   *n = palloc(sizeof(bool) * desc->natts);
+	Size		off = WcRowTupleOffset(f->newest->keylen);
+	MinimalTuple mt;
+	WcRowHeader *out;
+
+	deform_version(f->rel, f->newest, v, n);
+	for (int i = 0; i < info->ncounters; i++)
+	{
+		int			a = info->counters[i] - 1;
+
+		v[a] = Int64GetDatum(f->sum[i]);
+		n[a] = f->overflow[i];
+		if (f->overflow[i])
+			ereport(WARNING,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("counter column \"%s\" of widecol table \"%s\" is out of range for bigint in partition %s; it reads as NULL",
+							NameStr(TupleDescAttr(desc, a)->attname), RelationGetRelationName(f->rel),
+							wc_describe_partition(f->rel, WcRowKey(f->newest), f->newest->pklen)),
+					 errhint("UPDATE the row to set the counter, or DELETE it.")));
+	}
+	mt = heap_form_minimal_tuple(desc, v, n);
+	out = palloc0(off + mt->t_len);
+	memcpy(out, f->newest, sizeof(WcRowHeader) + f->newest->keylen);
+	memcpy((char *) out + off, mt, mt->t_len);
+	out->len = off + mt->t_len;
+	if (f->base)
+		out->flags &= ~WC_ROW_DELTA;
+	pfree(mt);
+	pfree(v);
+	pfree(n);
+	pfree(f->newest);
+	return out;
 }

@@ -464,6 +464,40 @@ wc_run_reader_prev(WcRunReader *r, ItemPointer tid)
 	}
 }
 
+/*
+ * Up to `want` keys splitting the run into parts of about equal size: the
+ * first keys of evenly spaced data blocks, from the leaf index pages (for
+ * dividing a parallel scan into key ranges).  Returns how many were stored.
+ */
+int
+wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
+{
+	PGAlignedBlock payload;
+	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
+	int64		seen = 0;
+	int			got = 0;
+	int64		step = r->hdr.ndata_pages / (want + 1);
+
+	if (step < 1)
+		return 0;
+	for (uint32 leaf = 0; leaf < r->hdr.nleaf_pages && got < want; leaf++)
+	{
+		int			n;
+
+		load_leaf(r, r->hdr.leaf_first + leaf, &n, entries, payload.data);
+		for (int i = 0; i < n && got < want; i++, seen++)
+			if (seen > 0 && seen % step == 0)
+			{
+				out[got] = makeStringInfo();
+				appendBinaryStringInfo(out[got], entries[i].key, entries[i].keylen);
+				got++;
+			}
+	}
+	r->next_leaf = r->hdr.leaf_first;
+	r->ndata = r->data_pos = 0;
+	return got;
+}
+
 bool
 wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int pklen)
 {

@@ -53,6 +53,8 @@ struct WcRunWriter
 	int64		npk;
 	int64		pkcap;
 	StringInfoData lastpk;
+	int64		pk_bytes;		/* bytes of the current partition so far */
+	bool		pk_warned;
 
 	StringInfoData minkey;
 	StringInfoData maxkey;
@@ -395,6 +397,21 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 		w->pkhash[w->npk++] = wc_bloom_hash(key, row->pklen);
 		resetStringInfo(&w->lastpk);
 		appendBinaryStringInfo(&w->lastpk, key, row->pklen);
+		w->pk_bytes = 0;
+		w->pk_warned = false;
+	}
+	w->pk_bytes += row->len;
+	if (!w->pk_warned && wc_partition_warn_size_kb > 0 && row->pklen > 0 &&
+		w->pk_bytes > (int64) wc_partition_warn_size_kb * 1024)
+	{
+		/* Cassandra's compaction_large_partition_warning_threshold */
+		w->pk_warned = true;
+		ereport(WARNING,
+				(errmsg("writing a partition of widecol table \"%s\" larger than widecol.partition_warn_size: %s",
+						RelationGetRelationName(w->rel),
+						wc_describe_partition(w->rel, key, row->pklen)),
+				 errdetail("A run now holds more than %d kB of this partition.", wc_partition_warn_size_kb),
+				 errhint("Add a bucket column (for example a day) to the partition key so that partitions stay small.")));
 	}
 	MemoryContextSwitchTo(old);
 }

@@ -21,6 +21,9 @@ typedef struct WcScanDescData
 	BufferAccessStrategy strategy;
 	MemoryContext cxt;			/* lives as long as the scan (not per tuple) */
 	MemoryContext keycxt;		/* decoded key values of the current row */
+	bool		serial_done;	/* a serial scan's one merge was opened */
+	StringInfo	range_end;		/* parallel: this range ends before this key */
+	StringInfoData range_end_buf;
 
 	/* ANALYZE: the rows of the sampled block */
 	bool		an_is_l0;
@@ -32,6 +35,28 @@ typedef struct WcScanDescData
 } WcScanDescData;
 
 typedef WcScanDescData *WcScanDesc;
+
+/*
+ * A parallel sequential scan divides the key space into ranges; each
+ * process claims the next range and merges level 0 and the runs over it
+ * (every version of a key lies in one range, so each key is decided once).
+ * The split keys come from the biggest run's index, so ranges hold about
+ * equal shares of its blocks.  Shared memory: this struct, the keys, then
+ * the snapshot PostgreSQL serializes after them.
+ */
+#define WC_PARALLEL_RANGES	16
+
+typedef struct WcParallelScanData
+{
+	ParallelTableScanDescData base;
+	pg_atomic_uint32 next_range;
+	uint32		nranges;
+	uint32		key_off[WC_PARALLEL_RANGES];	/* range i ends before key i */
+	uint16		key_len[WC_PARALLEL_RANGES];
+	char		keys[FLEXIBLE_ARRAY_MEMBER];
+} WcParallelScanData;
+
+typedef WcParallelScanData *WcParallelScan;
 
 /*
  * Put a version into a (virtual) slot: the stored tuple's columns, with the
@@ -100,10 +125,6 @@ wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 				 errmsg("TABLESAMPLE is not supported on widecol table \"%s\"",
 						RelationGetRelationName(rel)),
 				 errhint("Use a WHERE clause on the key, or sample with random() in the query.")));
-	if (pscan != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("parallel scans of widecol tables are not supported")));
 	if (flags & (SO_TYPE_BITMAPSCAN | SO_TYPE_TIDRANGESCAN))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -119,6 +140,7 @@ wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->rs_base.rs_key = key;
 	scan->rs_base.rs_flags = flags;
 	scan->rs_base.rs_parallel = pscan;
+	initStringInfo(&scan->range_end_buf);
 	if (flags & SO_TYPE_ANALYZE)
 		scan->strategy = NULL;
 	else
@@ -150,6 +172,53 @@ wc_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
 	if (scan->iter)
 		wc_merge_end(scan->iter);
 	scan->iter = NULL;
+	scan->serial_done = false;
+}
+
+/*
+ * Open the merge for the next key range: the whole table for a serial scan
+ * (once), the next unclaimed range of a parallel one.  False when none is
+ * left.
+ */
+static bool
+start_range(WcScanDesc scan)
+{
+	WcParallelScan p = (WcParallelScan) scan->rs_base.rs_parallel;
+	const char *lo = NULL;
+	int			lolen = 0;
+	MemoryContext old;
+
+	scan->range_end = NULL;
+	if (p != NULL)
+	{
+		uint32		i = pg_atomic_fetch_add_u32(&p->next_range, 1);
+
+		if (i >= p->nranges)
+			return false;
+		if (i > 0)
+		{
+			lo = p->keys + p->key_off[i - 1];
+			lolen = p->key_len[i - 1];
+		}
+		if (i < p->nranges - 1)
+		{
+			scan->range_end = &scan->range_end_buf;
+			resetStringInfo(scan->range_end);
+			appendBinaryStringInfo(scan->range_end, p->keys + p->key_off[i], p->key_len[i]);
+		}
+	}
+	else if (scan->serial_done)
+		return false;
+	scan->serial_done = true;
+	/* callers may call us in a per-tuple context (ALTER TABLE rewrites) */
+	old = MemoryContextSwitchTo(scan->cxt);
+	scan->iter = wc_merge_begin(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot,
+								lo, lolen,
+								scan->range_end ? scan->range_end->data : NULL,
+								scan->range_end ? scan->range_end->len : 0,
+								0, scan->strategy, false);
+	MemoryContextSwitchTo(old);
+	return true;
 }
 
 bool
@@ -165,23 +234,81 @@ wc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("backward scans of widecol tables are not supported"),
 				 errhint("Declare the cursor without SCROLL.")));
-	if (scan->iter == NULL)
+	for (;;)
 	{
-		/* callers may call us in a per-tuple context (ALTER TABLE rewrites) */
-		MemoryContext old = MemoryContextSwitchTo(scan->cxt);
-
-		scan->iter = wc_merge_begin(scan->rs_base.rs_rd, scan->rs_base.rs_snapshot,
-									NULL, 0, NULL, 0, 0, scan->strategy, false);
-		MemoryContextSwitchTo(old);
-	}
-	row = wc_merge_next(scan->iter, &tid);
-	if (row == NULL)
-	{
-		ExecClearTuple(slot);
-		return false;
+		if (scan->iter == NULL && !start_range(scan))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		row = wc_merge_next(scan->iter, &tid);
+		if (row != NULL && scan->range_end != NULL &&
+			wc_compare_keys(WcRowKey(row), row->keylen,
+							scan->range_end->data, scan->range_end->len) >= 0)
+			row = NULL;			/* the next range's first key */
+		if (row != NULL)
+			break;
+		if (scan->rs_base.rs_parallel == NULL)
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		wc_merge_end(scan->iter);
+		scan->iter = NULL;
 	}
 	wc_store_row_ref(slot, scan->rs_base.rs_rd, row, &tid, scan->keycxt);
 	return true;
+}
+
+Size
+wc_parallelscan_estimate(Relation rel)
+{
+	return add_size(offsetof(WcParallelScanData, keys),
+					mul_size(WC_PARALLEL_RANGES - 1, WC_MAX_KEY_SIZE));
+}
+
+/* Split the key space for a parallel scan (in the leader, once). */
+Size
+wc_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	WcParallelScan p = (WcParallelScan) pscan;
+	WcMetaData	meta;
+	WcManifest *m;
+	StringInfo	keys[WC_PARALLEL_RANGES - 1];
+	int			nkeys = 0,
+				biggest = -1;
+	uint32		off = 0;
+
+	p->base.phs_relid = RelationGetRelid(rel);
+	p->base.phs_syncscan = false;
+	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
+	for (int i = 0; i < m->nruns; i++)
+		if (biggest < 0 || m->runs[i].npages > m->runs[biggest].npages)
+			biggest = i;
+	if (biggest >= 0)
+	{
+		WcRunReader r;
+
+		wc_run_reader_open(&r, rel, &m->runs[biggest], NULL);
+		nkeys = wc_run_split_keys(&r, WC_PARALLEL_RANGES - 1, keys);
+	}
+	for (int i = 0; i < nkeys; i++)
+	{
+		p->key_off[i] = off;
+		p->key_len[i] = keys[i]->len;
+		memcpy(p->keys + off, keys[i]->data, keys[i]->len);
+		off += keys[i]->len;
+	}
+	p->nranges = nkeys + 1;
+	pg_atomic_init_u32(&p->next_range, 0);
+	return wc_parallelscan_estimate(rel);
+}
+
+void
+wc_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	pg_atomic_write_u32(&((WcParallelScan) pscan)->next_range, 0);
 }
 
 /* A palloc'd copy of the version a TID names, or NULL. */
@@ -250,6 +377,28 @@ wc_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	if (row == NULL || WcRowIsTombstone(row) ||
 		!wc_version_is_current(rel, row, tid, snapshot))
 		return false;
+	if (WcRowIsDelta(row))
+	{
+		/*
+		 * A counter delta holds increments: return the sum the key has at
+		 * this version (UPDATE builds its new row from this).  Callers that
+		 * pass SnapshotAny fetch the version they just found or locked, the
+		 * newest committed one: a fresh snapshot folds it.
+		 */
+		ItemPointerData cur;
+		WcRowHeader *live = wc_lookup_key(rel, IsMVCCSnapshot(snapshot) ? snapshot
+										  : GetLatestSnapshot(),
+										  WcRowKey(row), row->keylen, row->pklen,
+										  false, &cur);
+
+		if (live == NULL || !wc_same_version(live, row))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not read the counters of a row of widecol table \"%s\": it changed concurrently",
+							RelationGetRelationName(rel)),
+					 errhint("Retry the statement.")));
+		row = live;
+	}
 	wc_store_row(slot, rel, row, tid);
 	return true;
 }

@@ -21,6 +21,7 @@ int			wc_bulk_write_mem_kb = 65536;
 bool		wc_preloaded = false;
 int			wc_debug_clock_offset = 0;
 int			wc_write_ttl = -1;
+int			wc_partition_warn_size_kb = 100 * 1024;
 
 /* The hybrid write clock: max(now, last + 1), shared by all backends. */
 typedef struct WcShared
@@ -38,6 +39,7 @@ wc_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WcShared)));
+	wc_stats_shmem_request();
 }
 
 static void
@@ -51,6 +53,7 @@ wc_shmem_startup(void)
 	wc_shared = ShmemInitStruct("widecol", sizeof(WcShared), &found);
 	if (!found)
 		pg_atomic_init_u64(&wc_shared->last_write_ts, 0);
+	wc_stats_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -131,6 +134,10 @@ _PG_init(void)
 							"Cassandra's gc_grace_seconds.",
 							&wc_gc_grace_seconds, 10 * 24 * 3600, 0, INT_MAX,
 							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.partition_warn_size",
+							"A flush, compaction or bulk write that writes more than this of one partition into a run logs a WARNING (0 = never).",
+							NULL, &wc_partition_warn_size_kb, 100 * 1024, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("widecol.ttl",
 							"Time to live of the rows this session writes; -1 uses the table's widecol.default_ttl, 0 means never expire.",
 							"For one transaction: SET LOCAL widecol.ttl = '1h'.",

@@ -25,6 +25,7 @@
 extern int	wc_level0_max_size_kb;
 extern int	wc_bulk_write_mem_kb;
 extern int	wc_write_ttl;
+extern int	wc_partition_warn_size_kb;
 extern int	wc_debug_clock_offset;
 extern bool wc_preloaded;
 
@@ -121,6 +122,8 @@ typedef struct WcTableInfo
 	int			nck;			/* clustering key columns */
 	WcKeyColumn cols[WC_MAX_KEY_COLUMNS];	/* partition cols, then clustering */
 	int64		default_ttl_us; /* 0 = none */
+	int			ncounters;		/* widecol.counter_columns */
+	AttrNumber	counters[WC_MAX_KEY_COLUMNS];
 } WcTableInfo;
 
 #define WcTableIsKeyless(info) ((info)->npk + (info)->nck == 0)
@@ -161,6 +164,9 @@ typedef struct WcRowHeader
 #define WcRowTuple(row) \
 	((MinimalTuple) ((char *) (row) + WcRowTupleOffset((row)->keylen)))
 #define WcRowIsTombstone(row) (((row)->flags & WC_ROW_TOMBSTONE) != 0)
+/* counter tables: the counter columns hold increments to older versions */
+#define WC_ROW_DELTA		0x0002
+#define WcRowIsDelta(row) (((row)->flags & WC_ROW_DELTA) != 0)
 
 /* Largest version that fits a level-0 page and a one-row data block. */
 #define WC_MAX_ROW_SIZE \
@@ -178,6 +184,18 @@ extern bool wc_same_version(const WcRowHeader *a, const WcRowHeader *b);
 extern void wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm);
 extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
 extern bool wc_row_is_dead(const WcRowHeader *row, int64 now);
+typedef struct WcCounterFold
+{
+	Relation	rel;
+	WcRowHeader *newest;
+	bool		base;			/* reached a non-delta version */
+	int64		sum[WC_MAX_KEY_COLUMNS];
+	bool		overflow[WC_MAX_KEY_COLUMNS];
+} WcCounterFold;
+
+extern void wc_counter_fold_begin(WcCounterFold *f, Relation rel, const WcRowHeader *newest);
+extern void wc_counter_fold_add(WcCounterFold *f, const WcRowHeader *older);
+extern WcRowHeader *wc_counter_fold_end(WcCounterFold *f);
 extern bool wc_xid_known_aborted(TransactionId xid);
 
 /* ---------- level 0 (level0.c) ---------- */
@@ -353,6 +371,7 @@ extern void wc_run_reader_seek(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
 extern void wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_prev(WcRunReader *r, ItemPointer tid);
+extern int	wc_run_split_keys(WcRunReader *r, int want, StringInfo *out);
 extern bool wc_run_may_contain_partition(Relation rel, WcRunReader *r,
 										 const char *pk, int pklen);
 
@@ -370,7 +389,19 @@ typedef struct WcMergeStats
 	int64		versions;
 	int64		tombstones;
 	int64		expired;
+	int64		bloom_checks;
+	int64		bloom_false_positives;	/* a bloom hit, but no row of the partition */
 } WcMergeStats;
+
+extern Relation wc_open_widecol(Oid relid, LOCKMODE mode, bool owner);
+
+/* ---------- read-time counters (stats.c) ---------- */
+extern void wc_stats_shmem_request(void);
+extern void wc_stats_shmem_startup(void);
+extern void wc_stats_count_bloom(uint64 storage_id, int64 checks, int64 negatives,
+								 int64 false_positives);
+extern void wc_stats_read(uint64 storage_id, int64 *checks, int64 *negatives,
+						  int64 *false_positives);
 
 extern int	wc_tombstone_warn_threshold;
 extern int	wc_tombstone_failure_threshold;
@@ -381,6 +412,7 @@ extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
 								   BufferAccessStrategy strategy,
 								   bool backward);
 extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
+extern void wc_merge_return_dead(WcMergeIter *it);
 extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
 extern int64 wc_compact(Relation rel);
 extern int	wc_gc_grace_seconds;
@@ -421,6 +453,9 @@ extern TableScanDesc wc_scan_begin(Relation rel, Snapshot snapshot,
 								   int nkeys, struct ScanKeyData *key,
 								   ParallelTableScanDesc pscan, uint32 flags);
 extern void wc_scan_end(TableScanDesc scan);
+extern Size wc_parallelscan_estimate(Relation rel);
+extern Size wc_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan);
+extern void wc_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan);
 extern void wc_scan_rescan(TableScanDesc scan, struct ScanKeyData *key,
 						   bool set_params, bool allow_strat,
 						   bool allow_sync, bool allow_pagemode);

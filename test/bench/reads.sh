@@ -10,8 +10,9 @@
 # (c) a one-hour capture-time range inside one partition; each as a
 #     prepared statement run by pgbench (one client) for S seconds per table,
 #     reporting p50/p95/p99 latency and queries/s from pgbench's per-query log;
-# (d) a full-table GROUP BY report, 5 runs each, heap with and without
-#     parallel workers.  Writes reads.txt, reads.csv and reads.png into --out.
+# (d), (e) full-table GROUP BY reports, 5 runs each, both tables serial and
+#     with 2 parallel workers ((d) has a count(DISTINCT), which keeps its
+#     aggregate serial; (e) aggregates in the workers).  Writes reads.txt, reads.csv and reads.png into --out.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -101,28 +102,45 @@ for q in a b c; do
 	done
 done
 
-wc_section "(d) full-table report: images per day (5 runs each, median)"
-report="SELECT day_bucket, count(*), count(DISTINCT device_id) FROM %s GROUP BY day_bucket ORDER BY 1"
+wc_section "(d) full-table reports (5 runs each, median; serial and with 2 parallel workers)"
+# d: images and devices per day (count(DISTINCT) keeps the aggregate serial)
+# e: images per day (partial aggregates in parallel workers)
+reports=(
+	"d|SELECT day_bucket, count(*), count(DISTINCT device_id) FROM %s GROUP BY day_bucket ORDER BY 1"
+	"e|SELECT day_bucket, count(*), sum(width::bigint * height) FROM %s GROUP BY day_bucket ORDER BY 1"
+)
 median_ms() {
 	local sql=$1 settings=$2
 	for _ in 1 2 3 4 5; do
 		"${PSQL[@]}" -At -c "$settings" -c "\\timing on" -c "$sql" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
 	done | sort -n | sed -n 3p
 }
-dh1=$(median_ms "$(printf "$report" heap_images)" "SET max_parallel_workers_per_gather = 0")
-dh2=$(median_ms "$(printf "$report" heap_images)" "SET max_parallel_workers_per_gather = 2")
-dw=$(median_ms "$(printf "$report" wc_images)" "SET max_parallel_workers_per_gather = 2")
-echo "d,heap_images_serial,,$dh1,," >>"$csv"
-echo "d,heap_images_parallel,,$dh2,," >>"$csv"
-echo "d,wc_images,,$dw,," >>"$csv"
-printf 'heap serial %s ms, heap parallel %s ms, widecol %s ms\n' "$dh1" "$dh2" "$dw"
+for r in "${reports[@]}"; do
+	q=${r%%|*} report=${r#*|}
+	for t in heap_images wc_images; do
+		for mode in serial parallel; do
+			workers=0
+			[ "$mode" = parallel ] && workers=2
+			ms=$(median_ms "$(printf "$report" "$t")" "SET max_parallel_workers_per_gather = $workers")
+			echo "$q,${t}_$mode,,$ms,," >>"$csv"
+			printf '(%s) %-12s %-9s %10s ms\n' "$q" "$t" "$mode" "$ms"
+		done
+	done
+done
 
 wc_section "Ratios widecol / heap+btree"
-awk -F, 'NR > 1 && $1 != "d" { k = $1; if ($2 == "heap_images") { h50[k] = $4; h99[k] = $6; hq[k] = $3 } else { w50[k] = $4; w99[k] = $6; wq[k] = $3 } }
-	$1 == "d" { d[$2] = $4 }
+awk -F, 'NR > 1 && $1 != "d" && $1 != "e" { k = $1; if ($2 == "heap_images") { h50[k] = $4; h99[k] = $6; hq[k] = $3 } else { w50[k] = $4; w99[k] = $6; wq[k] = $3 } }
+	$1 == "d" || $1 == "e" { r[$1 "," $2] = $4 }
 	END {
 		for (k in h50) printf "(%s) p50 %.2fx  p99 %.2fx  qps %.2fx\n", k, w50[k] / h50[k], w99[k] / h99[k], wq[k] / hq[k]
-		printf "(d) %.2fx heap serial seq scan, %.2fx heap parallel\n", d["wc_images"] / d["heap_images_serial"], d["wc_images"] / d["heap_images_parallel"]
+		split("d e", qs, " ")
+		for (i = 1; i <= 2; i++) {
+			q = qs[i]
+			printf "(%s) widecol serial %.2fx heap serial; widecol parallel %.2fx heap serial, %.2fx heap parallel\n", q,
+				r[q ",wc_images_serial"] / r[q ",heap_images_serial"],
+				r[q ",wc_images_parallel"] / r[q ",heap_images_serial"],
+				r[q ",wc_images_parallel"] / r[q ",heap_images_parallel"]
+		}
 	}' "$csv" | sort | tee "$OUT/reads.txt"
 
 python3 - "$csv" "$OUT/reads.png" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
@@ -130,7 +148,7 @@ import csv, sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["query"] != "d"]
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["query"] in ("a", "b", "c")]
 labels = {"a": "(a) latest 100,\none partition", "b": "(b) latest 100,\n7 day buckets", "c": "(c) 1-hour range,\none partition"}
 qs = ["a", "b", "c"]
 fig, ax = plt.subplots(figsize=(8, 4))

@@ -1,0 +1,50 @@
+-- Table statistics (like nodetool tablestats), the biggest partitions, the
+-- bloom filter's false positives counted at read time, and the warning for
+-- partitions written larger than widecol.partition_warn_size.
+CREATE TABLE st (dev int, day int, seq int, v text) USING widecol
+  WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'seq');
+INSERT INTO st SELECT g % 10, 1, g, repeat('x', 10 * (g % 10)) FROM generate_series(1, 1000) g;
+INSERT INTO st SELECT 3, 2, g, 'big' || repeat('y', 500) FROM generate_series(1, 200) g;
+DELETE FROM st WHERE dev = 1 AND seq < 100;
+SET widecol.debug_clock_offset = 0;
+BEGIN;
+SET LOCAL widecol.ttl = '1h';
+INSERT INTO st VALUES (9, 9, 1, 'short-lived'), (9, 9, 2, 'short-lived');
+COMMIT;
+SELECT widecol.flush('st') > 0 AS flushed;
+-- before expiry and after (two hours later)
+SELECT live_rows, deleted_rows, expired_rows FROM widecol.row_stats('st');
+SET widecol.debug_clock_offset = '2h';
+SELECT live_rows, deleted_rows, expired_rows FROM widecol.row_stats('st');
+RESET widecol.debug_clock_offset;
+SELECT runs, runs_per_level, versions, tombstones, live_rows, deleted_rows, expired_rows,
+       partitions, compression_ratio > 1 AS compressed, level0_pages, level0_bytes,
+       total_bytes > 0 AS has_bytes
+  FROM widecol.table_stats('st');
+-- the biggest partitions by bytes, with their rows
+SELECT * FROM widecol.large_partitions('st', 3);
+SELECT partition_key, live_rows FROM widecol.large_partitions('st') ORDER BY live_rows DESC, partition_key LIMIT 2;
+SELECT count(*) AS all_partitions FROM widecol.large_partitions('st', 1000);
+SELECT * FROM widecol.large_partitions('st', 0);
+-- bloom filter: reads of partitions that are absent from every run (but
+-- inside the runs' key ranges) are mostly rejected by the filter; a pass
+-- into a run that does not hold the partition counts as a false positive
+SET enable_seqscan = off;  -- seeks even on this small table
+SELECT bloom_checks AS checks_before FROM widecol.row_stats('st') \gset
+SELECT count(*) FROM st WHERE dev = 3 AND day = 2;
+DO $$ BEGIN FOR i IN 1..200 LOOP PERFORM count(*) FROM st WHERE dev = 1 + i % 8 AND day = 100 + i; END LOOP; END $$;
+SELECT bloom_checks - :checks_before AS checks, bloom_negatives > 150 AS mostly_rejected,
+       bloom_false_positives < 20 AS few_false_positives
+  FROM widecol.row_stats('st');
+SELECT bloom_false_positive_ratio < 0.5 AS ratio_low FROM widecol.table_stats('st');
+RESET enable_seqscan;
+-- a partition written over widecol.partition_warn_size warns once
+SET widecol.partition_warn_size = 16;  -- kB
+INSERT INTO st SELECT 5, 5, g, repeat('z', 200) FROM generate_series(1, 500) g;
+SELECT widecol.flush('st') >= 0 AS flushed;
+RESET widecol.partition_warn_size;
+-- errors
+SELECT * FROM widecol.large_partitions('pg_class', 3);
+CREATE TABLE st_keyless (a int) USING widecol;
+SELECT * FROM widecol.large_partitions('st_keyless', 3);
+DROP TABLE st, st_keyless;
