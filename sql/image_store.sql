@@ -1,5 +1,6 @@
 -- image store: widecol.create_image_store builds the image-metadata model
--- (images keyed by id, device/day and tag/day query tables, batch table)
+-- (images keyed by id, device/day and tag/day query tables, batch table,
+-- daily counter table)
 -- and its functions.  Every function's answer is compared with the same
 -- question asked in plain SQL of a heap copy of the images.
 \set VERBOSITY default
@@ -56,7 +57,7 @@ DELETE FROM img.images WHERE device_id = 'cam-5' AND capture_time BETWEEN '2025-
 DELETE FROM images_heap WHERE device_id = 'cam-5' AND capture_time BETWEEN '2025-01-04 10:00+00' AND '2025-01-04 14:00+00';
 UPDATE img.images SET batch_id = 'batch-moved', capture_time = capture_time + interval '1 day' WHERE object_key = 'raw/cam-2/10.jpg';
 UPDATE images_heap SET batch_id = 'batch-moved', capture_time = capture_time + interval '1 day' WHERE object_key = 'raw/cam-2/10.jpg';
-ANALYZE img.images, img.device_daily_images, img.images_by_tag, img.batch_images, images_heap;
+ANALYZE img.images, img.device_daily_images, img.images_by_tag, img.batch_images, img.daily_counts, images_heap;
 SELECT (SELECT count(*) FROM img.images) AS images, (SELECT count(*) FROM images_heap) AS heap,
        (SELECT count(*) FROM img.device_daily_images) AS device_rows,
        (SELECT count(*) FROM img.images_by_tag) AS tag_rows,
@@ -174,6 +175,19 @@ SELECT same($$SELECT * FROM img.daily_counts('2025-01-02', '2025-01-05', 'tag')$
                WHERE widecol.day_bucket(capture_time) BETWEEN '2025-01-02' AND '2025-01-05' GROUP BY 1, 2 ORDER BY 1, 2$$);
 SELECT * FROM img.daily_counts('2025-01-01', '2025-01-07', 'total');
 SELECT * FROM img.daily_counts('2025-01-01', '2025-01-07', 'camera');
+-- the counters (increments of every statement above) equal a recount
+SELECT same_set($$SELECT day, dimension, value, images FROM img.daily_counts WHERE images <> 0$$,
+                $$SELECT widecol.day_bucket(capture_time), 'device', device_id, count(*) FROM images_heap GROUP BY 1, 3
+                  UNION ALL
+                  SELECT widecol.day_bucket(capture_time), 'tag', tag, count(DISTINCT image_id) FROM images_heap, unnest(tags) tag GROUP BY 1, 3
+                  UNION ALL
+                  SELECT widecol.day_bucket(capture_time), 'total', '', count(*) FROM images_heap GROUP BY 1$$);
+SELECT img.rebuild_daily_counts();
+SELECT same_set($$SELECT * FROM img.daily_counts('2025-01-01', '2025-01-07')$$,
+                $$SELECT widecol.day_bucket(capture_time), device_id, count(*) FROM images_heap GROUP BY 1, 2$$);
+-- ten years or more: a scan instead of a seek over more than 3650 day partitions
+SELECT same_set($$SELECT * FROM img.daily_counts('2000-01-01', '2100-01-01', 'tag')$$,
+                $$SELECT * FROM img.daily_counts('2025-01-01', '2025-01-07', 'tag')$$);
 
 -- the functions are inlined into the caller's query: the device (or tag)
 -- and the day range are a WidecolSeek over the day buckets, merged in
@@ -185,6 +199,10 @@ EXPLAIN (COSTS OFF) SELECT * FROM img.tag_images('rust', '2025-01-02', '2025-01-
 EXPLAIN (COSTS OFF) SELECT * FROM img.tag_images_all('{rust,crack}', '2025-01-02', '2025-01-05', 5);
 EXPLAIN (COSTS OFF) SELECT * FROM img.image('00000000-0000-4000-8000-0000000493ea');
 EXPLAIN (COSTS OFF) SELECT * FROM img.batch_object_keys('batch-3');
+-- daily_counts reads the counter table's day partitions (its query, as
+-- the function runs it)
+EXPLAIN (COSTS OFF) SELECT c.day, c.value, c.images FROM img.daily_counts AS c
+ WHERE c.day BETWEEN '2025-01-02' AND '2025-01-05' AND c.dimension = 'tag' AND c.images <> 0 ORDER BY 1, 2;
 -- the lazy merge stops early: 5 rows from the 4 day buckets
 CREATE FUNCTION seek_stats(q text) RETURNS TABLE (node text, actual_rows numeric, partitions_read numeric)
 LANGUAGE plpgsql AS $$

@@ -793,16 +793,58 @@ COMMENT ON FUNCTION widecol.capacity_estimate(regclass, double precision, double
 -- batch_object_keys, daily_counts.  Applications write images only; the
 -- query tables follow in the same transaction.
 --
--- TODO(counters): daily counts are computed from device_daily_images and
--- images_by_tag (a scan of the days asked for).  Once counter columns exist
--- (widecol.counter_columns), the store gets a table
---   daily_counts (day date, dimension text COLLATE "C", value text COLLATE "C", images bigint)
---   USING widecol WITH (widecol.partition_key = 'day',
---                       widecol.clustering_key = 'dimension, value',
---                       widecol.counter_columns = 'images')
--- maintained by a statement trigger on images that writes one +n/-n row per
--- (day, 'device', device_id), (day, 'tag', tag) and (day, 'total', '') of the
--- statement, and daily_counts() becomes a seek over its day partitions.
+-- The counting trigger of an image store's images table (in any schema:
+-- the counter table is daily_counts next to it).  The same statement's
+-- rows are grouped first, so one counter increment per (day, dimension,
+-- value) is written.
+CREATE FUNCTION widecol._image_store_count() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    counts regclass := to_regclass(format('%I.daily_counts', TG_TABLE_SCHEMA));
+    src text;
+BEGIN
+    IF counts IS NULL THEN
+        RETURN NULL;            -- the counter table was dropped: nothing to count
+    END IF;
+    IF TG_OP = 'TRUNCATE' THEN
+        EXECUTE format('TRUNCATE %s', counts);
+        RETURN NULL;
+    END IF;
+    src := CASE TG_OP
+        WHEN 'INSERT' THEN 'SELECT capture_time, device_id, tags, 1 AS n FROM widecol_new_rows'
+        WHEN 'DELETE' THEN 'SELECT capture_time, device_id, tags, -1 AS n FROM widecol_old_rows'
+        ELSE 'SELECT capture_time, device_id, tags, 1 AS n FROM widecol_new_rows
+              UNION ALL SELECT capture_time, device_id, tags, -1 FROM widecol_old_rows' END;
+    EXECUTE format(widecol._image_store_count_sql(), counts, src);
+    RETURN NULL;
+END $$;
+
+-- INSERT of the counter increments of the rows of a query (capture_time,
+-- device_id, tags, n = +1 or -1) into a daily_counts table
+CREATE FUNCTION widecol._image_store_count_sql() RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT $q$
+        INSERT INTO %1$s (day, dimension, value, images)
+        SELECT day, dimension, value, sum(n) FROM (
+            SELECT widecol.day_bucket(r.capture_time) AS day, 'total' AS dimension, '' AS value, r.n FROM (%2$s) AS r
+            UNION ALL
+            SELECT widecol.day_bucket(r.capture_time), 'device', r.device_id, r.n FROM (%2$s) AS r
+            UNION ALL
+            SELECT widecol.day_bucket(r.capture_time), 'tag', t.tag, r.n
+              FROM (%2$s) AS r, LATERAL (SELECT DISTINCT tag FROM unnest(r.tags) AS tag WHERE tag IS NOT NULL) AS t
+        ) AS x
+        GROUP BY day, dimension, value
+        HAVING sum(n) <> 0$q$
+$$;
+
+-- Daily counts live in a counter table (widecol.counter_columns):
+--   daily_counts (day, dimension, value, images)   partition day, clustering (dimension, value)
+-- with one row per (day, 'device', device_id), (day, 'tag', tag) and
+-- (day, 'total', '').  A statement trigger on images adds +n for the rows a
+-- statement inserts and -n for those it deletes (an UPDATE does both), as
+-- blind counter increments: concurrent writers never wait for each other
+-- and no increment is lost.  daily_counts() is a seek over the day
+-- partitions.
 CREATE FUNCTION widecol.create_image_store(store name, ttl interval DEFAULT NULL)
 RETURNS TABLE (object text, kind text)
 LANGUAGE plpgsql AS $$
@@ -858,6 +900,27 @@ BEGIN
           WHERE batch_id IS NOT NULL',
         'batch_id', 'image_id', opts);
     object := s || '.batch_images'; kind := 'query table'; RETURN NEXT;
+
+    -- daily counts: a counter table kept by its own statement triggers
+    EXECUTE format($d$
+        CREATE TABLE %s.daily_counts (
+            day       date,
+            dimension text COLLATE "C",
+            value     text COLLATE "C",
+            images    bigint
+        ) USING widecol WITH ("widecol.partition_key" = 'day', "widecol.clustering_key" = 'dimension, value',
+                              "widecol.counter_columns" = 'images'%s)$d$,
+        s, CASE WHEN opts IS NULL THEN '' ELSE ', ' || opts END);
+    EXECUTE format('CREATE TRIGGER widecol_daily_counts_insert AFTER INSERT ON %s.images '
+                   'REFERENCING NEW TABLE AS widecol_new_rows FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    EXECUTE format('CREATE TRIGGER widecol_daily_counts_update AFTER UPDATE ON %s.images '
+                   'REFERENCING OLD TABLE AS widecol_old_rows NEW TABLE AS widecol_new_rows '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    EXECUTE format('CREATE TRIGGER widecol_daily_counts_delete AFTER DELETE ON %s.images '
+                   'REFERENCING OLD TABLE AS widecol_old_rows FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    EXECUTE format('CREATE TRIGGER widecol_daily_counts_truncate AFTER TRUNCATE ON %s.images '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    object := s || '.daily_counts'; kind := 'counter table'; RETURN NEXT;
 
     -- keyset paging: the clustering key of the last row of the previous page
     EXECUTE format('CREATE TYPE %s.image_page_key AS (capture_time timestamptz, image_id uuid)', s);
@@ -929,7 +992,9 @@ BEGIN
         $f$ $d$, s);
     object := s || '.batch_object_keys(text)'; kind := 'function'; RETURN NEXT;
 
-    -- TODO(counters): see above; computed from the query tables for now.
+    -- A seek over the day partitions (one per day of the range) with
+    -- equality on the dimension; ranges of more than ten years (more
+    -- partitions than a seek takes) are a scan.
     EXECUTE format($d$
         CREATE FUNCTION %1$s.daily_counts(from_day date, to_day date, by text DEFAULT 'device')
         RETURNS TABLE (day date, key text, images bigint)
@@ -939,19 +1004,37 @@ BEGIN
                 RAISE EXCEPTION 'daily_counts: by must be device, tag or total, not %%', coalesce(by, 'NULL')
                     USING ERRCODE = 'invalid_parameter_value';
             END IF;
-            IF by = 'tag' THEN
-                RETURN QUERY SELECT t.day, t.tag, count(*) FROM %1$s.images_by_tag AS t
-                              WHERE t.day BETWEEN from_day AND to_day GROUP BY 1, 2 ORDER BY 1, 2;
-            ELSIF by = 'device' THEN
-                RETURN QUERY SELECT d.day, d.device_id, count(*) FROM %1$s.device_daily_images AS d
-                              WHERE d.day BETWEEN from_day AND to_day GROUP BY 1, 2 ORDER BY 1, 2;
+            IF to_day - from_day < 3650 THEN
+                RETURN QUERY SELECT c.day, CASE WHEN by = 'total' THEN 'all' ELSE c.value END, c.images
+                               FROM %1$s.daily_counts AS c
+                              WHERE c.day BETWEEN from_day AND to_day AND c.dimension = by AND c.images <> 0
+                              ORDER BY 1, 2;
             ELSE
-                RETURN QUERY SELECT d.day, 'all'::text, count(*) FROM %1$s.device_daily_images AS d
-                              WHERE d.day BETWEEN from_day AND to_day GROUP BY 1 ORDER BY 1;
+                RETURN QUERY SELECT c.day, CASE WHEN by = 'total' THEN 'all' ELSE c.value END, c.images
+                               FROM %1$s.daily_counts AS c
+                              WHERE (c.day BETWEEN from_day AND to_day) IS TRUE AND c.dimension = by AND c.images <> 0
+                              ORDER BY 1, 2;
             END IF;
         END
         $f$ $d$, s);
     object := s || '.daily_counts(date, date, text)'; kind := 'function'; RETURN NEXT;
+
+    -- counts anew from images (after upserts that replaced images, see the
+    -- limits of query tables); writers wait meanwhile
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.rebuild_daily_counts() RETURNS bigint
+        LANGUAGE plpgsql AS $f$
+        DECLARE n bigint;
+        BEGIN
+            LOCK TABLE %1$s.images IN SHARE MODE;
+            TRUNCATE %1$s.daily_counts;
+            EXECUTE format(widecol._image_store_count_sql(), '%1$s.daily_counts',
+                           'SELECT capture_time, device_id, tags, 1 AS n FROM %1$s.images');
+            GET DIAGNOSTICS n = ROW_COUNT;
+            RETURN n;
+        END
+        $f$ $d$, s);
+    object := s || '.rebuild_daily_counts()'; kind := 'function'; RETURN NEXT;
 END $$;
 COMMENT ON FUNCTION widecol.create_image_store(name, interval) IS
-    'create an image-metadata store in a schema: images, device/day and tag/day query tables, batch table, query functions';
+    'create an image-metadata store in a schema: images, device/day and tag/day query tables, batch table, daily counter table, query functions';

@@ -8,7 +8,9 @@
 # (pg_extension_config_dump), so the dump carries them.  After a restore
 # (custom format with pg_restore, and plain format with psql) the catalog,
 # the triggers and the contents are those of the source, writes keep the
-# query tables in step, and a new query table gets a fresh id.
+# query tables in step, the daily counters (a counter table restored by
+# COPY: one increment per key from zero) equal a recount, and a new query
+# table gets a fresh id.
 use strict;
 use warnings;
 
@@ -57,6 +59,7 @@ my $contents_q = q{
 	  SELECT 'device_daily_images', d::text FROM store.device_daily_images d UNION ALL
 	  SELECT 'images_by_tag', g::text FROM store.images_by_tag g UNION ALL
 	  SELECT 'batch_images', b::text FROM store.batch_images b UNION ALL
+	  SELECT 'daily_counts', c::text FROM store.daily_counts c UNION ALL
 	  SELECT 'words', w::text FROM words w) s GROUP BY t ORDER BY t};
 my $functions_q = q{
 	SET TimeZone = 'UTC';
@@ -109,6 +112,19 @@ for my $db (qw(r_custom r_plain))
 	is( $node->safe_psql(
 			$db, q{SELECT count(*) FROM store.tag_images('restored', '2025-01-03', '2025-01-04')}),
 		'1', "$db: a new image is found by tag");
+	# the daily counters were restored as they were and keep counting
+	is( $node->safe_psql(
+			$db, q{
+			WITH c AS (SELECT day, dimension, value, images FROM store.daily_counts WHERE images <> 0),
+			     r AS (SELECT widecol.day_bucket(capture_time) AS day, 'device' AS dimension, device_id AS value, count(*) AS images
+			             FROM store.images GROUP BY 1, 3
+			           UNION ALL
+			           SELECT widecol.day_bucket(capture_time), 'tag', t, count(*) FROM store.images, unnest(tags) t GROUP BY 1, 3
+			           UNION ALL
+			           SELECT widecol.day_bucket(capture_time), 'total', '', count(*) FROM store.images GROUP BY 1)
+			SELECT (SELECT count(*) FROM (SELECT * FROM c EXCEPT SELECT * FROM r) x)
+			     + (SELECT count(*) FROM (SELECT * FROM r EXCEPT SELECT * FROM c) x)}),
+		'0', "$db: daily counters equal a recount after restore and writes");
 	# the id sequence was restored too: a new query table gets a new id
 	is( $node->safe_psql(
 			$db, q{
