@@ -59,7 +59,7 @@ SELECT count(*) AS images_in_batch FROM img.batch_object_keys(:'some_batch');
 SELECT * FROM img.batch_object_keys(:'some_batch') LIMIT 5;
 
 \echo
-\echo '==== 8. Daily counts on' :'day' 'by tag and in total: img.daily_counts ===='
+\echo '==== 8. Daily counts on' :'day' 'by tag and in total: img.daily_counts (a counter table) ===='
 SELECT * FROM img.daily_counts(:'day', :'day', 'tag');
 SELECT * FROM img.daily_counts(:'day', :'day', 'total');
 

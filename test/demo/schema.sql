@@ -15,8 +15,9 @@ RESET client_min_messages;
 -- device_daily_images query table: (device_id, day) partitions, newest first
 -- images_by_tag       query table: one row per (tag, image), (tag, day) partitions
 -- batch_images        query table: the images of an upload batch
--- The query tables are kept in step with images by statement triggers, in
--- the same transaction.  TTL and time-window compaction can be added with
+-- daily_counts        counter table: images per day and device, tag, in total
+-- The query tables and the counters are kept in step with images by
+-- statement triggers, in the same transaction.  TTL and time-window compaction can be added with
 -- widecol.create_image_store('img', ttl => '90 days').
 SELECT * FROM widecol.create_image_store('img');
 
