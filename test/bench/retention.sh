@@ -35,21 +35,9 @@ bench_instance
 # Day d (0-based) is written DAYS-1-d days before "now"; a TTL of
 # DAYS - EXPIRE - 0.5 days leaves days 0 .. EXPIRE-1 expired at the end.
 TTL_HOURS=$(((DAYS - EXPIRE) * 24 - 12))
-"${PSQL[@]}" <<SQL
-CREATE EXTENSION widecol;
-CREATE TABLE heap_images (
-    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
-    object_store text, object_key text, width int, height int, content_hash text,
-    PRIMARY KEY (device_id, day_bucket, capture_time, image_id));
-CREATE TABLE wc_images (
-    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
-    object_store text, object_key text, width int, height int, content_hash text
-) USING widecol WITH (widecol.partition_key = 'device_id, day_bucket',
-                      widecol.clustering_key = 'capture_time DESC, image_id DESC',
-                      widecol.default_ttl = '$TTL_HOURS hours',
-                      widecol.compaction = 'time_window',
-                      widecol.compaction_window = '1 day');
-SQL
+bench_tables
+"${PSQL[@]}" -c "ALTER TABLE wc_images SET (widecol.default_ttl = '$TTL_HOURS hours',
+	widecol.compaction = 'time_window', widecol.compaction_window = '1 day')"
 
 wc_section "Loading $DAYS days x $PER_DAY rows into both tables"
 python3 "$ROOT/test/gen/image_rows.py" --rows $((PER_DAY * DAYS)) --devices 200 --days "$DAYS" \
