@@ -76,8 +76,8 @@ SQL
 wc_section "Expiring the oldest $EXPIRE days"
 read -r wc_ms wc_wal < <(measure "SET widecol.gc_grace = 0;
 SELECT widecol.compact('wc_images') \\g /dev/null" | tail -1)
-read -r wc_rows wc_dropped < <("${PSQL[@]}" -At -F' ' -c "SELECT coalesce(sum(rows_in), 0), coalesce(sum(runs_dropped), 0)
-	FROM widecol.compactions WHERE relid = 'wc_images'::regclass AND kind = 'expired_runs'")
+read -r wc_rows wc_dropped < <("${PSQL[@]}" -At -F' ' -c "SELECT coalesce(sum(rows_in), 0), coalesce(sum(runs_dropped_whole), 0)
+	FROM widecol.compactions WHERE "table" = 'wc_images'::regclass AND kind = 'expired_runs'")
 read -r heap_ms heap_wal < <(measure "DELETE FROM heap_images WHERE day_bucket < '$cutoff';
 VACUUM heap_images;" | tail -1)
 heap_rows=$("${PSQL[@]}" -At -c "SELECT n_tup_del FROM pg_stat_user_tables WHERE relname = 'heap_images'")
