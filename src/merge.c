@@ -375,6 +375,18 @@ count_tombstone(WcMergeIter *it, WcRowHeader *row)
  * The next key's deciding version, or NULL at the end.  The result stays
  * valid until the next call.
  */
+/* Move the source of the version returned last to its next version. */
+static void
+advance_pending(WcMergeIter *it)
+{
+	if (it->pending)
+	{
+		if (source_advance(it, it->pending))
+			binaryheap_add(it->heap, PointerGetDatum(it->pending));
+		it->pending = NULL;
+	}
+}
+
 /*
  * Counter tables: the deciding version is a delta, so add the key's older
  * versions the snapshot sees, newest first, down to a non-delta version;
@@ -394,12 +406,7 @@ fold_forward(WcMergeIter *it, WcRowHeader *newest)
 		Source	   *s;
 		WcRowHeader *row;
 
-		if (it->pending)
-		{
-			if (source_advance(it, it->pending))
-				binaryheap_add(it->heap, PointerGetDatum(it->pending));
-			it->pending = NULL;
-		}
+		advance_pending(it);
 		if (binaryheap_empty(it->heap))
 			break;
 		s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
@@ -450,12 +457,7 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 			Source	   *s;
 			WcRowHeader *row;
 
-			if (it->pending)
-			{
-				if (source_advance(it, it->pending))
-					binaryheap_add(it->heap, PointerGetDatum(it->pending));
-				it->pending = NULL;
-			}
+			advance_pending(it);
 			if (binaryheap_empty(it->heap))
 				break;
 			s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
@@ -551,12 +553,7 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		Source	   *s;
 		WcRowHeader *row;
 
-		if (it->pending)
-		{
-			if (source_advance(it, it->pending))
-				binaryheap_add(it->heap, PointerGetDatum(it->pending));
-			it->pending = NULL;
-		}
+		advance_pending(it);
 		if (binaryheap_empty(it->heap))
 			break;
 		s = (Source *) DatumGetPointer(binaryheap_remove_first(it->heap));

@@ -291,11 +291,13 @@ wc_run_reader_open(WcRunReader *r, Relation rel, WcRunSummary *summary,
 }
 
 /*
- * Position before the first version whose key is >= key: descend to the last
- * index entry whose first key is < key (versions of a key may straddle pages).
+ * Descend the run index to a leaf entry and load that leaf.  Forward: the
+ * last entry whose first key is < key (versions of a key may straddle
+ * pages).  Backward: the last entry whose first key, cut to keylen bytes, is
+ * <= key (key NULL: the last entry).
  */
-void
-wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
+static void
+descend(WcRunReader *r, const char *key, int keylen, bool backward)
 {
 	PGAlignedBlock payload;
 	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
@@ -311,33 +313,41 @@ wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
 					hi;
 
 		if (level == 1)
-		{
 			load_leaf(r, blk, &n, entries, payload.data);
-		}
 		else
 		{
 			len = read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
 								payload.data, &op, r->strategy);
 			n = parse_index(r->rel, blk, r->hdr.run_id, payload.data, len, op.count, entries);
 		}
-		/* binary search: last entry with key < target */
+		/* binary search: the first entry past the target */
 		lo = 0;
 		hi = n;
-		while (lo < hi)
+		while (key && lo < hi)
 		{
 			int			mid = (lo + hi) / 2;
+			int			c = backward ?
+				wc_compare_keys(entries[mid].key, Min(entries[mid].keylen, keylen), key, keylen) :
+				wc_compare_keys(entries[mid].key, entries[mid].keylen, key, keylen);
 
-			if (wc_compare_keys(entries[mid].key, entries[mid].keylen, key, keylen) < 0)
+			if (backward ? c <= 0 : c < 0)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		chosen = Max(lo - 1, 0);
+		chosen = key ? Max(lo - 1, 0) : Max(n - 1, 0);
 		if (level > 1)
 			blk = entries[chosen].child;
 	}
 	r->data_pos = chosen;
 	r->block_valid = false;
+}
+
+/* Position before the first version whose key is >= key. */
+void
+wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
+{
+	descend(r, key, keylen, false);
 }
 
 WcRowHeader *
@@ -390,46 +400,7 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 void
 wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen)
 {
-	PGAlignedBlock payload;
-	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
-	BlockNumber blk = r->hdr.index_root;
-	int			chosen = 0;
-
-	for (uint32 level = r->hdr.index_height; level >= 1; level--)
-	{
-		WcPageOpaqueData op;
-		Size		len;
-		int			n,
-					lo,
-					hi;
-
-		if (level == 1)
-			load_leaf(r, blk, &n, entries, payload.data);
-		else
-		{
-			len = read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
-								payload.data, &op, r->strategy);
-			n = parse_index(r->rel, blk, r->hdr.run_id, payload.data, len, op.count, entries);
-		}
-		/* binary search: first entry whose key is above the target */
-		lo = 0;
-		hi = n;
-		while (key && lo < hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			if (wc_compare_keys(entries[mid].key, Min(entries[mid].keylen, keylen),
-								key, keylen) <= 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		chosen = key ? Max(lo - 1, 0) : Max(n - 1, 0);
-		if (level > 1)
-			blk = entries[chosen].child;
-	}
-	r->data_pos = chosen;
-	r->block_valid = false;
+	descend(r, key, keylen, true);
 }
 
 /* The version before the current one (backward reads), or NULL at the start. */

@@ -35,21 +35,9 @@ bench_instance
 # Day d (0-based) is written DAYS-1-d days before "now"; a TTL of
 # DAYS - EXPIRE - 0.5 days leaves days 0 .. EXPIRE-1 expired at the end.
 TTL_HOURS=$(((DAYS - EXPIRE) * 24 - 12))
-"${PSQL[@]}" <<SQL
-CREATE EXTENSION widecol;
-CREATE TABLE heap_images (
-    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
-    object_store text, object_key text, width int, height int, content_hash text,
-    PRIMARY KEY (device_id, day_bucket, capture_time, image_id));
-CREATE TABLE wc_images (
-    device_id text, day_bucket date, capture_time timestamptz, image_id uuid,
-    object_store text, object_key text, width int, height int, content_hash text
-) USING widecol WITH (widecol.partition_key = 'device_id, day_bucket',
-                      widecol.clustering_key = 'capture_time DESC, image_id DESC',
-                      widecol.default_ttl = '$TTL_HOURS hours',
-                      widecol.compaction = 'time_window',
-                      widecol.compaction_window = '1 day');
-SQL
+bench_tables
+"${PSQL[@]}" -c "ALTER TABLE wc_images SET (widecol.default_ttl = '$TTL_HOURS hours',
+	widecol.compaction = 'time_window', widecol.compaction_window = '1 day')"
 
 wc_section "Loading $DAYS days x $PER_DAY rows into both tables"
 python3 "$ROOT/test/gen/image_rows.py" --rows $((PER_DAY * DAYS)) --devices 200 --days "$DAYS" \
@@ -88,8 +76,8 @@ SQL
 wc_section "Expiring the oldest $EXPIRE days"
 read -r wc_ms wc_wal < <(measure "SET widecol.gc_grace = 0;
 SELECT widecol.compact('wc_images') \\g /dev/null" | tail -1)
-read -r wc_rows wc_dropped < <("${PSQL[@]}" -At -F' ' -c "SELECT coalesce(sum(rows_in), 0), coalesce(sum(runs_dropped), 0)
-	FROM widecol.compactions WHERE relid = 'wc_images'::regclass AND kind = 'expired_runs'")
+read -r wc_rows wc_dropped < <("${PSQL[@]}" -At -F' ' -c "SELECT coalesce(sum(rows_in), 0), coalesce(sum(runs_dropped_whole), 0)
+	FROM widecol.compactions WHERE "table" = 'wc_images'::regclass AND kind = 'expired_runs'")
 read -r heap_ms heap_wal < <(measure "DELETE FROM heap_images WHERE day_bucket < '$cutoff';
 VACUUM heap_images;" | tail -1)
 heap_rows=$("${PSQL[@]}" -At -c "SELECT n_tup_del FROM pg_stat_user_tables WHERE relname = 'heap_images'")
