@@ -5,7 +5,11 @@ SET widecol.level0_max_size = 64;   -- many runs, plus level 0
 CREATE TABLE bw (d int, day date, ts int, id int, v text) USING widecol
   WITH (widecol.partition_key = 'd, day', widecol.clustering_key = 'ts DESC, id');
 CREATE TABLE bw_h (d int, day date, ts int, id int, v text, PRIMARY KEY (d, day, ts, id));
-INSERT INTO bw SELECT g % 5, date '2026-01-01' + (g % 7), g % 1000, g, 'v' || g FROM generate_series(1, 20000) g;
+-- twenty statements: twenty runs (a multi-row INSERT writes one run)
+DO $$ BEGIN FOR i IN 0..19 LOOP
+  INSERT INTO bw SELECT g % 5, date '2026-01-01' + (g % 7), g % 1000, g, 'v' || g
+    FROM generate_series(1, 20000) g WHERE g % 20 = i;
+END LOOP; END $$;
 INSERT INTO bw_h SELECT * FROM bw;
 -- updates and deletes leave newer versions and tombstones in later runs
 UPDATE bw SET v = v || 'u' WHERE d = 1 AND day = '2026-01-02' AND ts < 300;

@@ -131,11 +131,33 @@ SELECT widecol.level0_pages('s_copy');
 SELECT count(*) > 1 AS several_runs, sum(nrows) AS nrows FROM widecol.runs('s_copy');
 SELECT count(*), count(DISTINCT ck) FROM s_copy;
 SELECT (SELECT array_agg(ck) FROM s_copy) = (SELECT array_agg(ck ORDER BY pk, ck) FROM s_copy) AS in_key_order;
--- INSERT ... SELECT goes through level 0 (no bulk state)
+-- INSERT ... SELECT: the first row goes to level 0, the others into one run
+-- written when the statement ends (a multi-row INSERT is a bulk write)
 CREATE TABLE s_ins (pk int, ck int, v text) USING widecol
     WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
 INSERT INTO s_ins SELECT g % 7, g, 'row ' || g FROM generate_series(1, 500) g;
 SELECT widecol.level0_pages('s_ins') > 0 AS in_level0, (SELECT count(*) FROM widecol.runs('s_ins')) AS runs;
+SELECT count(*), sum(ck) FROM s_ins;
+-- a small one stays in level 0; RETURNING works either way
+WITH r AS (INSERT INTO s_ins SELECT 100, g, 'small' FROM generate_series(1, 100) g RETURNING ck)
+SELECT count(*) AS returned, sum(ck) FROM r;
+SELECT (SELECT count(*) FROM widecol.runs('s_ins')) AS runs, count(*) FILTER (WHERE pk = 100) AS small_rows FROM s_ins;
+-- an AFTER STATEMENT trigger already sees the rows of its statement
+CREATE FUNCTION s_ins_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE NOTICE 'statement trigger sees % rows with pk 200', (SELECT count(*) FROM s_ins WHERE pk = 200);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER s_ins_count AFTER INSERT ON s_ins FOR EACH STATEMENT EXECUTE FUNCTION s_ins_count();
+INSERT INTO s_ins SELECT 200, g, 'seen' FROM generate_series(1, 1000) g;
+DROP TRIGGER s_ins_count ON s_ins;
+DROP FUNCTION s_ins_count();
+-- rolled back with its transaction, also when it wrote a run
+BEGIN;
+INSERT INTO s_ins SELECT 300, g, 'gone' FROM generate_series(1, 1000) g;
+SELECT count(*) AS inside FROM s_ins WHERE pk = 300;
+ROLLBACK;
+SELECT count(*) AS after_rollback FROM s_ins WHERE pk = 300;
 DROP TABLE s_ins;
 
 -- Run summaries: tombstones, partitions, compression of compressible data

@@ -7,7 +7,9 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/table.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "common/hashfn.h"
 #include "pgstat.h"
 #include "utils/hsearch.h"
@@ -140,6 +142,7 @@ typedef struct BulkState
 	Size		arena_size;		/* widecol.bulk_write_mem */
 	Size		used;
 	StringInfoData key;			/* reused for every row's key */
+	bool		statement;		/* rows of a multi-row INSERT, see below */
 	struct BulkState *next;
 } BulkState;
 
@@ -260,6 +263,88 @@ bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
 	slot->tts_tableOid = RelationGetRelid(rel);
 }
 
+/*
+ * Multi-row INSERTs (INSERT ... SELECT, VALUES lists, the statements query
+ * tables run) would write every row into level 0, one WAL record each, as
+ * PostgreSQL 15 has no bulk insert for them.  So the second and later rows
+ * of one command are buffered like COPY's and written as a sorted run when
+ * the statement's executor finishes, before its AFTER statement triggers
+ * run; fewer than WC_STATEMENT_RUN_MIN rows go to level 0 instead.  The
+ * first row of every command goes to level 0 at once, so single-row INSERTs
+ * stay as they were.  Buffered rows get no TID (as COPY's), so tables with
+ * AFTER ROW INSERT triggers, which fetch new rows by TID, are not buffered.
+ */
+#define WC_STATEMENT_RUN_MIN 256
+
+static Oid	last_insert_rel = InvalidOid;
+static CommandId last_insert_cid = InvalidCommandId;
+static ExecutorFinish_hook_type prev_executor_finish = NULL;
+
+static bool
+buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	BulkState  *s = bulk_state(rel, false);
+
+	if (s == NULL)
+	{
+		if (rel->trigdesc && rel->trigdesc->trig_insert_after_row)
+			return false;
+		if (last_insert_rel != RelationGetRelid(rel) || last_insert_cid != cid)
+		{
+			last_insert_rel = RelationGetRelid(rel);
+			last_insert_cid = cid;
+			return false;		/* the first row of this command */
+		}
+		s = bulk_state(rel, true);
+		s->statement = true;
+	}
+	else if (!s->statement)
+		return false;
+	bulk_add(rel, slot, cid);
+	return true;
+}
+
+/* Write the buffered rows of finished multi-row INSERTs. */
+static void
+finish_statement_buffers(void)
+{
+	BulkState  *s = bulk_states;
+
+	while (s)
+	{
+		BulkState  *next = s->next;
+
+		if (s->statement)
+		{
+			Relation	rel = table_open(s->relid, NoLock);
+
+			if (s->n >= WC_STATEMENT_RUN_MIN)
+				bulk_write(rel, s);
+			else
+				for (int64 i = 0; i < s->n; i++)
+				{
+					ItemPointerData tid;
+
+					write_version(rel, s->rows[i], &tid);
+				}
+			table_close(rel, NoLock);
+			bulk_forget(s);
+		}
+		s = next;
+	}
+	last_insert_rel = InvalidOid;
+}
+
+static void
+wc_executor_finish(QueryDesc *queryDesc)
+{
+	finish_statement_buffers();
+	if (prev_executor_finish)
+		prev_executor_finish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+}
+
 void
 wc_finish_bulk_insert(Relation rel, int options)
 {
@@ -279,6 +364,7 @@ wc_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			finish_statement_buffers();
 			if (bulk_states != NULL)
 				elog(ERROR, "widecol: bulk write was not finished before commit");
 			break;
@@ -289,6 +375,7 @@ wc_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			/* the memory went with TopTransactionContext */
 			bulk_states = NULL;
+			last_insert_rel = InvalidOid;
 			moved_keys = NULL;
 			moved_cxt = NULL;
 			break;
@@ -321,6 +408,8 @@ wc_modify_init(void)
 {
 	RegisterXactCallback(wc_xact_callback, NULL);
 	RegisterSubXactCallback(wc_subxact_callback, NULL);
+	prev_executor_finish = ExecutorFinish_hook;
+	ExecutorFinish_hook = wc_executor_finish;
 }
 
 /* ---------- table AM callbacks ---------- */
@@ -337,6 +426,11 @@ wc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	{
 		/* CREATE TABLE AS, table rewrites: a bulk write ended by finish_bulk_insert */
 		bulk_add(rel, slot, cid);
+		pgstat_count_heap_insert(rel, 1);
+		return;
+	}
+	if (buffer_statement_row(rel, slot, cid))
+	{
 		pgstat_count_heap_insert(rel, 1);
 		return;
 	}
