@@ -64,6 +64,7 @@ typedef struct KeyBound
 	BoundKind	kind;
 	Expr	   *expr;
 	Relids		outer;			/* other relations the bound depends on (join) */
+	Expr	   *clause;			/* the restriction clause it came from */
 } KeyBound;
 
 static CustomPathMethods seek_path_methods;
@@ -334,7 +335,10 @@ collect_bounds(PlannerInfo *root, List *rinfos, Index relid, WcTableInfo *info)
 		KeyBound   *b = palloc0(sizeof(KeyBound));
 
 		if (!ri->pseudoconstant && match_clause(root, ri->clause, relid, info, b))
+		{
+			b->clause = ri->clause;
 			all = lappend(all, b);
+		}
 	}
 	return all;
 }
@@ -475,7 +479,8 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	WcTableInfo *info = wc_table_info(relation);
 	double		nparts;
 	List	   *kinds = NIL,
-			   *exprs = NIL;
+			   *exprs = NIL,
+			   *exact = NIL;
 	ListCell   *lc;
 
 	/*
@@ -491,13 +496,21 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 
 		kinds = lappend_int(lappend_int(kinds, b->col), b->kind);
 		exprs = lappend(exprs, b->expr);
+		/*
+		 * A partition-key bound selects exactly the partitions it names
+		 * (equality, IN, and the enumerated buckets of a range), so its
+		 * clause needs no recheck per row; clustering bounds are only
+		 * conservative (strict ones are read as inclusive) and stay.
+		 */
+		if (info->cols[b->col].partition)
+			exact = lappend(exact, b->clause);
 	}
 	table_close(relation, NoLock);
 	if (kinds == NIL)
 		elog(ERROR, "widecol: a seek plan lost its partition-key bounds");
 
 	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
+	cscan->scan.plan.qual = list_difference_ptr(extract_actual_clauses(clauses, false), exact);
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_private = list_make2(kinds, best_path->custom_private);
