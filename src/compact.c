@@ -1,31 +1,35 @@
 /*
- * compact.c — major compaction: all runs of a table become one.
+ * compact.c — merging a set of runs into new ones, and dropping runs whose
+ * rows have all expired without reading them.
  *
- * The lock comes first and the horizon second (taking them the other way
- * round loses rows committed in between).  Per key, versions are walked
- * newest first: aborted versions go; the newest version every snapshot sees
- * (committed before the horizon) is kept with its xid frozen, and everything
- * older goes, since it is shadowed for every snapshot; if that version is a
- * tombstone or expired and older than widecol.gc_grace, it goes too (no
- * older version survives anywhere: all runs take part, level 0 was flushed
- * first and holds only later writes).  Versions not yet visible to everyone
- * are kept as they are.  The new run and the dropping of the old ones
- * commit together; see "Compaction" in src/README.md.
+ * Which runs are merged is the strategy's business (strategy.c) and when
+ * is the maintenance pass's (maintain.c); this file only does the merge,
+ * under the table's ShareUpdateExclusiveLock, after level 0 was flushed.
+ * Per key, versions are walked newest first: aborted versions go; the
+ * newest version every snapshot sees (committed before the horizon) is kept
+ * with its xid frozen, and everything older in the inputs goes, since it is
+ * shadowed for every snapshot.  If that version is a tombstone or expired
+ * and older than widecol.gc_grace it goes too, but only when no run outside
+ * the compaction can hold an older version of the key (the tombstone purge
+ * rule: key range, bloom filter, write times).  Versions not yet visible to
+ * everyone are kept as they are.  The new runs and the dropping of the old
+ * ones commit together.  See "Compaction", "Tombstone purge rule" and
+ * "Whole-run drop" in src/README.md.
  */
 #include "postgres.h"
 
 #include "access/transam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "storage/lmgr.h"
-#include "storage/procarray.h"
 #include "utils/memutils.h"
-#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "widecol.h"
 
 int			wc_gc_grace_seconds = 10 * 24 * 3600;
+
+/* At most this many output runs are open at once (one per time window). */
+#define WC_MAX_OPEN_WINDOWS 8
 
 static bool
 all_visible(const WcRowHeader *row, TransactionId horizon)
@@ -35,57 +39,274 @@ all_visible(const WcRowHeader *row, TransactionId horizon)
 	return TransactionIdPrecedes(row->xid, horizon) && TransactionIdDidCommit(row->xid);
 }
 
-int64
-wc_compact(Relation rel)
+static bool
+key_below(const char *key, int keylen, const bytea *bound)
 {
-	WcMetaData	meta;
-	WcManifest *m;
-	WcMergeIter *it;
-	WcRunWriter *w;
-	WcRunSummary summary;
-	TransactionId horizon;
+	return bound && wc_compare_keys(key, keylen, VARDATA_ANY(bound),
+									VARSIZE_ANY_EXHDR(bound)) < 0;
+}
+
+static bool
+key_above(const char *key, int keylen, const bytea *bound)
+{
+	return bound && wc_compare_keys(key, keylen, VARDATA_ANY(bound),
+									VARSIZE_ANY_EXHDR(bound)) > 0;
+}
+
+/* Do the key ranges of two runs overlap? */
+static bool
+ranges_overlap(const WcRunSummary *a, const WcRunSummary *b)
+{
+	if (a->max_key == NULL || b->min_key == NULL || a->min_key == NULL || b->max_key == NULL)
+		return true;
+	return !key_above(VARDATA_ANY(a->min_key), VARSIZE_ANY_EXHDR(a->min_key), b->max_key) &&
+		!key_above(VARDATA_ANY(b->min_key), VARSIZE_ANY_EXHDR(b->min_key), a->max_key);
+}
+
+/*
+ * Whole-run drop rule: run i may be dropped without being read when every
+ * row in it expired before now - gc_grace, and no other run may hold an
+ * older version of one of its keys that is still live: every other run
+ * either holds only newer versions (its oldest write time is after our
+ * newest), or does not overlap our key range, or has itself expired
+ * entirely (whatever it holds is invisible anyway).  Level 0 holds only
+ * writes made after the flush that precedes this check, all newer.
+ * Tombstones never expire (max_expire is "never" in a run holding one).
+ */
+bool
+wc_run_droppable_whole(const WcManifest *m, int i, int64 now, int64 purge_before)
+{
+	const WcRunSummary *r = &m->runs[i];
+
+	if (r->nrows == 0 || r->max_expire == PG_INT64_MAX || r->max_expire >= purge_before)
+		return false;
+	for (int j = 0; j < m->nruns; j++)
+	{
+		const WcRunSummary *o = &m->runs[j];
+
+		if (j == i || o->max_expire < now)
+			continue;
+		if (o->min_write_ts > r->max_write_ts)
+			continue;
+		if (!ranges_overlap(r, o))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Drop every run whose rows have all expired (see wc_run_droppable_whole)
+ * by turning its manifest row into a dropped one; its pages are reclaimed
+ * once no snapshot reads it.  Returns the number of runs dropped.
+ */
+int
+wc_drop_expired_runs(Relation rel, WcManifest *m, WcCompactStats *st)
+{
 	int64		now = GetCurrentTimestamp();
 	int64		purge_before = now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
-	int64		kept = 0,
-				dropped = 0,
-				purged = 0;
-	uint64	   *ids;
+	uint64	   *ids = palloc(sizeof(uint64) * Max(m->nruns, 1));
+	int			n = 0;
+	WcMetaData	meta;
+
+	for (int i = 0; i < m->nruns; i++)
+	{
+		if (!wc_run_droppable_whole(m, i, now, purge_before))
+			continue;
+		ids[n++] = m->runs[i].run_id;
+		st->runs_in++;
+		st->rows_in += m->runs[i].nrows;
+		st->bytes_in += m->runs[i].compressed_bytes;
+		st->runs_dropped_whole++;
+	}
+	if (n > 0)
+	{
+		wc_meta_read(rel, &meta);
+		wc_manifest_drop_runs(meta.storage_id, ids, n);
+		ereport(DEBUG1,
+				(errmsg("widecol: dropped %d expired runs of \"%s\" without reading them",
+						n, RelationGetRelationName(rel))));
+	}
+	pfree(ids);
+	return n;
+}
+
+/* ---------- the tombstone purge rule ---------- */
+
+typedef struct Outside
+{
+	WcRunSummary *run;
+	WcRunReader reader;			/* opened for its bloom filter when needed */
+	bool		opened;
+} Outside;
+
+/*
+ * May a run outside the compaction hold a version of this row's key older
+ * than the row?  Not if its write times are all newer, the key lies outside
+ * its key range, or its bloom filter rules out the key's partition.
+ */
+static bool
+older_version_outside(Relation rel, Outside *out, int nout, const WcRowHeader *row)
+{
+	const char *key = WcRowKey(row);
+
+	for (int i = 0; i < nout; i++)
+	{
+		WcRunSummary *r = out[i].run;
+
+		if (r->min_write_ts > row->write_ts)
+			continue;
+		if (key_below(key, row->keylen, r->min_key) || key_above(key, row->keylen, r->max_key))
+			continue;
+		if (row->pklen > 0)
+		{
+			if (!out[i].opened)
+			{
+				wc_run_reader_open(&out[i].reader, rel, r, NULL);
+				out[i].opened = true;
+			}
+			if (!wc_run_may_contain_partition(rel, &out[i].reader, key, row->pklen))
+				continue;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* ---------- output runs, one per time window ---------- */
+
+typedef struct Outputs
+{
+	Relation	rel;
+	int			level;
+	int64		window_us;		/* 0: a single output run */
+	int			n;
+	int64		window[WC_MAX_OPEN_WINDOWS];
+	WcRunWriter *writer[WC_MAX_OPEN_WINDOWS];
+	uint64		last_use[WC_MAX_OPEN_WINDOWS];
+	uint64		clock;
+	WcCompactStats *st;
+} Outputs;
+
+static void
+output_finish(Outputs *o, int i)
+{
+	WcRunSummary summary;
+
+	if (wc_run_writer_finish(o->writer[i], &summary))
+	{
+		o->st->runs_out++;
+		o->st->rows_out += summary.nrows;
+		o->st->bytes_out += summary.compressed_bytes;
+	}
+	o->writer[i] = o->writer[o->n - 1];
+	o->window[i] = o->window[o->n - 1];
+	o->last_use[i] = o->last_use[o->n - 1];
+	o->n--;
+}
+
+/*
+ * The writer for a row: its time window's, so that a run never spans two
+ * windows.  When too many windows are open, the least recently used writer
+ * is finished (its window may get a second run; the next compaction of
+ * that window merges them).
+ */
+static WcRunWriter *
+output_for(Outputs *o, const WcRowHeader *row)
+{
+	int64		win = o->window_us > 0 ? wc_time_window(row->write_ts, o->window_us) : 0;
+	int			lru = 0;
+
+	o->clock++;
+	for (int i = 0; i < o->n; i++)
+	{
+		if (o->window[i] == win)
+		{
+			o->last_use[i] = o->clock;
+			return o->writer[i];
+		}
+		if (o->last_use[i] < o->last_use[lru])
+			lru = i;
+	}
+	if (o->n == WC_MAX_OPEN_WINDOWS)
+		output_finish(o, lru);
+	o->window[o->n] = win;
+	o->writer[o->n] = wc_run_writer_begin(o->rel, o->level);
+	o->last_use[o->n] = o->clock;
+	return o->writer[o->n++];
+}
+
+/*
+ * Merge the runs run_ids (all in m, the manifest as this transaction sees
+ * it) into new runs of the given level, split by time window when
+ * window_us > 0.  The caller holds ShareUpdateExclusiveLock and flushed
+ * level 0 after taking it; horizon was computed after the flush.  Returns
+ * the versions written; *st receives the counts.
+ */
+int64
+wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids, int nin,
+				int level, int64 window_us, TransactionId horizon,
+				WcCompactStats *st)
+{
+	WcMetaData	meta;
+	WcRunSummary *in;
+	Outside    *out;
+	int			nout = 0;
+	WcMergeIter *it;
+	Outputs		outputs;
+	int64		now = GetCurrentTimestamp();
+	int64		purge_before = now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
 	WcRowHeader *row;
 	ItemPointerData tid;
 	StringInfoData key;
 	bool		settled = false;
+	int64		written = 0;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "widecol compaction",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot compact a widecol table during recovery")));
-	LockRelation(rel, ShareUpdateExclusiveLock);
-	wc_flush(rel, true);
-	/* the flush's manifest rows are ours to update below */
-	CommandCounterIncrement();
-	horizon = GetOldestNonRemovableTransactionId(rel);
-
-	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, SnapshotSelf);
-	if (m->nruns == 0)
+	in = palloc(sizeof(WcRunSummary) * Max(nin, 1));
+	out = palloc0(sizeof(Outside) * Max(m->nruns, 1));
+	for (int i = 0; i < nin; i++)
 	{
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(cxt);
-		return 0;
-	}
-	ids = palloc(sizeof(uint64) * m->nruns);
-	for (int i = 0; i < m->nruns; i++)
-		ids[i] = m->runs[i].run_id;
+		bool		found = false;
 
-	it = wc_merge_begin_runs(rel, m->runs, m->nruns);
-	w = wc_run_writer_begin(rel, 2);
+		for (int j = 0; j < m->nruns && !found; j++)
+			if (m->runs[j].run_id == run_ids[i])
+			{
+				in[i] = m->runs[j];
+				found = true;
+			}
+		if (!found)
+			elog(ERROR, "widecol: run %llu of \"%s\" is not in the manifest",
+				 (unsigned long long) run_ids[i], RelationGetRelationName(rel));
+		st->runs_in++;
+		st->rows_in += in[i].nrows;
+		st->bytes_in += in[i].compressed_bytes;
+	}
+	for (int j = 0; j < m->nruns; j++)
+	{
+		bool		input = false;
+
+		for (int i = 0; i < nin; i++)
+			input |= m->runs[j].run_id == run_ids[i];
+		if (!input)
+			out[nout++].run = &m->runs[j];
+	}
+
+	memset(&outputs, 0, sizeof(outputs));
+	outputs.rel = rel;
+	outputs.level = level;
+	outputs.window_us = window_us;
+	outputs.st = st;
+
+	wc_throttle_begin();
+	it = wc_merge_begin_runs(rel, in, nin);
 	initStringInfo(&key);
 	while ((row = wc_merge_next(it, &tid)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
+		wc_throttle(row->len);
 		if (key.len != row->keylen || memcmp(key.data, WcRowKey(row), row->keylen) != 0)
 		{
 			resetStringInfo(&key);
@@ -94,16 +315,20 @@ wc_compact(Relation rel)
 		}
 		if (settled || wc_xid_known_aborted(row->xid))
 		{
-			dropped++;
+			st->shadowed_dropped++;
 			continue;
 		}
 		if (all_visible(row, horizon))
 		{
 			settled = true;
 			if (wc_row_is_dead(row, now) &&
-				(WcRowIsTombstone(row) ? row->write_ts : row->expire_at) < purge_before)
+				(WcRowIsTombstone(row) ? row->write_ts : row->expire_at) < purge_before &&
+				!older_version_outside(rel, out, nout, row))
 			{
-				purged++;
+				if (WcRowIsTombstone(row))
+					st->tombstones_purged++;
+				else
+					st->expired_purged++;
 				continue;
 			}
 			if (row->xid != FrozenTransactionId)
@@ -114,24 +339,27 @@ wc_compact(Relation rel)
 				memcpy(frozen, row, row->len);
 				frozen->xid = FrozenTransactionId;
 				frozen->cid = FirstCommandId;
-				wc_run_writer_add(w, frozen, NULL);
+				wc_run_writer_add(output_for(&outputs, frozen), frozen, NULL);
 				pfree(frozen);
-				kept++;
+				written++;
 				continue;
 			}
 		}
-		wc_run_writer_add(w, row, NULL);
-		kept++;
+		wc_run_writer_add(output_for(&outputs, row), row, NULL);
+		written++;
 	}
 	wc_merge_end(it);
-	wc_run_writer_finish(w, &summary);
-	wc_manifest_drop_runs(meta.storage_id, ids, m->nruns);
+	while (outputs.n > 0)
+		output_finish(&outputs, outputs.n - 1);
+	wc_meta_read(rel, &meta);
+	wc_manifest_drop_runs(meta.storage_id, run_ids, nin);
 
 	ereport(DEBUG1,
-			(errmsg("widecol: compacted %d runs of \"%s\": %lld versions kept, %lld shadowed or aborted dropped, %lld tombstones and expired rows purged",
-					m->nruns, RelationGetRelationName(rel), (long long) kept,
-					(long long) dropped, (long long) purged)));
+			(errmsg("widecol: compacted %d runs of \"%s\" into %d: %lld versions kept, %lld shadowed or aborted dropped, %lld tombstones and %lld expired rows purged",
+					nin, RelationGetRelationName(rel), st->runs_out, (long long) written,
+					(long long) st->shadowed_dropped, (long long) st->tombstones_purged,
+					(long long) st->expired_purged)));
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
-	return kept;
+	return written;
 }

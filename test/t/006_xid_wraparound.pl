@@ -38,7 +38,7 @@ sub freeze_all
 {
 	$node->safe_psql('postgres', q{
 		SET widecol.gc_grace = 0;
-		SELECT widecol.compact('w');
+		SELECT widecol.compact('w', major => true);
 		UPDATE pg_database SET datallowconn = true WHERE datname = 'template0';
 	});
 	for my $db ('postgres', 'template0', 'template1')
