@@ -304,7 +304,8 @@ parse_compaction_options(List *wc, WcTableInfo *info)
 		if (info->compaction != WC_COMPACTION_TIME_WINDOW)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("widecol.compaction_window requires widecol.compaction = 'time_window'")));
+					 errmsg("widecol.compaction_window requires widecol.compaction = 'time_window'"),
+					 errhint("Set widecol.compaction = 'time_window' as well, or leave widecol.compaction_window out.")));
 		iv = DatumGetIntervalP(DirectFunctionCall3(interval_in,
 												   CStringGetDatum(window),
 												   ObjectIdGetDatum(InvalidOid),
