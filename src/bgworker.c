@@ -324,6 +324,8 @@ list_tables(void)
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	/* oldest first: a deterministic order from round to round */
+	list_sort(result, list_oid_cmp);
 	return result;
 }
 
