@@ -253,7 +253,7 @@ wc_launcher_main(Datum main_arg)
 				break;
 			if (running >= wc_max_workers)
 			{
-				waiting = wc_max_workers > 0;
+				waiting = true;
 				break;
 			}
 			if (!start_worker(due))
@@ -272,13 +272,18 @@ wc_launcher_main(Datum main_arg)
 			running++;
 		}
 
-		/* sleep until the next database is due (a worker's exit sets the latch) */
+		/*
+		 * Sleep until the next database is due; a worker's exit sets the
+		 * latch.  Databases due but waiting for a slot are looked at again
+		 * within a second (or at the next exit).
+		 */
 		wake = next_refresh;
 		for (int i = 0; i < ndbs; i++)
-			if (dbs[i].handle == NULL && dbs[i].next_run < wake)
+			if (dbs[i].handle == NULL && dbs[i].next_run > now && dbs[i].next_run < wake)
 				wake = dbs[i].next_run;
-		timeout_ms = waiting ? 1000 :
-			Max(10, Min((wake - now) / 1000 + 1, wc_naptime_s * 1000L));
+		timeout_ms = Max(10, Min((wake - now) / 1000 + 1, wc_naptime_s * 1000L));
+		if (waiting)
+			timeout_ms = Min(timeout_ms, 1000);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

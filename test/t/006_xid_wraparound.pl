@@ -17,6 +17,7 @@ my $node = PostgreSQL::Test::Cluster->new('wrap');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'widecol'
+widecol.max_workers = 0
 autovacuum = off
 });
 $node->start;
