@@ -24,10 +24,15 @@ int			wc_max_workers = 2;
 int			wc_compaction_throughput_mb = 64;
 double		wc_debug_write_time = 0;	/* test only: seconds since 1970 */
 
-/* The hybrid write clock: max(now, last + 1), shared by all backends. */
+/*
+ * The hybrid write clock: max(now, last + 1), shared by all backends; and
+ * the compaction throttle's clock (throttle.c): the time at which the
+ * server-wide compaction budget is next free.
+ */
 typedef struct WcShared
 {
 	pg_atomic_uint64 last_write_ts;
+	pg_atomic_uint64 throttle_next_us;
 } WcShared;
 
 static WcShared *wc_shared = NULL;
@@ -52,7 +57,10 @@ wc_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	wc_shared = ShmemInitStruct("widecol", sizeof(WcShared), &found);
 	if (!found)
+	{
 		pg_atomic_init_u64(&wc_shared->last_write_ts, 0);
+		pg_atomic_init_u64(&wc_shared->throttle_next_us, 0);
+	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -93,6 +101,14 @@ wc_next_write_ts(void)
 		if (pg_atomic_compare_exchange_u64(&wc_shared->last_write_ts, &last, next))
 			return (int64) next;
 	}
+}
+
+/* The compaction throttle's shared clock (throttle.c). */
+pg_atomic_uint64 *
+wc_throttle_clock(void)
+{
+	Assert(wc_shared != NULL);
+	return &wc_shared->throttle_next_us;
 }
 
 void		_PG_init(void);

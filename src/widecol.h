@@ -12,6 +12,7 @@
 #include "access/tableam.h"
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
+#include "port/atomics.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufpage.h"
 #include "storage/lock.h"
@@ -459,6 +460,7 @@ extern void wc_history_record(Relation rel, const char *strategy,
 							  const WcCompactStats *st, bool by_worker);
 extern void wc_throttle_begin(void);
 extern void wc_throttle(int64 bytes);
+extern pg_atomic_uint64 *wc_throttle_clock(void);
 
 /* bgworker.c */
 extern bool wc_am_worker;

@@ -15,6 +15,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(time);
 
 my $node = PostgreSQL::Test::Cluster->new('ccrash');
 $node->init;
@@ -101,7 +102,14 @@ eval { $bg->quit; };
 $node->start;
 check_after_crash('m', $m_expected, $m_runs, 'a manual major compaction');
 
-is(sql(q{SELECT widecol.compact('m', major => true) > 0}), 't', 'm: compacting again works');
+# again, throttled to 4 MB/s: about 11 MB of row versions take at least 2s
+my $t0 = time();
+is(sql(q{SET widecol.compaction_throughput = 4; SELECT widecol.compact('m', major => true) > 0}),
+	't', 'm: compacting again works');
+my $elapsed = time() - $t0;
+cmp_ok($elapsed, '>=', 2, sprintf('m: widecol.compaction_throughput held the compaction back (%.1fs)', $elapsed));
+is(sql(q{SELECT (bytes_in IS NOT NULL)::text || ':' || (rows_in > 100000)::text FROM widecol.compactions
+          WHERE "table" = 'm'::regclass}), 'true:true', 'm: the compaction is in the history');
 is(contents('m'), $m_expected, 'm: same contents after the compaction');
 is(runs('m'), '1 runs, 25000 versions', 'm: one run of the newest versions (and 500 tombstones)');
 is(sql(q{SELECT bool_and(ok) FROM widecol.verify('m')}), 't', 'm: verify ok');
