@@ -172,8 +172,43 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE k IN (1, 30000)) AS deleted_rows
 SELECT bool_and(ok) AS verified FROM widecol.verify('gc');
 RESET widecol.gc_grace;
 
+-- single-run rewrites: a run of mostly tombstones is rewritten alone to
+-- purge them once no other run can hold older versions of their keys ...
+CREATE TABLE tb (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
+INSERT INTO tb SELECT g, 'x' FROM generate_series(1, 10) g;
+SELECT widecol.flush('tb');
+DELETE FROM tb WHERE k <= 5;
+SELECT widecol.flush('tb');
+SET widecol.gc_grace = 0;
+-- the older run holds the deleted keys: the tombstone run is left alone
+SELECT widecol.compact('tb') AS written;
+SELECT level, nrows, ntombstones FROM widecol.runs('tb') ORDER BY run_id;
+RESET widecol.gc_grace;
+-- one run of 10 versions, 5 of them tombstones (kept: younger than gc_grace)
+SELECT widecol.compact('tb', true) AS written_major;
+SET widecol.gc_grace = 0;
+SELECT widecol.compact('tb') AS written;
+SELECT level, nrows, ntombstones FROM widecol.runs('tb');
+SELECT kind, runs_in, runs_out, rows_in, rows_out, tombstones_purged
+  FROM widecol.compactions WHERE "table" = 'tb'::regclass ORDER BY started;
+SELECT * FROM tb ORDER BY k;
+RESET widecol.gc_grace;
+-- ... and a run with xids older than vacuum_freeze_min_age is rewritten
+-- frozen (in place: same level), after which VACUUM moves relfrozenxid
+CREATE TABLE fz (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
+INSERT INTO fz SELECT g, 'x' FROM generate_series(1, 10) g;
+SELECT widecol.flush('fz');
+SET vacuum_freeze_min_age = 0;
+SELECT widecol.compact('fz') AS written;
+SELECT widecol.compact('fz') AS written_again;
+RESET vacuum_freeze_min_age;
+SELECT level, nrows FROM widecol.runs('fz');
+SELECT kind, runs_in, runs_out FROM widecol.compactions WHERE "table" = 'fz'::regclass;
+VACUUM fz;
+SELECT age(relfrozenxid) < 5 AS relfrozenxid_recent FROM pg_class WHERE relname = 'fz';
+
 -- the history is the extension's, readable through the view
 SELECT has_table_privilege('public', 'widecol.compaction_history', 'SELECT') AS public_reads_table,
        has_table_privilege('public', 'widecol.compactions', 'SELECT') AS public_reads_view;
-DROP TABLE st, tw, ex, ex2, gc;
+DROP TABLE st, tw, ex, ex2, gc, tb, fz;
 DROP FUNCTION write_time(timestamptz);
