@@ -103,6 +103,28 @@ SELECT widecol.compact('tw') AS written_again;
 SELECT widecol.compact('tw', true) AS written_major;
 SELECT level, nrows, min_write_ts::date AS day FROM widecol.runs('tw') ORDER BY min_write_ts;
 SELECT * FROM tw ORDER BY k;
+-- twelve days in one run (keys interleaving the days): a major compaction
+-- writes twelve runs, in passes of at most 8 windows
+CREATE TABLE tw12 (k int, v text) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.compaction = 'time_window');
+DO $$
+BEGIN
+  FOR d IN 0..11 LOOP
+    PERFORM write_time('2025-03-01'::timestamptz + d * interval '1 day');
+    INSERT INTO tw12 SELECT g, 'day ' || d FROM generate_series(d + 1, 120, 12) g;
+  END LOOP;
+END $$;
+INSERT INTO tw12 VALUES (1, 'day 11 overwrites day 0');
+RESET widecol.debug_write_time;
+SELECT widecol.flush('tw12');
+SELECT count(*) AS runs FROM widecol.runs('tw12');
+SELECT widecol.compact('tw12', true) AS written_major;
+SELECT count(*) AS runs, sum(nrows) AS versions,
+       bool_and(date_trunc('day', min_write_ts) = date_trunc('day', max_write_ts)) AS one_window_each,
+       count(DISTINCT min_write_ts::date) AS days
+  FROM widecol.runs('tw12');
+SELECT count(*), count(DISTINCT v) FROM tw12;
+SELECT * FROM tw12 WHERE k IN (1, 2, 13) ORDER BY k;
 
 -- whole-run drop: a run whose rows all expired more than gc_grace ago is
 -- dropped without being read, and no tombstone is written
@@ -210,5 +232,5 @@ SELECT age(relfrozenxid) < 5 AS relfrozenxid_recent FROM pg_class WHERE relname 
 -- the history is the extension's, readable through the view
 SELECT has_table_privilege('public', 'widecol.compaction_history', 'SELECT') AS public_reads_table,
        has_table_privilege('public', 'widecol.compactions', 'SELECT') AS public_reads_view;
-DROP TABLE st, tw, ex, ex2, gc, tb, fz;
+DROP TABLE st, tw, tw12, ex, ex2, gc, tb, fz;
 DROP FUNCTION write_time(timestamptz);

@@ -183,128 +183,96 @@ typedef struct Outputs
 	int			n;
 	int64		window[WC_MAX_OPEN_WINDOWS];
 	WcRunWriter *writer[WC_MAX_OPEN_WINDOWS];
-	uint64		last_use[WC_MAX_OPEN_WINDOWS];
-	uint64		clock;
 	WcCompactStats *st;
 } Outputs;
 
 static void
-output_finish(Outputs *o, int i)
+outputs_finish(Outputs *o)
 {
-	WcRunSummary summary;
-
-	if (wc_run_writer_finish(o->writer[i], &summary))
+	for (int i = 0; i < o->n; i++)
 	{
-		o->st->runs_out++;
-		o->st->rows_out += summary.nrows;
-		o->st->bytes_out += summary.compressed_bytes;
+		WcRunSummary summary;
+
+		if (wc_run_writer_finish(o->writer[i], &summary))
+		{
+			o->st->runs_out++;
+			o->st->rows_out += summary.nrows;
+			o->st->bytes_out += summary.compressed_bytes;
+		}
 	}
-	o->writer[i] = o->writer[o->n - 1];
-	o->window[i] = o->window[o->n - 1];
-	o->last_use[i] = o->last_use[o->n - 1];
-	o->n--;
+	o->n = 0;
 }
 
-/*
- * The writer for a row: its time window's, so that a run never spans two
- * windows.  When too many windows are open, the least recently used writer
- * is finished (its window may get a second run; the next compaction of
- * that window merges them).
- */
+/* The writer for a row: its time window's, so that a run never spans two. */
 static WcRunWriter *
 output_for(Outputs *o, const WcRowHeader *row)
 {
 	int64		win = o->window_us > 0 ? wc_time_window(row->write_ts, o->window_us) : 0;
-	int			lru = 0;
 
-	o->clock++;
 	for (int i = 0; i < o->n; i++)
-	{
 		if (o->window[i] == win)
-		{
-			o->last_use[i] = o->clock;
 			return o->writer[i];
-		}
-		if (o->last_use[i] < o->last_use[lru])
-			lru = i;
-	}
 	if (o->n == WC_MAX_OPEN_WINDOWS)
-		output_finish(o, lru);
+		elog(ERROR, "widecol: more than %d time windows in one compaction pass",
+			 WC_MAX_OPEN_WINDOWS);
 	o->window[o->n] = win;
 	o->writer[o->n] = wc_run_writer_begin(o->rel, o->level);
-	o->last_use[o->n] = o->clock;
 	return o->writer[o->n++];
 }
 
-/*
- * Merge the runs run_ids (all in m, the manifest as this transaction sees
- * it) into new runs of the given level, split by time window when
- * window_us > 0.  The caller holds ShareUpdateExclusiveLock and flushed
- * level 0 after taking it; horizon was computed after the flush.  Returns
- * the versions written; *st receives the counts.
- */
-int64
-wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids, int nin,
-				int level, int64 window_us, TransactionId horizon,
-				WcCompactStats *st)
+/* ---------- the merge ---------- */
+
+typedef struct Pass
 {
-	WcMetaData	meta;
+	Relation	rel;
 	WcRunSummary *in;
+	int			nin;
 	Outside    *out;
-	int			nout = 0;
-	WcMergeIter *it;
-	Outputs		outputs;
-	int64		now = GetCurrentTimestamp();
-	int64		purge_before = now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
+	int			nout;
+	TransactionId horizon;
+	int64		now;
+	int64		purge_before;
+	int64		window_us;
+	const int64 *windows;		/* this pass writes these windows; NULL: all */
+	int			nwindows;
+	WcCompactStats *st;
+} Pass;
+
+static bool
+pass_takes(const Pass *p, const WcRowHeader *row)
+{
+	int64		win;
+
+	if (p->windows == NULL)
+		return true;
+	win = wc_time_window(row->write_ts, p->window_us);
+	for (int i = 0; i < p->nwindows; i++)
+		if (p->windows[i] == win)
+			return true;
+	return false;
+}
+
+/*
+ * One merge over all input versions.  Every version takes part in the
+ * per-key decisions; only those of the pass's windows are written and
+ * counted, so that several passes (one per group of windows) decide alike
+ * and count each version once.
+ */
+static int64
+merge_pass(Pass *p, Outputs *outputs)
+{
+	WcMergeIter *it = wc_merge_begin_runs(p->rel, p->in, p->nin);
 	WcRowHeader *row;
 	ItemPointerData tid;
 	StringInfoData key;
 	bool		settled = false;
 	int64		written = 0;
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "widecol compaction",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
 
-	in = palloc(sizeof(WcRunSummary) * Max(nin, 1));
-	out = palloc0(sizeof(Outside) * Max(m->nruns, 1));
-	for (int i = 0; i < nin; i++)
-	{
-		bool		found = false;
-
-		for (int j = 0; j < m->nruns && !found; j++)
-			if (m->runs[j].run_id == run_ids[i])
-			{
-				in[i] = m->runs[j];
-				found = true;
-			}
-		if (!found)
-			elog(ERROR, "widecol: run %llu of \"%s\" is not in the manifest",
-				 (unsigned long long) run_ids[i], RelationGetRelationName(rel));
-		st->runs_in++;
-		st->rows_in += in[i].nrows;
-		st->bytes_in += in[i].compressed_bytes;
-	}
-	for (int j = 0; j < m->nruns; j++)
-	{
-		bool		input = false;
-
-		for (int i = 0; i < nin; i++)
-			input |= m->runs[j].run_id == run_ids[i];
-		if (!input)
-			out[nout++].run = &m->runs[j];
-	}
-
-	memset(&outputs, 0, sizeof(outputs));
-	outputs.rel = rel;
-	outputs.level = level;
-	outputs.window_us = window_us;
-	outputs.st = st;
-
-	wc_throttle_begin();
-	it = wc_merge_begin_runs(rel, in, nin);
 	initStringInfo(&key);
 	while ((row = wc_merge_next(it, &tid)) != NULL)
 	{
+		bool		mine;
+
 		CHECK_FOR_INTERRUPTS();
 		wc_throttle(row->len);
 		if (key.len != row->keylen || memcmp(key.data, WcRowKey(row), row->keylen) != 0)
@@ -313,22 +281,26 @@ wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids, int nin,
 			appendBinaryStringInfo(&key, WcRowKey(row), row->keylen);
 			settled = false;
 		}
+		mine = pass_takes(p, row);
 		if (settled || wc_xid_known_aborted(row->xid))
 		{
-			st->shadowed_dropped++;
+			if (mine)
+				p->st->shadowed_dropped++;
 			continue;
 		}
-		if (all_visible(row, horizon))
+		if (all_visible(row, p->horizon))
 		{
 			settled = true;
-			if (wc_row_is_dead(row, now) &&
-				(WcRowIsTombstone(row) ? row->write_ts : row->expire_at) < purge_before &&
-				!older_version_outside(rel, out, nout, row))
+			if (!mine)
+				continue;
+			if (wc_row_is_dead(row, p->now) &&
+				(WcRowIsTombstone(row) ? row->write_ts : row->expire_at) < p->purge_before &&
+				!older_version_outside(p->rel, p->out, p->nout, row))
 			{
 				if (WcRowIsTombstone(row))
-					st->tombstones_purged++;
+					p->st->tombstones_purged++;
 				else
-					st->expired_purged++;
+					p->st->expired_purged++;
 				continue;
 			}
 			if (row->xid != FrozenTransactionId)
@@ -339,18 +311,185 @@ wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids, int nin,
 				memcpy(frozen, row, row->len);
 				frozen->xid = FrozenTransactionId;
 				frozen->cid = FirstCommandId;
-				wc_run_writer_add(output_for(&outputs, frozen), frozen, NULL);
+				wc_run_writer_add(output_for(outputs, frozen), frozen, NULL);
 				pfree(frozen);
 				written++;
 				continue;
 			}
 		}
-		wc_run_writer_add(output_for(&outputs, row), row, NULL);
+		if (!mine)
+			continue;
+		wc_run_writer_add(output_for(outputs, row), row, NULL);
 		written++;
 	}
 	wc_merge_end(it);
-	while (outputs.n > 0)
-		output_finish(&outputs, outputs.n - 1);
+	return written;
+}
+
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The time windows the input versions fall in, sorted.  From the run
+ * summaries when their write-time ranges cover few windows; otherwise from
+ * a first read of the versions (a major compaction of months of data).
+ */
+static int64 *
+input_windows(Pass *p, int *nwin)
+{
+	int64		span = 0;
+	int64	   *w;
+	int			n = 0,
+				cap;
+
+	for (int i = 0; i < p->nin; i++)
+		span += wc_time_window(p->in[i].max_write_ts, p->window_us) -
+			wc_time_window(p->in[i].min_write_ts, p->window_us) + 1;
+	if (span <= WC_MAX_OPEN_WINDOWS)
+	{
+		w = palloc(sizeof(int64) * Max(span, 1));
+		for (int i = 0; i < p->nin; i++)
+			for (int64 x = wc_time_window(p->in[i].min_write_ts, p->window_us);
+				 x <= wc_time_window(p->in[i].max_write_ts, p->window_us); x++)
+				w[n++] = x;
+	}
+	else
+	{
+		WcMergeIter *it = wc_merge_begin_runs(p->rel, p->in, p->nin);
+		WcRowHeader *row;
+		ItemPointerData tid;
+		int64		last = PG_INT64_MIN;
+
+		cap = 64;
+		w = palloc(sizeof(int64) * cap);
+		while ((row = wc_merge_next(it, &tid)) != NULL)
+		{
+			int64		x = wc_time_window(row->write_ts, p->window_us);
+
+			CHECK_FOR_INTERRUPTS();
+			wc_throttle(row->len);
+			if (x == last)
+				continue;
+			last = x;
+			if (n == cap)
+			{
+				/* keep the array small: drop duplicates before growing */
+				int			m = 0;
+
+				qsort(w, n, sizeof(int64), int64_cmp);
+				for (int i = 0; i < n; i++)
+					if (m == 0 || w[m - 1] != w[i])
+						w[m++] = w[i];
+				n = m;
+				if (n > cap / 2)
+					w = repalloc_huge(w, sizeof(int64) * (cap *= 2));
+			}
+			w[n++] = x;
+		}
+		wc_merge_end(it);
+	}
+	qsort(w, n, sizeof(int64), int64_cmp);
+	{
+		int			m = 0;
+
+		for (int i = 0; i < n; i++)
+			if (m == 0 || w[m - 1] != w[i])
+				w[m++] = w[i];
+		n = m;
+	}
+	*nwin = n;
+	return w;
+}
+
+/*
+ * Merge the runs run_ids (all in m, the manifest as this transaction sees
+ * it) into new runs of the given level, one per time window when
+ * window_us > 0 (in passes of at most WC_MAX_OPEN_WINDOWS windows).  The
+ * caller holds ShareUpdateExclusiveLock and flushed level 0 after taking
+ * it; horizon was computed after the flush.  Returns the versions written;
+ * *st receives the counts.
+ */
+int64
+wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids, int nin,
+				int level, int64 window_us, TransactionId horizon,
+				WcCompactStats *st)
+{
+	WcMetaData	meta;
+	Pass		p;
+	Outputs		outputs;
+	int64		written = 0;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "widecol compaction",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	memset(&p, 0, sizeof(p));
+	p.rel = rel;
+	p.nin = nin;
+	p.in = palloc(sizeof(WcRunSummary) * Max(nin, 1));
+	p.out = palloc0(sizeof(Outside) * Max(m->nruns, 1));
+	p.horizon = horizon;
+	p.now = GetCurrentTimestamp();
+	p.purge_before = p.now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
+	p.window_us = window_us;
+	p.st = st;
+	for (int i = 0; i < nin; i++)
+	{
+		bool		found = false;
+
+		for (int j = 0; j < m->nruns && !found; j++)
+			if (m->runs[j].run_id == run_ids[i])
+			{
+				p.in[i] = m->runs[j];
+				found = true;
+			}
+		if (!found)
+			elog(ERROR, "widecol: run %llu of \"%s\" is not in the manifest",
+				 (unsigned long long) run_ids[i], RelationGetRelationName(rel));
+		st->runs_in++;
+		st->rows_in += p.in[i].nrows;
+		st->bytes_in += p.in[i].compressed_bytes;
+	}
+	for (int j = 0; j < m->nruns; j++)
+	{
+		bool		input = false;
+
+		for (int i = 0; i < nin; i++)
+			input |= m->runs[j].run_id == run_ids[i];
+		if (!input)
+			p.out[p.nout++].run = &m->runs[j];
+	}
+
+	memset(&outputs, 0, sizeof(outputs));
+	outputs.rel = rel;
+	outputs.level = level;
+	outputs.window_us = window_us;
+	outputs.st = st;
+
+	wc_throttle_begin();
+	if (window_us == 0)
+	{
+		written = merge_pass(&p, &outputs);
+		outputs_finish(&outputs);
+	}
+	else
+	{
+		int			nwin;
+		int64	   *windows = input_windows(&p, &nwin);
+
+		for (int first = 0; first < nwin; first += WC_MAX_OPEN_WINDOWS)
+		{
+			p.windows = windows + first;
+			p.nwindows = Min(WC_MAX_OPEN_WINDOWS, nwin - first);
+			written += merge_pass(&p, &outputs);
+			outputs_finish(&outputs);
+		}
+	}
 	wc_meta_read(rel, &meta);
 	wc_manifest_drop_runs(meta.storage_id, run_ids, nin);
 
