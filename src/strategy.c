@@ -53,23 +53,34 @@ cand_cmp(const void *a, const void *b)
 	return x->idx - y->idx;
 }
 
+/*
+ * The output level is the highest input level, one more when at least two
+ * inputs have it: merging four flushed runs (level 1) gives level 2; a
+ * level-2 run merged with newer flushes stays at level 2; a single-run
+ * rewrite keeps its level.
+ */
 static WcBucket *
 make_bucket(WcManifest *m, const char *kind, const int *idx, int n, bool *taken)
 {
 	WcBucket   *b = palloc0(sizeof(WcBucket));
+	int			top = 0;
 
 	b->kind = kind;
 	b->nruns = n;
 	b->run_ids = palloc(sizeof(uint64) * Max(n, 1));
+
 	b->level = 1;
 	for (int i = 0; i < n; i++)
 	{
 		b->run_ids[i] = m->runs[idx[i]].run_id;
-		b->level = Max(b->level, m->runs[idx[i]].level + 1);
+		b->level = Max(b->level, m->runs[idx[i]].level);
 		taken[idx[i]] = true;
 	}
-	if (n == 1 && strcmp(kind, "minor") != 0)
-		b->level = m->runs[idx[0]].level;	/* a rewrite in place */
+	/* a tier up only when two runs of the top level merge */
+	for (int i = 0; i < n; i++)
+		top += m->runs[idx[i]].level == b->level;
+	if (top >= 2)
+		b->level++;
 	return b;
 }
 
