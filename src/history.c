@@ -15,6 +15,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -81,6 +82,6 @@ wc_history_record(Relation rel, const char *strategy, const WcCompactStats *st,
 	v[Anum_h_runs_dropped_whole - 1] = Int32GetDatum(st->runs_dropped_whole);
 	v[Anum_h_by_worker - 1] = BoolGetDatum(by_worker);
 	tup = heap_form_tuple(RelationGetDescr(hrel), v, n);
-	simple_heap_insert(hrel, tup);
+	CatalogTupleInsert(hrel, tup);	/* keeps any index a user added */
 	table_close(hrel, RowExclusiveLock);
 }
