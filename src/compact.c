@@ -103,7 +103,7 @@ wc_run_droppable_whole(const WcManifest *m, int i, int64 now, int64 purge_before
 int
 wc_drop_expired_runs(Relation rel, WcManifest *m, WcCompactStats *st)
 {
-	int64		now = GetCurrentTimestamp();
+	int64		now = wc_now();
 	int64		purge_before = now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
 	uint64	   *ids = palloc(sizeof(uint64) * Max(m->nruns, 1));
 	int			n = 0;
@@ -434,7 +434,7 @@ wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids, int nin,
 	p.in = palloc(sizeof(WcRunSummary) * Max(nin, 1));
 	p.out = palloc0(sizeof(Outside) * Max(m->nruns, 1));
 	p.horizon = horizon;
-	p.now = GetCurrentTimestamp();
+	p.now = wc_now();
 	p.purge_before = p.now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
 	p.window_us = window_us;
 	p.st = st;

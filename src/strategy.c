@@ -140,7 +140,7 @@ size_tiered(WcManifest *m, const int *idx, int n, WcTableInfo *info,
 static List *
 time_window(WcManifest *m, WcTableInfo *info, bool *taken, List *result)
 {
-	int64		now_window = wc_time_window(GetCurrentTimestamp(), info->window_us);
+	int64		now_window = wc_time_window(wc_now(), info->window_us);
 	int64	   *win = palloc(sizeof(int64) * Max(m->nruns, 1));
 	bool	   *done = palloc0(sizeof(bool) * Max(m->nruns, 1));
 	int		   *idx = palloc(sizeof(int) * Max(m->nruns, 1));
@@ -205,7 +205,7 @@ wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m, TransactionId h
 	bool	   *taken = palloc0(sizeof(bool) * Max(m->nruns, 1));
 	List	   *result = NIL;
 	TransactionId next = ReadNextTransactionId();
-	int64		purge_before = GetCurrentTimestamp() -
+	int64		purge_before = wc_now() -
 		(int64) wc_gc_grace_seconds * USECS_PER_SEC;
 
 	if (info->compaction == WC_COMPACTION_TIME_WINDOW)

@@ -30,6 +30,7 @@ extern bool wc_preloaded;
 
 extern void wc_check_preloaded(void);
 extern int64 wc_next_write_ts(void);
+extern int64 wc_now(void);
 
 /* maintenance GUCs (widecol.c) */
 extern int	wc_naptime_s;
