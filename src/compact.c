@@ -64,21 +64,31 @@ ranges_overlap(const WcRunSummary *a, const WcRunSummary *b)
 }
 
 /*
- * Whole-run drop rule: run i may be dropped without being read when every
- * row in it expired before now - gc_grace, and no other run may hold an
- * older version of one of its keys that is still live: every other run
- * either holds only newer versions (its oldest write time is after our
- * newest), or does not overlap our key range, or has itself expired
- * entirely (whatever it holds is invisible anyway).  Level 0 holds only
- * writes made after the flush that precedes this check, all newer.
- * Tombstones never expire (max_expire is "never" in a run holding one).
+ * Whole-run drop rule: run i may be dropped without being read when
+ *  1. every version in it is dead and was so before now - gc_grace: rows
+ *     expired, tombstones written, that long ago (max_expire), and
+ *  2. every version in it is visible to every snapshot (its newest xid
+ *     precedes the horizon), as for a purge in a compaction: a transaction
+ *     still running may otherwise write an older version of one of its
+ *     keys that the run's version must keep shadowing, and
+ *  3. no other run may hold a still-live older version of one of its keys:
+ *     every other run either holds only newer versions (its oldest write
+ *     time is after our newest), or does not overlap our key range, or is
+ *     itself entirely dead (its max_expire is past: whatever it holds is
+ *     invisible, a tombstone in it shadows runs that are checked here in
+ *     their own right).
+ * Level 0 holds only writes made after the flush that precedes this check,
+ * all newer.
  */
 bool
-wc_run_droppable_whole(const WcManifest *m, int i, int64 now, int64 purge_before)
+wc_run_droppable_whole(const WcManifest *m, int i, int64 now, int64 purge_before,
+					   TransactionId horizon)
 {
 	const WcRunSummary *r = &m->runs[i];
 
 	if (r->nrows == 0 || r->max_expire == PG_INT64_MAX || r->max_expire >= purge_before)
+		return false;
+	if (TransactionIdIsNormal(r->max_xid) && !TransactionIdPrecedes(r->max_xid, horizon))
 		return false;
 	for (int j = 0; j < m->nruns; j++)
 	{
@@ -96,12 +106,12 @@ wc_run_droppable_whole(const WcManifest *m, int i, int64 now, int64 purge_before
 }
 
 /*
- * Drop every run whose rows have all expired (see wc_run_droppable_whole)
+ * Drop every run whose versions are all dead (see wc_run_droppable_whole)
  * by turning its manifest row into a dropped one; its pages are reclaimed
  * once no snapshot reads it.  Returns the number of runs dropped.
  */
 int
-wc_drop_expired_runs(Relation rel, WcManifest *m, WcCompactStats *st)
+wc_drop_expired_runs(Relation rel, WcManifest *m, TransactionId horizon, WcCompactStats *st)
 {
 	int64		now = wc_now();
 	int64		purge_before = now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
@@ -111,7 +121,7 @@ wc_drop_expired_runs(Relation rel, WcManifest *m, WcCompactStats *st)
 
 	for (int i = 0; i < m->nruns; i++)
 	{
-		if (!wc_run_droppable_whole(m, i, now, purge_before))
+		if (!wc_run_droppable_whole(m, i, now, purge_before, horizon))
 			continue;
 		ids[n++] = m->runs[i].run_id;
 		st->runs_in++;

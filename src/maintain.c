@@ -92,7 +92,7 @@ wc_maintain(Relation rel, bool major, bool in_worker, bool *busy)
 	memset(&st, 0, sizeof(st));
 	st.kind = "expired_runs";
 	st.started = GetCurrentTimestamp();
-	if (wc_drop_expired_runs(rel, m, &st) > 0)
+	if (wc_drop_expired_runs(rel, m, horizon, &st) > 0)
 	{
 		wc_report_activity("widecol: dropped %d expired runs of %s", st.runs_dropped_whole, name);
 		wc_history_record(rel, strategy, &st, in_worker);

@@ -232,7 +232,10 @@ typedef struct WcRunSummary
 	int64		compressed_bytes;
 	int64		min_write_ts;
 	int64		max_write_ts;
-	int64		max_expire;		/* PG_INT64_MAX when some row never expires */
+	int64		max_expire;		/* when the last version stops being live data:
+								 * latest expiry, a tombstone counting from its
+								 * write; PG_INT64_MAX when some row never
+								 * expires */
 	TransactionId min_xid;
 	TransactionId max_xid;
 	bytea	   *min_key;		/* palloc'd, may be NULL in empty runs */
@@ -452,8 +455,10 @@ typedef struct WcBucket
 extern int64 wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids,
 							 int nin, int level, int64 window_us,
 							 TransactionId horizon, WcCompactStats *st);
-extern int	wc_drop_expired_runs(Relation rel, WcManifest *m, WcCompactStats *st);
-extern bool wc_run_droppable_whole(const WcManifest *m, int i, int64 now, int64 purge_before);
+extern int	wc_drop_expired_runs(Relation rel, WcManifest *m, TransactionId horizon,
+								 WcCompactStats *st);
+extern bool wc_run_droppable_whole(const WcManifest *m, int i, int64 now,
+								   int64 purge_before, TransactionId horizon);
 extern List *wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m,
 							  TransactionId horizon);
 extern int64 wc_maintain(Relation rel, bool major, bool in_worker, bool *busy);
