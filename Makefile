@@ -17,6 +17,11 @@ OBJS = \
 	src/merge.o \
 	src/flush.o \
 	src/compact.o \
+	src/strategy.o \
+	src/maintain.o \
+	src/history.o \
+	src/throttle.o \
+	src/bgworker.o \
 	src/reclaim.o \
 	src/scan.o \
 	src/modify.o \

@@ -1,4 +1,4 @@
--- widecol.compact(): all runs become one; shadowed and aborted versions go,
+-- widecol.compact(rel, major => true): all runs become one; shadowed and aborted versions go,
 -- xids are frozen, tombstones and expired rows past widecol.gc_grace are
 -- purged; the pages of dropped runs are reused once no snapshot reads them.
 CREATE TABLE k (pk int, ck int, v text) USING widecol
@@ -28,12 +28,12 @@ SELECT runs, runs_per_level, versions, tombstones, live_rows, deleted_rows, part
 
 -- tombstones younger than gc_grace stay (they shadow nothing any more, but
 -- the grace period is the user's promise)
-SELECT widecol.compact('k') AS kept;
+SELECT widecol.compact('k', major => true) AS kept;
 SELECT count(*) AS runs, sum(nrows) AS versions, sum(ntombstones) AS tombstones, min(level) AS level
   FROM widecol.runs('k');
 SELECT k_diff() AS differences_after;
 SET widecol.gc_grace = 0;
-SELECT widecol.compact('k') AS kept;
+SELECT widecol.compact('k', major => true) AS kept;
 SELECT count(*) AS runs, sum(nrows) AS versions, sum(ntombstones) AS tombstones FROM widecol.runs('k');
 SELECT k_diff() AS differences_after_purge;
 SELECT runs, runs_per_level, versions, tombstones, live_rows, deleted_rows FROM widecol.table_stats('k');
@@ -47,12 +47,12 @@ SELECT age(relfrozenxid) < 10 AS relfrozenxid_recent FROM pg_class WHERE relname
 -- again keeps the table at a steady size
 SELECT pg_relation_size('k') AS size_before \gset
 COPY k FROM '/tmp/widecol_compact.csv';
-SELECT widecol.compact('k') > 0;
+SELECT widecol.compact('k', major => true) > 0;
 COPY k FROM '/tmp/widecol_compact.csv';
-SELECT widecol.compact('k') > 0;
+SELECT widecol.compact('k', major => true) > 0;
 COPY k FROM '/tmp/widecol_compact.csv';
-SELECT widecol.compact('k') > 0;
-SELECT widecol.compact('k') > 0;
+SELECT widecol.compact('k', major => true) > 0;
+SELECT widecol.compact('k', major => true) > 0;
 SELECT pg_relation_size('k') < 2 * :size_before AS size_steady;
 -- every COPY wrote the same rows again: the contents did not change
 UPDATE k_heap SET v = repeat('v', 40) || ck WHERE pk = 3;

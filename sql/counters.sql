@@ -49,10 +49,21 @@ BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT n FROM daily WHERE tag = 'rust';
 SELECT widecol.flush('daily') >= 0 AS flushed;
 COMMIT;
--- compaction keeps every increment
+-- compaction keeps every increment: a minor compaction first (a strategy's merge), then a major one, which
+-- folds every key's increments into one version
+INSERT INTO daily VALUES ('rust', '2026-01-01', 2, 2, NULL), ('rust', '2026-01-01', 3, 3, NULL);
+SELECT widecol.flush('daily') >= 0 AS flushed;
 SELECT sum(n) AS total_before, sum(bytes) AS bytes_before FROM daily \gset
-SELECT widecol.compact('daily') > 0 AS compacted;
+SELECT widecol.compact('daily') >= 0 AS compacted;
 SELECT sum(n) = :total_before AS same_total, sum(bytes) = :bytes_before AS same_bytes FROM daily;
+SELECT widecol.compact('daily', true) > 0 AS compacted;
+SELECT sum(n) = :total_before AS same_total, sum(bytes) = :bytes_before AS same_bytes FROM daily;
+SELECT sum(nrows) AS versions_left, (SELECT count(*) FROM daily) AS keys FROM widecol.runs('daily');
+-- increments after the fold add to the folded sums
+INSERT INTO daily VALUES ('rust', '2026-01-01', 1, 1, NULL);
+SELECT n, bytes FROM daily WHERE tag = 'rust';
+SELECT widecol.compact('daily', true) > 0 AS compacted;
+SELECT n, bytes FROM daily WHERE tag = 'rust';
 SELECT * FROM daily ORDER BY tag, day;
 -- overflow is an error, not a wrap-around
 INSERT INTO daily VALUES ('big', '2026-01-01', 9223372036854775807, 0, NULL);

@@ -46,7 +46,7 @@ INSERT INTO ev VALUES (1, 1, 'rewritten');
 SELECT ts, note, widecol.ttl(tableoid, ctid) > interval '23 hours' AS ttl_1d FROM ev ORDER BY ts;
 -- compaction removes what has expired once gc_grace has passed
 SET widecol.gc_grace = 0;
-SELECT widecol.compact('ev') AS kept;
+SELECT widecol.compact('ev', true) AS kept;
 SELECT sum(nrows) AS versions_left FROM widecol.runs('ev');
 RESET widecol.gc_grace;
 RESET widecol.debug_clock_offset;

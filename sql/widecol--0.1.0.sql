@@ -46,10 +46,10 @@ CREATE FUNCTION widecol.flush(rel regclass) RETURNS bigint
 COMMENT ON FUNCTION widecol.flush(regclass) IS
     'write level 0 of a widecol table into a sorted run; returns the number of row versions written';
 
-CREATE FUNCTION widecol.compact(rel regclass) RETURNS bigint
+CREATE FUNCTION widecol.compact(rel regclass, major boolean DEFAULT false) RETURNS bigint
     AS 'MODULE_PATHNAME', 'widecol_compact' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION widecol.compact(regclass) IS
-    'merge all runs of a widecol table into one: drop shadowed and aborted versions, freeze xids, purge tombstones and expired rows older than widecol.gc_grace; returns the number of row versions kept';
+COMMENT ON FUNCTION widecol.compact(regclass, boolean) IS
+    'flush level 0, drop runs whose rows have all expired, then run the table''s compaction strategy once (major = false) or merge all runs into one (major = true): drop shadowed and aborted versions, freeze xids, purge tombstones and expired rows older than widecol.gc_grace; returns the number of row versions written';
 
 -- WRITETIME() and TTL() of Cassandra: pass the row's tableoid and ctid,
 -- e.g. SELECT widecol.writetime(tableoid, ctid) FROM t WHERE ...
@@ -1038,3 +1038,46 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION widecol.create_image_store(name, interval) IS
     'create an image-metadata store in a schema: images, device/day and tag/day query tables, batch table, daily counter table, query functions';
+
+-- maintenance (bgworker branch)
+
+-- One row per compaction and per whole-run drop of expired runs, written in
+-- the compaction's own transaction (so only committed work is listed).  Not
+-- marked with pg_extension_config_dump: it is an operational log whose OIDs
+-- mean nothing in another cluster; pg_dump leaves it out.
+CREATE TABLE widecol.compaction_history (
+    relid              oid NOT NULL,
+    relname            text NOT NULL,        -- schema-qualified, at the time
+    strategy           text NOT NULL,        -- the table's: size_tiered, time_window
+    kind               text NOT NULL,        -- major, minor, freeze, tombstones, expired_runs
+    started            timestamptz NOT NULL,
+    finished           timestamptz NOT NULL,
+    runs_in            int NOT NULL,
+    runs_out           int NOT NULL,
+    rows_in            bigint NOT NULL,      -- row versions
+    rows_out           bigint NOT NULL,
+    bytes_in           bigint NOT NULL,      -- compressed
+    bytes_out          bigint NOT NULL,
+    tombstones_purged  bigint NOT NULL,
+    expired_purged     bigint NOT NULL,
+    shadowed_dropped   bigint NOT NULL,      -- older and aborted versions
+    runs_dropped_whole int NOT NULL,         -- expired runs dropped unread
+    by_worker          boolean NOT NULL
+);
+REVOKE ALL ON widecol.compaction_history FROM PUBLIC;
+COMMENT ON TABLE widecol.compaction_history IS
+    'one row per compaction or whole-run drop of a widecol table (see the view widecol.compactions)';
+
+CREATE VIEW widecol.compactions AS
+    SELECT h.relid::regclass AS "table", h.relname, h.strategy, h.kind,
+           h.started, h.finished, h.finished - h.started AS duration,
+           h.runs_in, h.runs_out, h.rows_in, h.rows_out, h.bytes_in, h.bytes_out,
+           h.tombstones_purged, h.expired_purged, h.shadowed_dropped,
+           h.runs_dropped_whole, h.by_worker
+      FROM widecol.compaction_history h
+     WHERE pg_has_role(coalesce((SELECT c.relowner FROM pg_class c WHERE c.oid = h.relid),
+                                (SELECT d.datdba FROM pg_database d WHERE d.datname = current_database())),
+                       'USAGE');
+GRANT SELECT ON widecol.compactions TO PUBLIC;
+COMMENT ON VIEW widecol.compactions IS
+    'compaction history of the widecol tables the current user owns (all of them for superusers), oldest first by started';

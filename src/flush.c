@@ -209,9 +209,9 @@ wc_flush(Relation rel, bool wait)
 		wc_manifest_retire_gen(meta.storage_id, *(uint64 *) lfirst(lc));
 
 	forget_old_gens(rel, meta.storage_id, m);
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
 	elog(DEBUG1, "widecol: flushed %lld versions of \"%s\" from %d level-0 generations",
 		 (long long) nflushed, RelationGetRelationName(rel), list_length(flushed));
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
 	return nflushed;
 }

@@ -53,7 +53,8 @@ Datum
 widecol_compact(PG_FUNCTION_ARGS)
 {
 	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
-	int64		n = wc_compact(rel);
+	bool		major = PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	int64		n = wc_maintain(rel, major, false, NULL);
 
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(n);

@@ -270,15 +270,37 @@ bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
  * of one command are buffered like COPY's and written as a sorted run when
  * the statement's executor finishes, before its AFTER statement triggers
  * run; fewer than WC_STATEMENT_RUN_MIN rows go to level 0 instead.  The
- * first row of every command goes to level 0 at once, so single-row INSERTs
- * stay as they were.  Buffered rows get no TID (as COPY's), so tables with
+ * first row of a command goes to level 0 at once (single-row INSERTs stay
+ * as they were) unless the planner expects the INSERT to write several.  Buffered rows get no TID (as COPY's), so tables with
  * AFTER ROW INSERT triggers, which fetch new rows by TID, are not buffered.
  */
 #define WC_STATEMENT_RUN_MIN 256
 
 static Oid	last_insert_rel = InvalidOid;
 static CommandId last_insert_cid = InvalidCommandId;
+static CommandId bulk_insert_cid = InvalidCommandId;
+static ExecutorStart_hook_type prev_executor_start = NULL;
 static ExecutorFinish_hook_type prev_executor_finish = NULL;
+
+/*
+ * An INSERT whose source the planner expects to return several rows is
+ * buffered from its first row, so that it writes one run, not a level-0
+ * row and a run.
+ */
+static void
+wc_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	Plan	   *top;
+
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	top = queryDesc->plannedstmt->planTree;
+	if (queryDesc->operation == CMD_INSERT && top && IsA(top, ModifyTable) &&
+		outerPlan(top) && outerPlan(top)->plan_rows > 1 && queryDesc->estate)
+		bulk_insert_cid = queryDesc->estate->es_output_cid;
+}
 
 static bool
 buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
@@ -289,7 +311,8 @@ buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	{
 		if (rel->trigdesc && rel->trigdesc->trig_insert_after_row)
 			return false;
-		if (last_insert_rel != RelationGetRelid(rel) || last_insert_cid != cid)
+		if (cid != bulk_insert_cid &&
+			(last_insert_rel != RelationGetRelid(rel) || last_insert_cid != cid))
 		{
 			last_insert_rel = RelationGetRelid(rel);
 			last_insert_cid = cid;
@@ -376,6 +399,7 @@ wc_xact_callback(XactEvent event, void *arg)
 			/* the memory went with TopTransactionContext */
 			bulk_states = NULL;
 			last_insert_rel = InvalidOid;
+			bulk_insert_cid = InvalidCommandId;
 			moved_keys = NULL;
 			moved_cxt = NULL;
 			break;
@@ -408,6 +432,8 @@ wc_modify_init(void)
 {
 	RegisterXactCallback(wc_xact_callback, NULL);
 	RegisterSubXactCallback(wc_subxact_callback, NULL);
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = wc_executor_start;
 	prev_executor_finish = ExecutorFinish_hook;
 	ExecutorFinish_hook = wc_executor_finish;
 }

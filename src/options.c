@@ -49,7 +49,9 @@ static ProcessUtility_hook_type prev_utility_hook = NULL;
 static object_access_hook_type prev_object_access_hook = NULL;
 
 static const char *const wc_option_names[] = {
-	"partition_key", "clustering_key", "default_ttl", "counter_columns", NULL
+	"partition_key", "clustering_key", "default_ttl", "counter_columns",
+	"compaction", "min_threshold", "max_threshold", "compaction_window",
+	"autocompact", NULL
 };
 
 typedef struct KeySpec
@@ -109,7 +111,7 @@ split_options(List *defs, List **wc, List **rest)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unrecognized widecol option \"%s\"", full),
-						 errhint("Valid options are widecol.partition_key, widecol.clustering_key, widecol.default_ttl and widecol.counter_columns.")));
+						 errhint("Valid options are widecol.partition_key, widecol.clustering_key, widecol.default_ttl, widecol.counter_columns, widecol.compaction, widecol.min_threshold, widecol.max_threshold, widecol.compaction_window and widecol.autocompact.")));
 			*wc = lappend(*wc, makeDefElem(full,
 										   def->arg ? (Node *) makeString(defGetString(def)) : NULL,
 										   def->location));
@@ -233,6 +235,103 @@ parse_ttl(const char *value)
 				 errmsg("widecol.default_ttl must not be negative: \"%s\"", value),
 				 errhint("Use an interval such as '90 days', or '0' for no expiry.")));
 	return us;
+}
+
+const char *
+wc_compaction_name(int compaction)
+{
+	return compaction == WC_COMPACTION_TIME_WINDOW ? "time_window" : "size_tiered";
+}
+
+static int
+parse_threshold(const char *optname, const char *value)
+{
+	char	   *end;
+	long		v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	while (scanner_isspace(*end))
+		end++;
+	if (errno != 0 || end == value || *end != '\0' || v < 2 || v > 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for widecol.%s: \"%s\"", optname, value),
+				 errhint("Use an integer between 2 and 1024.")));
+	return (int) v;
+}
+
+/* Build the compaction part of the table info; errors name the option. */
+static void
+parse_compaction_options(List *wc, WcTableInfo *info)
+{
+	const char *strategy = find_option(wc, "compaction");
+	const char *minth = find_option(wc, "min_threshold");
+	const char *maxth = find_option(wc, "max_threshold");
+	const char *window = find_option(wc, "compaction_window");
+	const char *autoc = find_option(wc, "autocompact");
+
+	info->compaction = WC_COMPACTION_SIZE_TIERED;
+	info->min_threshold = WC_DEFAULT_MIN_THRESHOLD;
+	info->max_threshold = WC_DEFAULT_MAX_THRESHOLD;
+	info->window_us = WC_DEFAULT_WINDOW_US;
+	info->autocompact = true;
+	if (strategy)
+	{
+		if (pg_strcasecmp(strategy, "size_tiered") == 0)
+			info->compaction = WC_COMPACTION_SIZE_TIERED;
+		else if (pg_strcasecmp(strategy, "time_window") == 0)
+			info->compaction = WC_COMPACTION_TIME_WINDOW;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for widecol.compaction: \"%s\"", strategy),
+					 errhint("Valid strategies are 'size_tiered' (the default) and 'time_window'.")));
+	}
+	if (minth)
+		info->min_threshold = parse_threshold("min_threshold", minth);
+	if (maxth)
+		info->max_threshold = parse_threshold("max_threshold", maxth);
+	if (info->min_threshold > info->max_threshold)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("widecol.min_threshold (%d) must not exceed widecol.max_threshold (%d)",
+						info->min_threshold, info->max_threshold),
+				 errhint("Raise widecol.max_threshold or lower widecol.min_threshold.")));
+	if (window)
+	{
+		Interval   *iv;
+		int64		us;
+
+		if (info->compaction != WC_COMPACTION_TIME_WINDOW)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("widecol.compaction_window requires widecol.compaction = 'time_window'"),
+					 errhint("Set widecol.compaction = 'time_window' as well, or leave widecol.compaction_window out.")));
+		iv = DatumGetIntervalP(DirectFunctionCall3(interval_in,
+												   CStringGetDatum(window),
+												   ObjectIdGetDatum(InvalidOid),
+												   Int32GetDatum(-1)));
+		if (iv->month != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for widecol.compaction_window: \"%s\"", window),
+					 errdetail("Months have no fixed length."),
+					 errhint("Use days, hours, minutes or seconds, e.g. '1 day' or '30 days'.")));
+		us = iv->time + (int64) iv->day * USECS_PER_DAY;
+		if (us < USECS_PER_SEC)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for widecol.compaction_window: \"%s\"", window),
+					 errdetail("The window must be at least 1 second."),
+					 errhint("Use an interval such as '1 day' or '1 hour'.")));
+		info->window_us = us;
+	}
+	if (autoc && !parse_bool(autoc, &info->autocompact))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for widecol.autocompact: \"%s\"", autoc),
+				 errhint("Use on or off.")));
 }
 
 static void
@@ -390,6 +489,7 @@ build_table_info(Relation rel, List *wc, WcTableInfo *info)
 		info->default_ttl_us = parse_ttl(ttl);
 	if (counters)
 		add_counter_columns(rel, counters, info);
+	parse_compaction_options(wc, info);
 }
 
 /* ---------- pg_class.reloptions ---------- */

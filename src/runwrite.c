@@ -373,7 +373,9 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 		w->hdr.ntombstones++;
 	w->hdr.min_write_ts = Min(w->hdr.min_write_ts, row->write_ts);
 	w->hdr.max_write_ts = Max(w->hdr.max_write_ts, row->write_ts);
-	if (row->expire_at == 0)
+	if (WcRowIsTombstone(row))
+		w->hdr.max_expire = Max(w->hdr.max_expire, row->write_ts);	/* dead from its write */
+	else if (row->expire_at == 0)
 		w->never_expires = true;
 	else
 		w->hdr.max_expire = Max(w->hdr.max_expire, row->expire_at);

@@ -22,11 +22,20 @@ bool		wc_preloaded = false;
 int			wc_debug_clock_offset = 0;
 int			wc_write_ttl = -1;
 int			wc_partition_warn_size_kb = 100 * 1024;
+int			wc_naptime_s = 60;
+int			wc_max_workers = 2;
+int			wc_compaction_throughput_mb = 64;
+double		wc_debug_write_time = 0;	/* test only: seconds since 1970 */
 
-/* The hybrid write clock: max(now, last + 1), shared by all backends. */
+/*
+ * The hybrid write clock: max(now, last + 1), shared by all backends; and
+ * the compaction throttle's clock (throttle.c): the time at which the
+ * server-wide compaction budget is next free.
+ */
 typedef struct WcShared
 {
 	pg_atomic_uint64 last_write_ts;
+	pg_atomic_uint64 throttle_next_us;
 } WcShared;
 
 static WcShared *wc_shared = NULL;
@@ -52,7 +61,10 @@ wc_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	wc_shared = ShmemInitStruct("widecol", sizeof(WcShared), &found);
 	if (!found)
+	{
 		pg_atomic_init_u64(&wc_shared->last_write_ts, 0);
+		pg_atomic_init_u64(&wc_shared->throttle_next_us, 0);
+	}
 	wc_stats_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -84,6 +96,15 @@ wc_next_write_ts(void)
 	uint64		last;
 
 	Assert(wc_shared != NULL);
+	if (unlikely(wc_debug_write_time != 0))
+	{
+		/* test only: a fixed past or future time, distinct per version */
+		static int64 debug_seq = 0;
+
+		return (int64) ((wc_debug_write_time -
+						 ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)) *
+						USECS_PER_SEC) + debug_seq++;
+	}
 	last = pg_atomic_read_u64(&wc_shared->last_write_ts);
 	for (;;)
 	{
@@ -103,6 +124,14 @@ wc_clock_advance_to(int64 floor)
 	while (last < (uint64) floor &&
 		   !pg_atomic_compare_exchange_u64(&wc_shared->last_write_ts, &last, (uint64) floor))
 		;
+}
+
+/* The compaction throttle's shared clock (throttle.c). */
+pg_atomic_uint64 *
+wc_throttle_clock(void)
+{
+	Assert(wc_shared != NULL);
+	return &wc_shared->throttle_next_us;
 }
 
 void		_PG_init(void);
@@ -148,6 +177,25 @@ _PG_init(void)
 							"Lets tests show that write times keep increasing when the clock steps back.",
 							&wc_debug_clock_offset, 0, -86400 * 365, 86400 * 365,
 							PGC_SUSET, GUC_UNIT_S | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.naptime",
+							"Time between two maintenance rounds of a database by a widecol background worker.",
+							NULL, &wc_naptime_s, 60, 1, INT_MAX / 1000,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.max_workers",
+							"Widecol background workers running at the same time (one per database; 0 = none).",
+							"Each takes a slot of max_worker_processes.",
+							&wc_max_workers, 2, 0, WC_MAX_WORKERS_LIMIT,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.compaction_throughput",
+							"Compaction reads at most this many megabytes of row versions per second (0 = unlimited).",
+							"Cassandra's compaction_throughput.",
+							&wc_compaction_throughput_mb, 64, 0, INT_MAX / 2,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("widecol.debug_write_time",
+							 "Test only: write times are taken from this Unix time (seconds) instead of the clock (0 = off).",
+							 "Breaks last-write-wins across sessions; for deterministic tests of time windows and expiry.",
+							 &wc_debug_write_time, 0, 0, 1e11,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol");
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -159,6 +207,7 @@ _PG_init(void)
 	wc_install_utility_hook();
 	wc_install_planner_hooks();
 	wc_modify_init();
+	wc_register_launcher();
 	wc_preloaded = true;
 }
 

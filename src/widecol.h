@@ -10,7 +10,9 @@
 
 #include "access/htup_details.h"
 #include "access/tableam.h"
+#include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
+#include "port/atomics.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufpage.h"
 #include "storage/lock.h"
@@ -33,6 +35,14 @@ extern void wc_check_preloaded(void);
 extern int64 wc_now(void);
 extern int64 wc_next_write_ts(void);
 extern void wc_clock_advance_to(int64 floor);
+
+/* maintenance GUCs (widecol.c) */
+extern int	wc_naptime_s;
+extern int	wc_max_workers;
+extern int	wc_compaction_throughput_mb;
+extern double wc_debug_write_time;
+
+#define WC_MAX_WORKERS_LIMIT 64
 
 /* ---------- pages ---------- */
 #define WC_PAGE_META		1
@@ -124,7 +134,34 @@ typedef struct WcTableInfo
 	int64		default_ttl_us; /* 0 = none */
 	int			ncounters;		/* widecol.counter_columns */
 	AttrNumber	counters[WC_MAX_KEY_COLUMNS];
+	/* compaction options (see "Compaction strategies" in src/README.md) */
+	int			compaction;		/* WC_COMPACTION_* */
+	int			min_threshold;	/* runs of a bucket before it is compacted */
+	int			max_threshold;	/* most runs merged at once */
+	int64		window_us;		/* time_window: window length */
+	bool		autocompact;	/* background workers maintain the table */
 } WcTableInfo;
+
+#define WC_COMPACTION_SIZE_TIERED	0
+#define WC_COMPACTION_TIME_WINDOW	1
+#define WC_DEFAULT_MIN_THRESHOLD	4
+#define WC_DEFAULT_MAX_THRESHOLD	32
+#define WC_DEFAULT_WINDOW_US		((int64) 24 * 3600 * 1000000)
+
+extern const char *wc_compaction_name(int compaction);
+
+/*
+ * The time window of a write time (microseconds since 2000): windows are
+ * aligned on the Unix epoch, as Cassandra's, so '1 day' windows start at
+ * midnight UTC.
+ */
+static inline int64
+wc_time_window(int64 ts, int64 window_us)
+{
+	int64		unix_us = ts + INT64CONST(946684800) * 1000000;
+
+	return unix_us / window_us - (unix_us % window_us < 0 ? 1 : 0);
+}
 
 #define WcTableIsKeyless(info) ((info)->npk + (info)->nck == 0)
 
@@ -219,7 +256,10 @@ typedef struct WcRunSummary
 	int64		compressed_bytes;
 	int64		min_write_ts;
 	int64		max_write_ts;
-	int64		max_expire;		/* PG_INT64_MAX when some row never expires */
+	int64		max_expire;		/* when the last version stops being live data:
+								 * latest expiry, a tombstone counting from its
+								 * write; PG_INT64_MAX when some row never
+								 * expires */
 	TransactionId min_xid;
 	TransactionId max_xid;
 	bytea	   *min_key;		/* palloc'd, may be NULL in empty runs */
@@ -414,7 +454,6 @@ extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
 extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
 extern void wc_merge_return_dead(WcMergeIter *it);
 extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
-extern int64 wc_compact(Relation rel);
 extern int	wc_gc_grace_seconds;
 extern int64 wc_merge_live_blocks(WcMergeIter *it);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
@@ -425,6 +464,55 @@ extern WcRowHeader *wc_lookup_key(Relation rel, Snapshot snapshot,
 
 /* ---------- flush (flush.c) ---------- */
 extern int64 wc_flush(Relation rel, bool wait);
+
+/* ---------- compaction (compact.c, strategy.c, maintain.c, history.c) ---------- */
+
+/* What one compaction (or one whole-run drop) did: a compaction_history row. */
+typedef struct WcCompactStats
+{
+	const char *kind;			/* major, minor, freeze, tombstones, expired_runs */
+	TimestampTz started;
+	int			runs_in;
+	int			runs_out;
+	int64		rows_in;
+	int64		rows_out;
+	int64		bytes_in;		/* compressed bytes of the input runs */
+	int64		bytes_out;
+	int64		tombstones_purged;
+	int64		expired_purged;
+	int64		shadowed_dropped;	/* older or aborted versions */
+	int			runs_dropped_whole;
+} WcCompactStats;
+
+/* A set of runs a strategy wants merged, by index into a manifest. */
+typedef struct WcBucket
+{
+	const char *kind;			/* minor, freeze, tombstones */
+	int			nruns;
+	uint64	   *run_ids;
+	int			level;			/* level of the output run(s) */
+} WcBucket;
+
+extern int64 wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids,
+							 int nin, int level, int64 window_us,
+							 TransactionId horizon, WcCompactStats *st);
+extern int	wc_drop_expired_runs(Relation rel, WcManifest *m, TransactionId horizon,
+								 WcCompactStats *st);
+extern bool wc_run_droppable_whole(const WcManifest *m, int i, int64 now,
+								   int64 purge_before, TransactionId horizon);
+extern List *wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m,
+							  TransactionId horizon);
+extern int64 wc_maintain(Relation rel, bool major, bool in_worker, bool *busy);
+extern void wc_history_record(Relation rel, const char *strategy,
+							  const WcCompactStats *st, bool by_worker);
+extern void wc_throttle_begin(void);
+extern void wc_throttle(int64 bytes);
+extern pg_atomic_uint64 *wc_throttle_clock(void);
+
+/* bgworker.c */
+extern bool wc_am_worker;
+extern void wc_register_launcher(void);
+extern void wc_report_activity(const char *fmt,...) pg_attribute_printf(1, 2);
 
 /* ---------- scan / modify / fetch ---------- */
 extern WcRowHeader *wc_fetch_version(Relation rel, ItemPointer tid);

@@ -63,7 +63,7 @@ end=$(($(date +%s) + MINUTES * 60))
 	while [ "$(date +%s)" -lt "$end" ]; do
 		sleep 3
 		if [ $((n % 4)) -eq 3 ]; then
-			"${PSQL[@]}" -At -c "SET widecol.gc_grace = 0" -c "SELECT 'compact', widecol.compact('s')" || true
+			"${PSQL[@]}" -At -c "SET widecol.gc_grace = 0" -c "SELECT 'compact', widecol.compact('s', true)" || true
 		else
 			"${PSQL[@]}" -At -c "SELECT 'flush', widecol.flush('s')" || true
 		fi

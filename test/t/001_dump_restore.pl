@@ -30,6 +30,8 @@ use Test::More;
 my $node = PostgreSQL::Test::Cluster->new('dump');
 $node->init;
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'");
+# no background maintenance: this test counts runs (007 tests the workers)
+$node->append_conf('postgresql.conf', 'widecol.max_workers = 0');
 $node->start;
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;

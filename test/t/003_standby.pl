@@ -41,6 +41,7 @@ $primary->init(allows_streaming => 1, extra => ['--data-checksums']);
 $primary->append_conf(
 	'postgresql.conf', q{
 shared_preload_libraries = 'widecol'
+widecol.max_workers = 0
 wal_consistency_checking = 'all'
 allow_in_place_tablespaces = on
 # no autovacuum snapshots holding back the primary's horizon (last section)

@@ -25,6 +25,7 @@ my $node = PostgreSQL::Test::Cluster->new('hot');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'widecol'
+widecol.max_workers = 0
 max_connections = 40
 widecol.level0_max_size = 64
 });

@@ -17,6 +17,7 @@ my $node = PostgreSQL::Test::Cluster->new('wrap');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'widecol'
+widecol.max_workers = 0
 autovacuum = off
 });
 $node->start;
@@ -38,7 +39,7 @@ sub freeze_all
 {
 	$node->safe_psql('postgres', q{
 		SET widecol.gc_grace = 0;
-		SELECT widecol.compact('w');
+		SELECT widecol.compact('w', major => true);
 		UPDATE pg_database SET datallowconn = true WHERE datname = 'template0';
 	});
 	for my $db ('postgres', 'template0', 'template1')
