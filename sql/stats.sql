@@ -43,6 +43,21 @@ SET widecol.partition_warn_size = 16;  -- kB
 INSERT INTO st SELECT 5, 5, g, repeat('z', 200) FROM generate_series(1, 500) g;
 SELECT widecol.flush('st') >= 0 AS flushed;
 RESET widecol.partition_warn_size;
+-- pending compaction and write amplification: four small runs wait for a
+-- size-tiered merge; after it nothing waits, and the bytes written twice show
+CREATE TABLE st_c (k int, v text) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.autocompact = off);
+DO $$ BEGIN FOR i IN 1..4 LOOP
+  INSERT INTO st_c SELECT g, repeat('v', 50) FROM generate_series(i * 1000, i * 1000 + 999) g;
+END LOOP; END $$;
+SELECT pending_runs, pending_bytes > 0 AS pending, bytes_ingested > 0 AS ingested,
+       bytes_compacted, write_amplification FROM widecol.compaction_stats('st_c');
+SELECT widecol.compact('st_c') > 0 AS compacted;
+SELECT pending_runs, pending_bytes, bytes_compacted > 0 AS compacted,
+       write_amplification BETWEEN 1.5 AND 2.5 AS amplification_about_2
+  FROM widecol.compaction_stats('st_c');
+SELECT pending_compaction_runs, write_amplification > 1 AS amplified FROM widecol.table_stats('st_c');
+DROP TABLE st_c;
 -- errors
 SELECT * FROM widecol.large_partitions('pg_class', 3);
 CREATE TABLE st_keyless (a int) USING widecol;

@@ -92,6 +92,13 @@ CREATE FUNCTION widecol.row_stats(rel regclass,
 COMMENT ON FUNCTION widecol.row_stats(regclass) IS
     'keys decided by a live, deleted or expired version (a full read of the table), and bloom filter counters since the server started';
 
+CREATE FUNCTION widecol.compaction_stats(rel regclass,
+    OUT pending_runs bigint, OUT pending_bytes bigint,
+    OUT bytes_ingested bigint, OUT bytes_compacted bigint, OUT write_amplification numeric)
+    AS 'MODULE_PATHNAME', 'widecol_compaction_stats' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.compaction_stats(regclass) IS
+    'runs and compressed bytes the table''s compaction strategy would merge now; bytes written into runs by flushes and bulk writes and by compactions, and their write amplification';
+
 CREATE FUNCTION widecol.large_partitions(rel regclass, n int DEFAULT 10)
 RETURNS TABLE (partition_key text, live_rows bigint, bytes bigint)
     AS 'MODULE_PATHNAME', 'widecol_large_partitions' LANGUAGE C STRICT VOLATILE;
@@ -109,10 +116,13 @@ RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bi
                partitions bigint, raw_bytes bigint, compressed_bytes bigint,
                compression_ratio numeric, level0_pages int, level0_bytes bigint,
                bloom_checks bigint, bloom_false_positives bigint,
-               bloom_false_positive_ratio numeric, total_bytes bigint)
+               bloom_false_positive_ratio numeric, pending_compaction_runs bigint,
+               pending_compaction_bytes bigint, write_amplification numeric,
+               total_bytes bigint)
 LANGUAGE sql VOLATILE AS $$
     WITH r AS (SELECT * FROM widecol.runs(rel)),
-         s AS (SELECT * FROM widecol.row_stats(rel))
+         s AS (SELECT * FROM widecol.row_stats(rel)),
+         c AS (SELECT * FROM widecol.compaction_stats(rel))
     SELECT (SELECT count(*) FROM r),
            coalesce((SELECT jsonb_object_agg(level, n ORDER BY level)
                        FROM (SELECT level, count(*) AS n FROM r GROUP BY level) l), '{}'),
@@ -127,11 +137,12 @@ LANGUAGE sql VOLATILE AS $$
            widecol.level0_pages(rel)::bigint * current_setting('block_size')::bigint,
            s.bloom_checks, s.bloom_false_positives,
            round(s.bloom_false_positives::numeric / nullif(s.bloom_checks - s.bloom_negatives, 0), 4),
+           c.pending_runs, c.pending_bytes, c.write_amplification,
            pg_total_relation_size(rel)
-      FROM s
+      FROM s, c
 $$;
 COMMENT ON FUNCTION widecol.table_stats(regclass) IS
-    'runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, total bytes of a widecol table';
+    'runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, pending compaction, write amplification, total bytes of a widecol table';
 
 -- ======================================================================
 -- image-metadata API (imageapi branch)

@@ -208,6 +208,7 @@ outputs_finish(Outputs *o)
 			o->st->runs_out++;
 			o->st->rows_out += summary.nrows;
 			o->st->bytes_out += summary.compressed_bytes;
+			wc_meta_count_written(o->rel, true, summary.compressed_bytes);
 		}
 	}
 	o->n = 0;

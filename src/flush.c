@@ -203,6 +203,7 @@ wc_flush(Relation rel, bool wait)
 		for (int64 i = 0; i < c.n; i++)
 			wc_run_writer_add(w, c.rows[i], NULL);
 		wc_run_writer_finish(w, &summary);
+		wc_meta_count_written(rel, false, summary.compressed_bytes);
 		nflushed = c.n;
 	}
 	foreach(lc, flushed)

@@ -108,6 +108,20 @@ meta_advance(Relation rel, size_t field_offset, uint64 n)
 	return old;
 }
 
+/*
+ * Bytes written into runs, for write amplification: by flushes and bulk
+ * writes (data entering the runs) or by compactions (data written again).
+ * Counted when written, also if the writer later aborts: the bytes were
+ * written all the same.
+ */
+void
+wc_meta_count_written(Relation rel, bool compaction, int64 bytes)
+{
+	if (bytes > 0)
+		meta_advance(rel, compaction ? offsetof(WcMetaData, bytes_compacted)
+					 : offsetof(WcMetaData, bytes_ingested), (uint64) bytes);
+}
+
 uint64
 wc_meta_next_segment_id(Relation rel)
 {

@@ -175,6 +175,7 @@ write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
 			wc_run_writer_add(w, rows[i], NULL);
 	}
 	wc_run_writer_finish(w, &summary);
+	wc_meta_count_written(rel, false, summary.compressed_bytes);
 	elog(DEBUG1, "widecol: wrote run %llu of \"%s\": %lld versions",
 		 (unsigned long long) summary.run_id, RelationGetRelationName(rel),
 		 (long long) n);

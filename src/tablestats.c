@@ -12,6 +12,8 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "utils/numeric.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
@@ -177,4 +179,60 @@ widecol_large_partitions(PG_FUNCTION_ARGS)
 	}
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;
+}
+
+/*
+ * What compaction has left to do and has done: the runs and compressed
+ * bytes the table's strategy would merge now (every bucket it picks), and
+ * the bytes written into runs by flushes and bulk writes (data entering
+ * the runs) and by compactions (data written again), whose ratio
+ * (all / entering) is the write amplification so far.
+ */
+PG_FUNCTION_INFO_V1(widecol_compaction_stats);
+Datum
+widecol_compaction_stats(PG_FUNCTION_ARGS)
+{
+	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	WcTableInfo *info = wc_table_info(rel);
+	WcMetaData	meta;
+	WcManifest *m;
+	List	   *buckets;
+	ListCell   *lc;
+	int64		runs = 0,
+				bytes = 0;
+	TupleDesc	desc;
+	Datum		v[5];
+	bool		n[5] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
+	buckets = wc_strategy_pick(rel, info, m, GetOldestNonRemovableTransactionId(rel));
+	foreach(lc, buckets)
+	{
+		WcBucket   *b = lfirst(lc);
+
+		for (int i = 0; i < b->nruns; i++)
+			for (int j = 0; j < m->nruns; j++)
+				if (m->runs[j].run_id == b->run_ids[i])
+				{
+					runs++;
+					bytes += m->runs[j].compressed_bytes;
+				}
+	}
+	table_close(rel, AccessShareLock);
+	v[0] = Int64GetDatum(runs);
+	v[1] = Int64GetDatum(bytes);
+	v[2] = Int64GetDatum(meta.bytes_ingested);
+	v[3] = Int64GetDatum(meta.bytes_compacted);
+	if (meta.bytes_ingested > 0)
+		v[4] = DirectFunctionCall2(numeric_round,
+								   DirectFunctionCall1(float8_numeric,
+													   Float8GetDatum((double) (meta.bytes_ingested + meta.bytes_compacted) /
+																	  meta.bytes_ingested)),
+								   Int32GetDatum(2));
+	else
+		n[4] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), v, n)));
 }

@@ -97,6 +97,8 @@ typedef struct WcMetaData
 	uint64		next_l0_gen;
 	int64		clock_reserved; /* every write time so far is below this */
 	int64		clock_epoch;	/* start time of the server that reserved it */
+	int64		bytes_ingested; /* compressed bytes of runs from flushes and bulk writes */
+	int64		bytes_compacted;	/* compressed bytes of runs compactions wrote */
 	uint32		l0_pages;
 	uint32		ngens;
 	WcL0Gen		gens[WC_MAX_L0_GENS];
@@ -110,6 +112,7 @@ extern void wc_meta_read(Relation rel, WcMetaData *meta);
 extern uint64 wc_meta_next_segment_id(Relation rel);
 extern uint64 wc_meta_alloc_rowid(Relation rel);
 extern int64 wc_meta_write_ts(Relation rel);
+extern void wc_meta_count_written(Relation rel, bool compaction, int64 bytes);
 extern Buffer wc_extend_page(Relation rel, BufferAccessStrategy strategy);
 extern void wc_check_page(Relation rel, Buffer buf, uint16 expected_type);
 
