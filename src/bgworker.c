@@ -294,9 +294,9 @@ wc_launcher_main(Datum main_arg)
 
 static MemoryContext worker_cxt;
 
-/* The widecol tables of this database, or NIL without the extension. */
+/* The widecol tables of this database; *installed: is the extension? */
 static List *
-list_tables(void)
+list_tables(bool *installed)
 {
 	List	   *result = NIL;
 	Oid			amoid;
@@ -304,7 +304,8 @@ list_tables(void)
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	amoid = get_table_am_oid(WIDECOL_AM_NAME, true);
-	if (OidIsValid(get_extension_oid("widecol", true)) && OidIsValid(amoid))
+	*installed = OidIsValid(get_extension_oid("widecol", true)) && OidIsValid(amoid);
+	if (*installed)
 	{
 		Relation	rel = table_open(RelationRelationId, AccessShareLock);
 		TableScanDesc scan = table_beginscan_catalog(rel, 0, NULL);
@@ -390,12 +391,50 @@ maintain_one(Oid relid)
 	PG_END_TRY();
 }
 
+/* Old rows of widecol.compaction_history go; an error is only logged. */
+static void
+prune_history(void)
+{
+	StartTransactionCommand();
+	PG_TRY();
+	{
+		int64		n;
+
+		PushActiveSnapshot(GetTransactionSnapshot());
+		wc_report_activity("widecol: pruning widecol.compaction_history");
+		n = wc_history_prune();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		if (n > 0)
+			elog(DEBUG1, "widecol worker: deleted %lld old rows of widecol.compaction_history",
+				 (long long) n);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(worker_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("widecol worker: pruning widecol.compaction_history failed: %s",
+						edata->message)));
+		FreeErrorData(edata);
+		RESUME_INTERRUPTS();
+	}
+	PG_END_TRY();
+}
+
 void
 wc_worker_main(Datum main_arg)
 {
 	Oid			dboid = DatumGetObjectId(main_arg);
 	List	   *tables;
 	ListCell   *lc;
+	bool		installed;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -407,7 +446,9 @@ wc_worker_main(Datum main_arg)
 	pgstat_report_appname("widecol worker");
 	wc_report_activity("widecol: looking for widecol tables");
 
-	tables = list_tables();
+	tables = list_tables(&installed);
+	if (!installed)
+		proc_exit(0);
 	foreach(lc, tables)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -418,6 +459,8 @@ wc_worker_main(Datum main_arg)
 		}
 		maintain_one(lfirst_oid(lc));
 	}
+	CHECK_FOR_INTERRUPTS();
+	prune_history();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);
 }

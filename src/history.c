@@ -8,17 +8,20 @@
  * compaction's own transaction, so a compaction that fails or rolls back
  * leaves no row, and one that commits always has one.  It is a plain heap
  * insert (no SPI): it works in a background worker and inside any caller's
- * transaction.
+ * transaction.  The background worker deletes rows older than
+ * widecol.compaction_history_retention (wc_history_prune).
  */
 #include "postgres.h"
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "widecol.h"
@@ -45,12 +48,57 @@ enum
 	Natts_h = Anum_h_by_worker
 };
 
+int			wc_history_retention_s = 30 * 24 * 3600;
+
+static Oid
+history_relid(void)
+{
+	Oid			nsp = get_namespace_oid(WIDECOL_SCHEMA, true);
+
+	return OidIsValid(nsp) ? get_relname_relid("compaction_history", nsp) : InvalidOid;
+}
+
+/*
+ * Delete the rows that finished longer than the retention ago (with an
+ * active snapshot; the worker calls it once per round).  Returns the rows
+ * deleted.
+ */
+int64
+wc_history_prune(void)
+{
+	Oid			relid = history_relid();
+	Relation	hrel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	TimestampTz cutoff;
+	int64		n = 0;
+
+	if (!OidIsValid(relid) || wc_history_retention_s <= 0)
+		return 0;
+	cutoff = GetCurrentTimestamp() - (int64) wc_history_retention_s * USECS_PER_SEC;
+	hrel = table_open(relid, RowExclusiveLock);
+	scan = table_beginscan(hrel, GetActiveSnapshot(), 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		bool		isnull;
+		Datum		finished = heap_getattr(tup, Anum_h_finished, RelationGetDescr(hrel), &isnull);
+
+		if (!isnull && DatumGetTimestampTz(finished) < cutoff)
+		{
+			simple_heap_delete(hrel, &tup->t_self);
+			n++;
+		}
+	}
+	table_endscan(scan);
+	table_close(hrel, RowExclusiveLock);
+	return n;
+}
+
 void
 wc_history_record(Relation rel, const char *strategy, const WcCompactStats *st,
 				  bool by_worker)
 {
-	Oid			nsp = get_namespace_oid(WIDECOL_SCHEMA, true);
-	Oid			relid = OidIsValid(nsp) ? get_relname_relid("compaction_history", nsp) : InvalidOid;
+	Oid			relid = history_relid();
 	Relation	hrel;
 	Datum		v[Natts_h];
 	bool		n[Natts_h] = {0};

@@ -48,9 +48,9 @@ reread(Relation rel, uint64 storage_id)
 int64
 wc_maintain(Relation rel, bool major, bool in_worker, bool *busy)
 {
-	WcTableInfo *info = wc_table_info(rel);
-	const char *strategy = wc_compaction_name(info->compaction);
-	int64		window_us = info->compaction == WC_COMPACTION_TIME_WINDOW ? info->window_us : 0;
+	WcTableInfo info = *wc_table_info(rel);
+	const char *strategy = wc_compaction_name(info.compaction);
+	int64		window_us = info.compaction == WC_COMPACTION_TIME_WINDOW ? info.window_us : 0;
 	char	   *name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 												  RelationGetRelationName(rel));
 	TransactionId horizon;
@@ -117,7 +117,7 @@ wc_maintain(Relation rel, bool major, bool in_worker, bool *busy)
 	}
 	else
 	{
-		List	   *buckets = wc_strategy_pick(rel, info, m, horizon);
+		List	   *buckets = wc_strategy_pick(rel, &info, m, horizon);
 		ListCell   *lc;
 
 		foreach(lc, buckets)

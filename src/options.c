@@ -34,6 +34,7 @@
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_locale.h"
@@ -546,20 +547,60 @@ write_options(Oid relid, List *defs)
 
 /* ---------- per-relation cache ---------- */
 
+/*
+ * Every relcache invalidation of a relation (an ANALYZE or autovacuum
+ * updating pg_class, for instance) makes PostgreSQL pfree its rd_amcache,
+ * even while the relation is open — and it is processed at any catalog
+ * access or lock (AcceptInvalidationMessages).  Callers keep the pointer
+ * wc_table_info returns across such points (reading the manifest opens
+ * widecol.segment), so the info itself does not live in rd_amcache:
+ * rd_amcache only points to it, and the info lives in CacheMemoryContext
+ * for the backend's lifetime, found again by relation OID.  When the
+ * options did not change, the rebuilt info is the same allocation; a
+ * changed one gets a new allocation and the old one is left in place (a
+ * few hundred bytes per ALTER TABLE of the options).
+ */
+typedef struct InfoEntry
+{
+	Oid			relid;
+	WcTableInfo *info;
+} InfoEntry;
+
+static HTAB *info_cache = NULL;
+
 WcTableInfo *
 wc_table_info(Relation rel)
 {
 	WcTableInfo info;
 	List	   *wc,
 			   *rest;
+	InfoEntry  *entry;
+	bool		found;
+	Oid			relid = RelationGetRelid(rel);
 
 	if (rel->rd_amcache)
-		return (WcTableInfo *) rel->rd_amcache;
-	split_options(stored_options(RelationGetRelid(rel)), &wc, &rest);
+		return *(WcTableInfo **) rel->rd_amcache;
+	split_options(stored_options(relid), &wc, &rest);
 	build_table_info(rel, wc, &info);
-	rel->rd_amcache = MemoryContextAlloc(CacheMemoryContext, sizeof(WcTableInfo));
-	memcpy(rel->rd_amcache, &info, sizeof(WcTableInfo));
-	return (WcTableInfo *) rel->rd_amcache;
+	if (info_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(InfoEntry);
+		ctl.hcxt = CacheMemoryContext;
+		info_cache = hash_create("widecol table info", 64, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(info_cache, &relid, HASH_ENTER, &found);
+	if (!found || memcmp(entry->info, &info, sizeof(WcTableInfo)) != 0)
+	{
+		entry->info = MemoryContextAlloc(CacheMemoryContext, sizeof(WcTableInfo));
+		memcpy(entry->info, &info, sizeof(WcTableInfo));
+	}
+	rel->rd_amcache = MemoryContextAlloc(CacheMemoryContext, sizeof(WcTableInfo *));
+	*(WcTableInfo **) rel->rd_amcache = entry->info;
+	return entry->info;
 }
 
 bool

@@ -191,6 +191,10 @@ _PG_init(void)
 							"Cassandra's compaction_throughput.",
 							&wc_compaction_throughput_mb, 64, 0, INT_MAX / 2,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.compaction_history_retention",
+							"The background worker deletes rows of widecol.compaction_history older than this (0 = keep them).",
+							NULL, &wc_history_retention_s, 30 * 24 * 3600, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomRealVariable("widecol.debug_write_time",
 							 "Test only: write times are taken from this Unix time (seconds) instead of the clock (0 = off).",
 							 "Breaks last-write-wins across sessions; for deterministic tests of time windows and expiry.",

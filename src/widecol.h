@@ -508,6 +508,8 @@ extern List *wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m,
 extern int64 wc_maintain(Relation rel, bool major, bool in_worker, bool *busy);
 extern void wc_history_record(Relation rel, const char *strategy,
 							  const WcCompactStats *st, bool by_worker);
+extern int64 wc_history_prune(void);
+extern int	wc_history_retention_s;
 extern void wc_throttle_begin(void);
 extern void wc_throttle(int64 bytes);
 extern pg_atomic_uint64 *wc_throttle_clock(void);

@@ -7,7 +7,8 @@
 # alone, stops promptly on a fast shutdown in the middle of a throttled
 # compaction (which rolls back: nothing lost), and an error in one table (a
 # corrupt data block) is logged as a WARNING naming it while the next table
-# is still compacted.
+# is still compacted.  History rows past widecol.compaction_history_retention
+# are deleted.
 use strict;
 use warnings;
 
@@ -84,6 +85,16 @@ ok($node->poll_query_until('postgres', q{
 		                 AND runs_dropped_whole = 1 AND rows_in = 500 AND runs_out = 0)}),
 	'the worker dropped the expired run of ttl whole');
 is(sql('SELECT count(*) FROM ttl'), '0', 'ttl: nothing visible');
+
+# history rows older than widecol.compaction_history_retention (30 days) go
+sql(q{INSERT INTO widecol.compaction_history
+	  VALUES ('ttl'::regclass, 'public.ttl', 'size_tiered', 'minor', now() - interval '60 days',
+	          now() - interval '60 days', 2, 1, 2, 1, 100, 50, 0, 0, 1, 0, true)});
+ok($node->poll_query_until('postgres', q{
+		SELECT count(*) = 0 FROM widecol.compaction_history WHERE finished < now() - interval '59 days'}),
+	'the worker deleted a history row older than the retention');
+is(sql(q{SELECT count(*) FROM widecol.compactions WHERE "table" = 'ttl'::regclass}), '1',
+	'recent history rows stay');
 
 is(sql(q{SELECT count(*) || '/' || widecol.level0_pages('bad') FROM widecol.runs('bad')}), '4/1',
 	'bad: autocompact = off, untouched by the worker');
