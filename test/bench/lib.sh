@@ -47,6 +47,8 @@ bench_instance() {
 		checkpoint_timeout = '30min'
 		maintenance_work_mem = '256MB'
 		autovacuum = off
+		# benchmarks compact when they mean to (amplification.sh turns workers on)
+		widecol.max_workers = 0
 	EOF
 	"$bin/pg_ctl" -D "$inst/data" -l "$inst/server.log" -w start >/dev/null
 	PSQL=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$inst" -p 5999 -d postgres)

@@ -39,6 +39,9 @@ for f in "$inst"/chunk.*; do
 	printf '.'
 done
 echo
+# what the background workers would have done by now: the size-tiered
+# strategy merges the similar runs the COPYs wrote (not a major compaction)
+"${PSQL[@]}" -At -c "SELECT 'compacted: ' || widecol.compact('wc_images') || ' versions written'"
 "${PSQL[@]}" -c "VACUUM ANALYZE heap_images" -c "ANALYZE wc_images" -c CHECKPOINT
 "${PSQL[@]}" -At -c "SELECT 'rows: ' || count(*) FROM wc_images"
 
