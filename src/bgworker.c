@@ -210,6 +210,10 @@ wc_launcher_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			/* a shorter naptime takes effect now, not after the old one */
+			next_refresh = Min(next_refresh,
+							   TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   wc_naptime_s * 1000L));
 		}
 
 		/* reap workers that have exited */

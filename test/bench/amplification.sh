@@ -4,7 +4,10 @@
 # with the background workers compacting as they go, and into a heap table
 # with its btree primary key for reference.  For each table:
 #
-#   write amplification  WAL bytes of the whole ingest / bytes of CSV ingested
+#   write amplification  WAL bytes of the ingest's statements / bytes of CSV
+#                        ingested; for widecol also bytes written into runs
+#                        (the workers' compactions included) / bytes that
+#                        entered them (widecol.compaction_stats)
 #   read amplification   pages a point query touches (latest 100 rows of one
 #                        partition), mean over 200 partitions
 #   space amplification  size of the runs / size after a major compaction
@@ -101,7 +104,7 @@ blocks_per_query() {
 DO \$\$
 DECLARE r record; l text; total numeric := 0; seen boolean;
 BEGIN
-  FOR r IN SELECT DISTINCT device_id, day_bucket FROM heap_images
+  FOR r IN SELECT * FROM (SELECT DISTINCT device_id, day_bucket FROM heap_images) p
             ORDER BY hashtext(device_id || day_bucket) LIMIT 200 LOOP
     seen := false;
     FOR l IN EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF)
@@ -122,12 +125,13 @@ SQL
 
 wc_section "Measuring"
 out_csv=$OUT/amplification.csv
-echo "table,strategy,write_amp,read_blocks_per_query,space_amp,wal_bytes,ingested_bytes,size_bytes,min_size_bytes,runs" >"$out_csv"
+echo "table,strategy,write_amp,read_blocks_per_query,space_amp,wal_bytes,ingested_bytes,size_bytes,min_size_bytes,runs,run_write_amp" >"$out_csv"
 for t in "${TABLES[@]}"; do
 	wal=$("${PSQL[@]}" -At -c "SELECT wal FROM wal_per_table WHERE t = '$t'")
 	reads=$(blocks_per_query "$t")
 	if [ "$t" = heap_images ]; then
 		strategy=heap
+		runamp=
 		size=$("${PSQL[@]}" -At -c "SELECT pg_total_relation_size('$t')")
 		runs=
 		"${PSQL[@]}" -c "VACUUM FULL $t"
@@ -136,11 +140,14 @@ for t in "${TABLES[@]}"; do
 		strategy=$("${PSQL[@]}" -At -c "SELECT CASE WHEN '$t' = 'st_images' THEN 'size_tiered' ELSE 'time_window' END")
 		size=$("${PSQL[@]}" -At -c "SELECT coalesce(sum(compressed_bytes), 0) FROM widecol.runs('$t')")
 		runs=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('$t')")
+		# bytes written into runs (flushes, bulk writes, the workers' compactions)
+		# per byte that entered them: the WAL above misses the workers' writes
+		runamp=$("${PSQL[@]}" -At -c "SELECT write_amplification FROM widecol.compaction_stats('$t')")
 		"${PSQL[@]}" -c "SET widecol.gc_grace = 0" -c "SELECT widecol.compact('$t', true)" >/dev/null
 		min=$("${PSQL[@]}" -At -c "SELECT coalesce(sum(compressed_bytes), 0) FROM widecol.runs('$t')")
 	fi
-	awk -v t="$t" -v s="$strategy" -v w="$wal" -v c="$csv_bytes" -v r="$reads" -v z="$size" -v m="$min" -v n="$runs" \
-		'BEGIN { printf "%s,%s,%.2f,%s,%.2f,%d,%d,%d,%d,%s\n", t, s, w / c, r, z / (m > 0 ? m : 1), w, c, z, m, n }' >>"$out_csv"
+	awk -v t="$t" -v s="$strategy" -v w="$wal" -v c="$csv_bytes" -v r="$reads" -v z="$size" -v m="$min" -v n="$runs" -v a="$runamp" \
+		'BEGIN { printf "%s,%s,%.2f,%s,%.2f,%d,%d,%d,%d,%s,%s\n", t, s, w / c, r, z / (m > 0 ? m : 1), w, c, z, m, n, a }' >>"$out_csv"
 done
 {
 	printf 'amplification: %d rows in %d chunks, 10%% upserts, 5%% deletes, workers compacting during the ingest\n' "$ROWS" "$CHUNKS"
