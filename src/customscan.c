@@ -543,6 +543,7 @@ typedef struct SeekState
 	WcMergeStats stats;
 	int			total_parts;
 	MemoryContext keycxt;		/* decoded key values of the current row */
+	MemoryContext mcxt;			/* the manifest all partitions share */
 } SeekState;
 
 static Node *
@@ -565,6 +566,8 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 	s->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
 	s->keycxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek keys",
 									  ALLOCSET_SMALL_SIZES);
+	s->mcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek manifest",
+									ALLOCSET_SMALL_SIZES);
 }
 
 static int
@@ -709,6 +712,9 @@ seek_start(SeekState *s)
 	bool	   *nulls = palloc(sizeof(bool) * Max(nbounds, 1));
 	int		   *cols = palloc(sizeof(int) * Max(nbounds, 1));
 	BoundKind  *kinds = palloc(sizeof(BoundKind) * Max(nbounds, 1));
+	WcMetaData	meta;
+	WcManifest *manifest;
+	MemoryContext oldcxt;
 
 	s->started = true;
 	lk = list_head(s->kinds);
@@ -789,7 +795,10 @@ seek_start(SeekState *s)
 		}
 	}
 
-	/* one merge iterator per partition */
+	/* one merge iterator per partition, over one reading of the manifest */
+	oldcxt = MemoryContextSwitchTo(s->mcxt);
+	wc_merge_read_manifest(rel, estate->es_snapshot, &meta, &manifest);
+	MemoryContextSwitchTo(oldcxt);
 	s->nparts = list_length(prefixes);
 	s->total_parts = s->nparts;
 	s->parts = palloc0(sizeof(Partition) * s->nparts);
@@ -810,9 +819,9 @@ seek_start(SeekState *s)
 			appendBinaryStringInfo(&lo, lower.data, lower.len);
 		if (have_upper)
 			appendBinaryStringInfo(&hi, upper.data, upper.len);
-		part->iter = wc_merge_begin(rel, estate->es_snapshot, lo.data, lo.len,
-									hi.data, hi.len, p->cursor,
-									NULL, s->backward);
+		part->iter = wc_merge_begin_with(rel, estate->es_snapshot, &meta, manifest,
+										 lo.data, lo.len, hi.data, hi.len, p->cursor,
+										 NULL, s->backward);
 		wc_merge_set_stats(part->iter, &s->stats);
 		part->cur = wc_merge_next(part->iter, &part->tid);
 		if (part->cur)
@@ -872,6 +881,7 @@ seek_close(SeekState *s)
 	for (int i = 0; i < s->nparts; i++)
 		if (s->parts[i].iter)
 			wc_merge_end(s->parts[i].iter);
+	MemoryContextReset(s->mcxt);
 	s->nparts = 0;
 	s->parts = NULL;
 	s->pending = NULL;

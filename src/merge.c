@@ -244,11 +244,39 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 			   const char *hi, int hilen, int bloom_pklen,
 			   BufferAccessStrategy strategy, bool backward)
 {
-	WcMergeIter *it = iter_create(rel, snapshot);
-	MemoryContext old = MemoryContextSwitchTo(it->cxt);
 	WcMetaData	meta;
 	WcManifest *m;
-	Snapshot	catsnap;
+
+	wc_merge_read_manifest(rel, snapshot, &meta, &m);
+	return wc_merge_begin_with(rel, snapshot, &meta, m, lo, lolen, hi, hilen,
+							   bloom_pklen, strategy, backward);
+}
+
+/* The metapage and the manifest as a merge with this snapshot sees them. */
+void
+wc_merge_read_manifest(Relation rel, Snapshot snapshot, WcMetaData *meta, WcManifest **m)
+{
+	/* non-MVCC snapshots: what is committed, and our own */
+	Snapshot	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
+
+	wc_meta_read(rel, meta);
+	*m = wc_manifest_read(meta->storage_id, catsnap);
+}
+
+/*
+ * A merge over a metapage and manifest read by wc_merge_read_manifest (a
+ * seek over several partitions reads them once); the manifest must outlive
+ * the iterator.
+ */
+WcMergeIter *
+wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
+					WcManifest *m, const char *lo, int lolen,
+					const char *hi, int hilen, int bloom_pklen,
+					BufferAccessStrategy strategy, bool backward)
+{
+	WcMergeIter *it = iter_create(rel, snapshot);
+	MemoryContext old = MemoryContextSwitchTo(it->cxt);
+	WcMetaData	meta = *metap;
 	L0Collect	c;
 	int			ns = 0;
 
@@ -268,10 +296,6 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 		it->hilen = hilen;
 	}
 
-	/* the manifest as this snapshot sees it (non-MVCC: committed + own) */
-	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
-	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, catsnap);
 	it->storage_id = meta.storage_id;
 
 	it->sources = palloc0(sizeof(Source) * (m->nruns + 1));

@@ -454,6 +454,13 @@ extern WcMergeIter *wc_merge_begin(Relation rel, Snapshot snapshot,
 								   const char *hi, int hilen, int bloom_pklen,
 								   BufferAccessStrategy strategy,
 								   bool backward);
+extern void wc_merge_read_manifest(Relation rel, Snapshot snapshot, WcMetaData *meta,
+								   WcManifest **m);
+extern WcMergeIter *wc_merge_begin_with(Relation rel, Snapshot snapshot,
+										const WcMetaData *meta, WcManifest *m,
+										const char *lo, int lolen,
+										const char *hi, int hilen, int bloom_pklen,
+										BufferAccessStrategy strategy, bool backward);
 extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
 extern void wc_merge_return_dead(WcMergeIter *it);
 extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
