@@ -79,7 +79,9 @@ meta_lock(Relation rel, int mode)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("widecol: bad metapage in relation \"%s\"", RelationGetRelationName(rel)),
-				 errdetail("magic %08X version %u", meta->magic, meta->version)));
+				 errdetail("magic %08X version %u; this build reads version %u", meta->magic,
+						   meta->version, WC_META_VERSION),
+				 errhint("A table written by another version of widecol's storage format must be dumped with that version and restored.")));
 	return buf;
 }
 

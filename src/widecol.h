@@ -74,7 +74,7 @@ typedef WcPageOpaqueData *WcPageOpaque;
 /* ---------- metapage ---------- */
 #define WC_META_BLOCK		0
 #define WC_META_MAGIC		0x57434F4C	/* "WCOL" */
-#define WC_META_VERSION		1
+#define WC_META_VERSION		2
 #define WC_MAX_L0_GENS		256	/* fits the metapage: 24 bytes each */
 #define WC_ROWID_CHUNK		1024
 
