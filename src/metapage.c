@@ -85,6 +85,31 @@ meta_lock(Relation rel, int mode)
 	return buf;
 }
 
+/*
+ * The storage id, for DROP TABLE: read from any metapage with our magic,
+ * whatever its format version (magic, version and storage id come first in
+ * every version), so that a table this build cannot read can be dropped.
+ * False when the metapage is unreadable.
+ */
+bool
+wc_meta_storage_id(Relation rel, uint64 *storage_id)
+{
+	Buffer		buf;
+	Page		page;
+	bool		ok;
+
+	if (RelationGetNumberOfBlocks(rel) == 0)
+		return false;
+	buf = ReadBuffer(rel, WC_META_BLOCK);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	ok = !PageIsNew(page) && WcPageGetMeta(page)->magic == WC_META_MAGIC;
+	if (ok)
+		*storage_id = WcPageGetMeta(page)->storage_id;
+	UnlockReleaseBuffer(buf);
+	return ok;
+}
+
 void
 wc_meta_read(Relation rel, WcMetaData *out)
 {

@@ -1204,13 +1204,15 @@ wc_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		wc_relation_is_widecol(objectId))
 	{
 		Relation	rel = relation_open(objectId, AccessExclusiveLock);
-		WcMetaData	meta;
+		uint64		storage_id;
 
-		if (RelationGetNumberOfBlocks(rel) > 0)
-		{
-			wc_meta_read(rel, &meta);
-			wc_manifest_drop_storage(meta.storage_id);
-		}
+		if (wc_meta_storage_id(rel, &storage_id))
+			wc_manifest_drop_storage(storage_id);
+		else if (RelationGetNumberOfBlocks(rel) > 0)
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("widecol: the metapage of \"%s\" is unreadable; its rows in widecol.segment are left behind",
+							RelationGetRelationName(rel))));
 		relation_close(rel, NoLock);
 	}
 }

@@ -109,6 +109,7 @@ StaticAssertDecl(sizeof(WcMetaData) <= WC_PAYLOAD_CAPACITY, "metapage too large"
 extern void wc_meta_init_page(Page page, uint64 storage_id);
 extern uint64 wc_new_storage_id(void);
 extern void wc_meta_read(Relation rel, WcMetaData *meta);
+extern bool wc_meta_storage_id(Relation rel, uint64 *storage_id);
 extern uint64 wc_meta_next_segment_id(Relation rel);
 extern uint64 wc_meta_alloc_rowid(Relation rel);
 extern int64 wc_meta_write_ts(Relation rel);

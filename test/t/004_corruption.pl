@@ -78,6 +78,25 @@ like($report, qr/run\|t\|/, 'verify: the other run is ok');
 is($node->safe_psql('postgres', "SELECT bool_and(ok) FROM widecol.verify('other')"), 't',
 	'verify: other table ok');
 ok($node->safe_psql('postgres', 'SELECT 1') eq '1', 'server still up');
+
+# a table whose metapage is unreadable: reads fail clearly, DROP still works
+$node->safe_psql('postgres', q{
+	CREATE TABLE m_t (pk int, v text) USING widecol WITH (widecol.partition_key = 'pk');
+	INSERT INTO m_t VALUES (1, 'one');
+});
+my $m_path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('m_t')");
+$node->stop;
+open(my $mfh, '+<', $m_path) or die "open $m_path: $!";
+binmode $mfh;
+seek($mfh, 24, 0) or die;	# the metapage's magic, right after the page header
+print $mfh ("\0" x 8);
+close $mfh;
+$node->start;
+($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT * FROM m_t');
+like($stderr, qr/bad metapage in relation "m_t"/, 'a bad metapage is reported, naming the table');
+($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP TABLE m_t');
+is($ret, 0, 'a table with an unreadable metapage can still be dropped');
+like($stderr, qr/metapage of "m_t" is unreadable/, 'with a WARNING about its manifest rows');
 $node->stop;
 
 # CREATE EXTENSION without preloading
