@@ -339,6 +339,24 @@ list_tables(bool *installed)
 	return result;
 }
 
+/*
+ * In a PG_CATCH block of the worker: take a copy of the error (in the
+ * worker's context) and abort the transaction.  Interrupts stay held until
+ * the caller has reported it (RESUME_INTERRUPTS).
+ */
+static ErrorData *
+abort_after_error(void)
+{
+	ErrorData  *edata;
+
+	HOLD_INTERRUPTS();
+	MemoryContextSwitchTo(worker_cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	return edata;
+}
+
 /* One table in its own transaction; an error is logged and contained. */
 static void
 maintain_one(Oid relid)
@@ -376,13 +394,8 @@ maintain_one(Oid relid)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = abort_after_error();
 
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(worker_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
 				 errmsg("widecol worker: maintenance of table %s failed: %s",
@@ -415,13 +428,8 @@ prune_history(void)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = abort_after_error();
 
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(worker_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
 				 errmsg("widecol worker: pruning widecol.compaction_history failed: %s",

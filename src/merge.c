@@ -412,6 +412,59 @@ advance_pending(WcMergeIter *it)
 }
 
 /*
+ * Take the next version off the heap (its source becomes the pending one),
+ * or NULL at the end.  With a key, NULL also when the next version belongs
+ * to another key: that one stays on the heap.
+ */
+static WcRowHeader *
+pop_version(WcMergeIter *it, const char *key, int keylen)
+{
+	Source	   *s;
+	WcRowHeader *row;
+
+	advance_pending(it);
+	if (binaryheap_empty(it->heap))
+		return NULL;
+	s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
+	row = s->cur;
+	if (key && wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
+		return NULL;
+	(void) binaryheap_remove_first(it->heap);
+	it->pending = s;
+	it->stats->versions++;
+	if (WcRowIsTombstone(row))
+		count_tombstone(it, row);
+	return row;
+}
+
+/* A deciding version readers do not see (tombstone, expired): counted. */
+static bool
+skip_dead(WcMergeIter *it, const WcRowHeader *row)
+{
+	if (it->return_dead || !wc_row_is_dead(row, it->now))
+		return false;
+	if (WcRowIsTombstone(row))
+		it->stats->tombstones++;
+	else
+		it->stats->expired++;
+	return true;
+}
+
+/*
+ * Add an older version of the key to a counter fold; false when the fold
+ * ends: at a tombstone or expired version (counting zero, not added) or
+ * after a non-delta version (a value).
+ */
+static bool
+fold_more(WcMergeIter *it, WcCounterFold *f, const WcRowHeader *row)
+{
+	if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
+		return false;
+	wc_counter_fold_add(f, row);
+	return WcRowIsDelta(row);
+}
+
+/*
  * Counter tables: the deciding version is a delta, so add the key's older
  * versions the snapshot sees, newest first, down to a non-delta version;
  * a tombstone or an expired version ends the chain (it counts as zero).
@@ -424,28 +477,12 @@ fold_forward(WcMergeIter *it, WcRowHeader *newest)
 	WcCounterFold f;
 	WcRowHeader *acc;
 
-	wc_counter_fold_begin(&f, it->rel, newest);
-	for (;;)
-	{
-		Source	   *s;
-		WcRowHeader *row;
+	WcRowHeader *row;
 
-		advance_pending(it);
-		if (binaryheap_empty(it->heap))
-			break;
-		s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
-		row = s->cur;
-		if (wc_compare_keys(WcRowKey(row), row->keylen, WcRowKey(f.newest), f.newest->keylen) != 0)
-			break;
-		(void) binaryheap_remove_first(it->heap);
-		it->pending = s;
-		it->stats->versions++;
-		if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
-			break;
-		wc_counter_fold_add(&f, row);
-		if (!WcRowIsDelta(row))
-			break;
-	}
+	wc_counter_fold_begin(&f, it->rel, newest);
+	while ((row = pop_version(it, WcRowKey(f.newest), f.newest->keylen)) != NULL &&
+		   fold_more(it, &f, row))
+		;
 	acc = wc_counter_fold_end(&f);
 	if (it->folded)
 		pfree(it->folded);
@@ -465,35 +502,33 @@ version_cmp(const void *a, const void *b)
  * them are taken off the heap and the newest (the deciding one) is kept, in
  * a copy since its source moves on.
  */
+/* Keep a copy of the version that decides the key so far (backward). */
+static void
+keep_best(WcMergeIter *it, const WcRowHeader *row)
+{
+	if (row->len > it->best_cap)
+	{
+		it->best_cap = Max(row->len, 2 * it->best_cap);
+		it->best = it->best ? repalloc(it->best, it->best_cap) : palloc(it->best_cap);
+	}
+	memcpy(it->best, row, row->len);
+}
+
 static WcRowHeader *
 merge_next_backward(WcMergeIter *it, ItemPointer tid)
 {
 	for (;;)
 	{
+		WcRowHeader *row;
 		bool		have = false;
 
 		for (int i = 0; i < it->nchain; i++)
 			pfree(it->chain[i]);
 		it->nchain = 0;
 
-		for (;;)
+		while ((row = pop_version(it, have ? WcRowKey(it->best) : NULL,
+								  have ? it->best->keylen : 0)) != NULL)
 		{
-			Source	   *s;
-			WcRowHeader *row;
-
-			advance_pending(it);
-			if (binaryheap_empty(it->heap))
-				break;
-			s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
-			row = s->cur;
-			if (have && wc_compare_keys(WcRowKey(row), row->keylen,
-										WcRowKey(it->best), it->best->keylen) != 0)
-				break;			/* the next key */
-			(void) binaryheap_remove_first(it->heap);
-			it->pending = s;
-			it->stats->versions++;
-			if (WcRowIsTombstone(row))
-				count_tombstone(it, row);
 			if (it->counters)
 			{
 				if (it->nchain == it->chaincap)
@@ -507,14 +542,8 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 			}
 			if (have && wc_compare_versions(row, it->best) >= 0)
 				continue;		/* not newer than the one we have (< 0: newer) */
-			if (row->len > it->best_cap)
-			{
-				it->best_cap = Max(row->len, 2 * it->best_cap);
-				it->best = it->best ? repalloc(it->best, it->best_cap)
-					: palloc(it->best_cap);
-			}
-			memcpy(it->best, row, row->len);
-			it->best_tid = s->curtid;
+			keep_best(it, row);
+			it->best_tid = it->pending->curtid;
 			have = true;
 		}
 		if (!have)
@@ -527,33 +556,14 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 			/* fold as forward does: newest first, down to a non-delta */
 			qsort(it->chain, it->nchain, sizeof(WcRowHeader *), version_cmp);
 			wc_counter_fold_begin(&f, it->rel, it->chain[0]);
-			for (int i = 1; i < it->nchain; i++)
-			{
-				WcRowHeader *row = it->chain[i];
-
-				if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
-					break;
-				wc_counter_fold_add(&f, row);
-				if (!WcRowIsDelta(row))
-					break;
-			}
+			for (int i = 1; i < it->nchain && fold_more(it, &f, it->chain[i]); i++)
+				;
 			acc = wc_counter_fold_end(&f);
-			if (acc->len > it->best_cap)
-			{
-				it->best_cap = acc->len;
-				it->best = repalloc(it->best, it->best_cap);
-			}
-			memcpy(it->best, acc, acc->len);
+			keep_best(it, acc);
 			pfree(acc);
 		}
-		if (!it->return_dead && wc_row_is_dead(it->best, it->now))
-		{
-			if (WcRowIsTombstone(it->best))
-				it->stats->tombstones++;
-			else
-				it->stats->expired++;
+		if (skip_dead(it, it->best))
 			continue;
-		}
 		*tid = it->best_tid;
 		return it->best;
 	}
@@ -574,22 +584,13 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 
 	for (;;)
 	{
-		Source	   *s;
-		WcRowHeader *row;
+		WcRowHeader *row = pop_version(it, NULL, 0);
 
-		advance_pending(it);
-		if (binaryheap_empty(it->heap))
+		if (row == NULL)
 			break;
-		s = (Source *) DatumGetPointer(binaryheap_remove_first(it->heap));
-		it->pending = s;
-		row = s->cur;
-		it->stats->versions++;
-		if (WcRowIsTombstone(row))
-			count_tombstone(it, row);
-
 		if (it->raw)
 		{
-			*tid = s->curtid;
+			*tid = it->pending->curtid;
 			result = row;
 			break;
 		}
@@ -600,15 +601,9 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		resetStringInfo(&it->lastkey);
 		appendBinaryStringInfo(&it->lastkey, WcRowKey(row), row->keylen);
 		it->have_last = true;
-		if (!it->return_dead && wc_row_is_dead(row, it->now))
-		{
-			if (WcRowIsTombstone(row))
-				it->stats->tombstones++;
-			else
-				it->stats->expired++;
+		if (skip_dead(it, row))
 			continue;
-		}
-		*tid = s->curtid;
+		*tid = it->pending->curtid;
 		result = row;
 		if (it->counters && WcRowIsDelta(row))
 			result = fold_forward(it, row);
