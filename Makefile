@@ -10,6 +10,8 @@ OBJS = \
 	src/row.o \
 	src/metapage.o \
 	src/level0.o \
+	src/l0cache.o \
+	src/beforestmt.o \
 	src/bloom.o \
 	src/runwrite.o \
 	src/runread.o \

@@ -57,6 +57,18 @@ DELETE FROM img.images WHERE device_id = 'cam-5' AND capture_time BETWEEN '2025-
 DELETE FROM images_heap WHERE device_id = 'cam-5' AND capture_time BETWEEN '2025-01-04 10:00+00' AND '2025-01-04 14:00+00';
 UPDATE img.images SET batch_id = 'batch-moved', capture_time = capture_time + interval '1 day' WHERE object_key = 'raw/cam-2/10.jpg';
 UPDATE images_heap SET batch_id = 'batch-moved', capture_time = capture_time + interval '1 day' WHERE object_key = 'raw/cam-2/10.jpg';
+-- upserts: images written again under their id (an INSERT replaces the
+-- row): another device, time and tags for many, another batch for one
+INSERT INTO img.images
+SELECT image_id, 'cam-1', capture_time + interval '2 hours', batch_id, object_store, object_key || '.v2',
+       width, height, content_hash, '{rust,again}'
+  FROM images_heap WHERE device_id = 'cam-6' AND capture_time < '2025-01-01 12:00+00';
+UPDATE images_heap SET device_id = 'cam-1', capture_time = capture_time + interval '2 hours',
+       object_key = object_key || '.v2', tags = '{rust,again}'
+ WHERE device_id = 'cam-6' AND capture_time < '2025-01-01 12:00+00';
+INSERT INTO img.images VALUES ('00000000-0000-4000-8000-0000000493ea', 'cam-3', '2025-01-01 03:30+00', 'batch-up',
+                               's3://images', 'raw/cam-3/10.jpg', 1920, 1080, 'c10863b901ee45e6e5885e2c1c69f5c0', NULL);
+UPDATE images_heap SET batch_id = 'batch-up', tags = NULL WHERE image_id = '00000000-0000-4000-8000-0000000493ea';
 ANALYZE img.images, img.device_daily_images, img.images_by_tag, img.batch_images, img.daily_counts, images_heap;
 SELECT (SELECT count(*) FROM img.images) AS images, (SELECT count(*) FROM images_heap) AS heap,
        (SELECT count(*) FROM img.device_daily_images) AS device_rows,

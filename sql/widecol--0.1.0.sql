@@ -251,15 +251,19 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- The statements that apply one base-table statement to the query table q.
--- op: INSERT, UPDATE, DELETE (new and old rows are the transition tables
--- widecol_new_rows / widecol_old_rows), or REBUILD (all rows of the base).
-CREATE FUNCTION widecol._qt_statements(q widecol.query_table, op text) RETURNS text[]
+-- op: INSERT, UPSERT (an INSERT that may have replaced rows), UPDATE,
+-- DELETE (new rows new_src, old rows old_src: by default the transition
+-- tables widecol_new_rows / widecol_old_rows), or REBUILD (all rows of the
+-- base).
+CREATE FUNCTION widecol._qt_statements(q widecol.query_table, op text,
+                                       old_src text DEFAULT 'widecol_old_rows',
+                                       new_src text DEFAULT 'widecol_new_rows') RETURNS text[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     cols text := widecol._qt_collist(q.columns);
     keys text := widecol._qt_collist(q.key_columns);
-    dnew text := widecol._qt_derived(q.definition, 'widecol_new_rows');
-    dold text := widecol._qt_derived(q.definition, 'widecol_old_rows');
+    dnew text := widecol._qt_derived(q.definition, new_src);
+    dold text := widecol._qt_derived(q.definition, old_src);
     ins  text := format('INSERT INTO %s (%s) SELECT %s FROM ', q.query_table, cols, cols);
     -- the keys to delete are computed once; when there are none (an UPDATE
     -- that changes no derived key) the one-time filter skips the join, which
@@ -270,6 +274,13 @@ BEGIN
     CASE op
     WHEN 'INSERT' THEN
         RETURN ARRAY[ins || dnew || ' AS n'];
+    WHEN 'UPSERT' THEN
+        -- an INSERT that replaced rows (old_src): derived keys of the
+        -- replaced rows that the new rows do not derive again go, then all
+        -- new derived rows are written (their write time and TTL are new)
+        RETURN ARRAY[
+            format(del, format('SELECT %s FROM %s AS x EXCEPT SELECT %s FROM %s AS y', keys, dold, keys, dnew)),
+            ins || dnew || ' AS n'];
     WHEN 'DELETE' THEN
         RETURN ARRAY[format(del, format('SELECT DISTINCT %s FROM %s AS x', keys, dold))];
     WHEN 'UPDATE' THEN
@@ -286,6 +297,65 @@ BEGIN
     END CASE;
 END $$;
 
+-- Between these two calls, reads of base see it as it was before the
+-- statement that last wrote it: the versions an INSERT replaced.
+CREATE FUNCTION widecol._read_before_statement(base regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'widecol_read_before_statement' LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION widecol._read_before_statement_end() RETURNS void
+    AS 'MODULE_PATHNAME', 'widecol_read_before_statement_end' LANGUAGE C VOLATILE;
+
+-- The key columns of a widecol table, partition key then clustering key
+-- ('{}' for a keyless table)
+CREATE FUNCTION widecol._table_key_columns(rel regclass) RETURNS name[]
+LANGUAGE sql STABLE AS $$
+    SELECT widecol._key_columns(max(substr(o, 23)) FILTER (WHERE o LIKE 'widecol.partition_key=%'))
+        || widecol._key_columns(max(substr(o, 24)) FILTER (WHERE o LIKE 'widecol.clustering_key=%'))
+      FROM pg_class c LEFT JOIN LATERAL unnest(c.reloptions) AS o ON true
+     WHERE c.oid = rel
+$$;
+
+-- A query giving the old rows of the statement that fired a trigger on
+-- base, to run under widecol._read_before_statement(base): for an INSERT
+-- the rows it replaced (widecol's INSERT of an existing key replaces the
+-- row without reading it, so no OLD TABLE has them); for an UPDATE the
+-- updated rows and those it replaced by moving a row onto their key.
+-- NULL when nothing can have been replaced (a keyless table, a DELETE).
+CREATE FUNCTION widecol._replaced_rows_sql(base regclass, op text) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    keys name[] := widecol._table_key_columns(base);
+BEGIN
+    IF cardinality(keys) = 0 OR op NOT IN ('INSERT', 'UPDATE') THEN
+        RETURN NULL;
+    END IF;
+    IF op = 'INSERT' THEN
+        RETURN format('SELECT b.* FROM %s AS b WHERE (%s) IN (SELECT %s FROM widecol_new_rows)',
+                      base, widecol._qt_collist(keys, 'b'), widecol._qt_collist(keys));
+    END IF;
+    RETURN format('SELECT * FROM widecol_old_rows UNION ALL SELECT b.* FROM %s AS b WHERE (%s) IN '
+                  '(SELECT %s FROM widecol_new_rows EXCEPT SELECT %s FROM widecol_old_rows)',
+                  base, widecol._qt_collist(keys, 'b'), widecol._qt_collist(keys), widecol._qt_collist(keys));
+END $$;
+
+-- The new rows of the statement that fired a trigger on a widecol base
+-- are one per key only if no key repeats: when a statement wrote a key
+-- twice the later row replaced the earlier one, which must not derive
+-- rows.  _repeated_keys_sql() tells (run by the trigger itself: transition
+-- tables are visible only there), _new_rows_sql() keeps the last row of
+-- each key (transition tables keep the statement's order).
+CREATE FUNCTION widecol._repeated_keys_sql(base regclass) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT format('SELECT EXISTS (SELECT FROM widecol_new_rows GROUP BY %s HAVING count(*) > 1)',
+                  widecol._qt_collist(widecol._table_key_columns(base)))
+$$;
+CREATE FUNCTION widecol._new_rows_sql(base regclass) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT format('(SELECT (w.r).* FROM (SELECT DISTINCT ON (%1$s) r, n FROM '
+                  '(SELECT r, row_number() OVER () AS n FROM widecol_new_rows AS r) AS o '
+                  'ORDER BY %1$s, n DESC) AS w) AS widecol_new_rows',
+                  widecol._qt_collist(widecol._table_key_columns(base), '(r)'))
+$$;
+
 -- The trigger on the base table: one per query table and event, statement
 -- level with transition tables, so a COPY or a multi-row statement costs one
 -- set-based DELETE and/or INSERT into the query table.  Runs as the user
@@ -296,6 +366,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     q widecol.query_table;
     path text := current_setting('search_path');
+    replaced text;
+    repeated boolean;
+    stmts text[];
     stmt text;
 BEGIN
     SELECT * INTO q FROM widecol.query_table WHERE id = TG_ARGV[0]::integer;
@@ -308,10 +381,24 @@ BEGIN
         EXECUTE format('TRUNCATE %s', q.query_table);
         RETURN NULL;
     END IF;
+    replaced := widecol._replaced_rows_sql(TG_RELID, TG_OP);
     PERFORM set_config('search_path', q.search_path, true);
-    FOREACH stmt IN ARRAY widecol._qt_statements(q, TG_OP) LOOP
+    IF replaced IS NULL THEN
+        stmts := widecol._qt_statements(q, TG_OP);
+    ELSE
+        EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
+        stmts := widecol._qt_statements(q, CASE TG_OP WHEN 'INSERT' THEN 'UPSERT' ELSE TG_OP END,
+                                        '(' || replaced || ') AS replaced',
+                                        CASE WHEN repeated THEN widecol._new_rows_sql(TG_RELID)
+                                             ELSE 'widecol_new_rows' END);
+        PERFORM widecol._read_before_statement(TG_RELID);
+    END IF;
+    FOREACH stmt IN ARRAY stmts LOOP
         EXECUTE stmt;
     END LOOP;
+    IF replaced IS NOT NULL THEN
+        PERFORM widecol._read_before_statement_end();
+    END IF;
     PERFORM set_config('search_path', path, true);
     RETURN NULL;
 END $$;
@@ -812,6 +899,9 @@ CREATE FUNCTION widecol._image_store_count() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     counts regclass := to_regclass(format('%I.daily_counts', TG_TABLE_SCHEMA));
+    replaced text;
+    new_src text := 'widecol_new_rows';
+    repeated boolean;
     src text;
 BEGIN
     IF counts IS NULL THEN
@@ -821,12 +911,26 @@ BEGIN
         EXECUTE format('TRUNCATE %s', counts);
         RETURN NULL;
     END IF;
-    src := CASE TG_OP
-        WHEN 'INSERT' THEN 'SELECT capture_time, device_id, tags, 1 AS n FROM widecol_new_rows'
-        WHEN 'DELETE' THEN 'SELECT capture_time, device_id, tags, -1 AS n FROM widecol_old_rows'
-        ELSE 'SELECT capture_time, device_id, tags, 1 AS n FROM widecol_new_rows
-              UNION ALL SELECT capture_time, device_id, tags, -1 FROM widecol_old_rows' END;
+    -- +1 for new rows, -1 for old ones: deleted, updated, or replaced by an INSERT
+    replaced := widecol._replaced_rows_sql(TG_RELID, TG_OP);
+    IF replaced IS NOT NULL THEN
+        EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
+        IF repeated THEN
+            new_src := widecol._new_rows_sql(TG_RELID);
+        END IF;
+    END IF;
+    src := concat_ws(' UNION ALL ',
+        CASE WHEN TG_OP <> 'DELETE' THEN 'SELECT capture_time, device_id, tags, 1 AS n FROM ' || new_src END,
+        CASE WHEN TG_OP <> 'INSERT' OR replaced IS NOT NULL
+             THEN format('SELECT capture_time, device_id, tags, -1 AS n FROM (%s) AS o',
+                         coalesce(replaced, 'SELECT * FROM widecol_old_rows')) END);
+    IF replaced IS NOT NULL THEN
+        PERFORM widecol._read_before_statement(TG_RELID);
+    END IF;
     EXECUTE format(widecol._image_store_count_sql(), counts, src);
+    IF replaced IS NOT NULL THEN
+        PERFORM widecol._read_before_statement_end();
+    END IF;
     RETURN NULL;
 END $$;
 

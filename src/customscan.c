@@ -352,20 +352,23 @@ add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 	ParamPathInfo *ppi = required_outer ?
 		get_baserel_parampathinfo(root, rel, required_outer) : NULL;
 	double		rows = ppi ? ppi->ppi_rows : rel->rows;
-	double		pages_per_seek = l0_pages + 3.0 * nruns;
+	/* level 0 is read once per backend, then kept sorted (l0cache.c) */
+	double		pages_per_seek = (l0_pages > 0 ? 1.0 : 0.0) + 3.0 * nruns;
 	double		rows_read = Max(rows, 1);
 	Cost		qual_cost = rel->baserestrictcost.per_tuple;
 
 	/*
 	 * Cost: per partition, one bloom page and an index descent per run and
-	 * the level-0 pages, then the rows' (compressed) pages and CPU.
+	 * the level-0 tail; level 0 once; then the rows' (compressed) pages and
+	 * CPU.
 	 */
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = rel;
 	cpath->path.pathtarget = rel->reltarget;
 	cpath->path.param_info = ppi;
 	cpath->path.rows = rows;
-	cpath->path.startup_cost = nparts * pages_per_seek * random_page_cost;
+	cpath->path.startup_cost = nparts * pages_per_seek * random_page_cost +
+		l0_pages * seq_page_cost;
 	cpath->path.total_cost = cpath->path.startup_cost +
 		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
 		rows_read * (cpu_tuple_cost + qual_cost);

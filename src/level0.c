@@ -147,20 +147,26 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 }
 
 /*
- * Call `cb` for every version in a generation, in page order.  Each page is
- * copied under its share lock, so the callback runs without buffer locks.
+ * Call `cb` for every version in a generation, in page order, starting at
+ * line pointer `*off` of block `*blk` (the generation's head and
+ * FirstOffsetNumber for all of it).  On return *blk and *off name the last
+ * page read and one past its last line pointer: pages only ever gain items
+ * at their end, so a later call from there sees exactly the versions
+ * appended since.  Each page is copied under its share lock, so the
+ * callback runs without buffer locks.
  */
 void
-wc_l0_read_gen(Relation rel, const WcL0Gen *gen, wc_l0_callback cb, void *arg)
+wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
+					OffsetNumber *off, wc_l0_callback cb, void *arg)
 {
-	BlockNumber blk = gen->head;
 	PGAlignedBlock copy;
 
-	while (blk != InvalidBlockNumber)
+	while (*blk != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(rel, blk);
+		Buffer		buf = ReadBuffer(rel, *blk);
 		Page		page;
 		OffsetNumber maxoff;
+		BlockNumber next;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		wc_check_page(rel, buf, WC_PAGE_L0);
@@ -171,22 +177,36 @@ wc_l0_read_gen(Relation rel, const WcL0Gen *gen, wc_l0_callback cb, void *arg)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("widecol: level-0 block %u of relation \"%s\" belongs to generation %llu, expected %llu",
-							blk, RelationGetRelationName(rel),
+							*blk, RelationGetRelationName(rel),
 							(unsigned long long) WcPageGetOpaque(page)->segment,
 							(unsigned long long) gen->gen)));
 		maxoff = PageGetMaxOffsetNumber(page);
-		for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+		for (; *off <= maxoff; (*off)++)
 		{
-			ItemId		iid = PageGetItemId(page, off);
+			ItemId		iid = PageGetItemId(page, *off);
 			ItemPointerData tid;
 
 			if (!ItemIdIsNormal(iid))
 				continue;
-			ItemPointerSet(&tid, blk, off);
+			ItemPointerSet(&tid, *blk, *off);
 			cb((WcRowHeader *) PageGetItem(page, iid), &tid, arg);
 		}
-		blk = WcPageGetOpaque(page)->aux;
+		next = WcPageGetOpaque(page)->aux;
+		if (next == InvalidBlockNumber)
+			break;				/* stay on the tail: it may still grow */
+		*blk = next;
+		*off = FirstOffsetNumber;
 	}
+}
+
+/* Call `cb` for every version in a generation, in page order. */
+void
+wc_l0_read_gen(Relation rel, const WcL0Gen *gen, wc_l0_callback cb, void *arg)
+{
+	BlockNumber blk = gen->head;
+	OffsetNumber off = FirstOffsetNumber;
+
+	wc_l0_read_gen_from(rel, gen, &blk, &off, cb, arg);
 }
 
 /* A palloc'd copy of the level-0 version at `tid`, or NULL. */

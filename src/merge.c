@@ -134,51 +134,38 @@ heap_cmp(Datum a, Datum b, void *arg)
 	return -wc_compare_rows(sa->cur, sb->cur);
 }
 
-typedef struct L0Collect
+/*
+ * Fill level-0 source `s` with copies of the visible versions in bounds of
+ * one generation (sorted by the level-0 cache); false when there are none.
+ */
+static bool
+l0_source(WcMergeIter *it, Source *s, const WcL0Sorted *l0)
 {
-	WcMergeIter *it;
-	WcRowHeader **rows;
-	ItemPointerData *tids;
-	int			n;
-	int			cap;
-} L0Collect;
+	int64		i = it->lo ? wc_l0_sorted_lower_bound(l0, it->lo, it->lolen) : 0;
+	int			cap = 16;
 
-static void
-collect_l0(WcRowHeader *row, ItemPointer tid, void *arg)
-{
-	L0Collect  *c = arg;
-
-	if (below_lo(c->it, row) || above_hi(c->it, row) ||
-		!wc_version_visible(row, c->it->snapshot))
-		return;
-	if (c->n == c->cap)
+	s->n = 0;
+	s->rows = palloc(sizeof(WcRowHeader *) * cap);
+	s->tids = palloc(sizeof(ItemPointerData) * cap);
+	for (; i < l0->n && !above_hi(it, l0->rows[i]); i++)
 	{
-		c->cap *= 2;
-		c->rows = repalloc_huge(c->rows, sizeof(WcRowHeader *) * c->cap);
-		c->tids = repalloc_huge(c->tids, sizeof(ItemPointerData) * c->cap);
-	}
-	c->rows[c->n] = palloc(row->len);
-	memcpy(c->rows[c->n], row, row->len);
-	c->tids[c->n] = *tid;
-	c->n++;
-}
+		WcRowHeader *row = l0->rows[i];
 
-/* Sort the collected level-0 rows, keeping each TID with its row. */
-static void
-sort_l0(L0Collect *c)
-{
-	int64	   *perm = palloc(sizeof(int64) * Max(c->n, 1));
-	WcRowHeader **rows = palloc(sizeof(WcRowHeader *) * Max(c->n, 1));
-	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * Max(c->n, 1));
-
-	wc_sort_rows(c->rows, c->n, perm);
-	for (int i = 0; i < c->n; i++)
-	{
-		rows[i] = c->rows[perm[i]];
-		tids[i] = c->tids[perm[i]];
+		if (!wc_version_visible(row, it->snapshot))
+			continue;
+		if (s->n == cap)
+		{
+			cap *= 2;
+			s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * cap);
+			s->tids = repalloc_huge(s->tids, sizeof(ItemPointerData) * cap);
+		}
+		s->rows[s->n] = palloc(row->len);
+		memcpy(s->rows[s->n], row, row->len);
+		s->tids[s->n++] = l0->tids[i];
 	}
-	c->rows = rows;
-	c->tids = tids;
+	s->pos = it->backward ? s->n - 1 : 0;
+	it->l0_count += s->n;
+	return s->n > 0;
 }
 
 static bool
@@ -205,7 +192,7 @@ iter_create(Relation rel, Snapshot snapshot)
 	WcMergeIter *it = MemoryContextAllocZero(cxt, sizeof(WcMergeIter));
 
 	it->rel = rel;
-	it->snapshot = snapshot;
+	it->snapshot = wc_snapshot_for_read(rel, snapshot, cxt);
 	it->cxt = cxt;
 	it->counters = wc_table_info(rel)->ncounters > 0;
 	it->stats = &it->own_stats;
@@ -277,7 +264,6 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	WcMergeIter *it = iter_create(rel, snapshot);
 	MemoryContext old = MemoryContextSwitchTo(it->cxt);
 	WcMetaData	meta = *metap;
-	L0Collect	c;
 	int			ns = 0;
 
 	it->now = wc_now();
@@ -298,28 +284,14 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 
 	it->storage_id = meta.storage_id;
 
-	it->sources = palloc0(sizeof(Source) * (m->nruns + 1));
+	it->sources = palloc0(sizeof(Source) * (m->nruns + meta.ngens));
 
-	/* level 0 */
-	c.it = it;
-	c.n = 0;
-	c.cap = 64;
-	c.rows = palloc(sizeof(WcRowHeader *) * c.cap);
-	c.tids = palloc(sizeof(ItemPointerData) * c.cap);
+	/* level 0: one source per live generation */
 	for (uint32 g = 0; g < meta.ngens; g++)
-		if (!wc_manifest_gen_retired(m, meta.gens[g].gen))
-			wc_l0_read_gen(rel, &meta.gens[g], collect_l0, &c);
-	if (c.n > 0)
-	{
-		Source	   *s = &it->sources[ns++];
-
-		sort_l0(&c);
-		it->l0_count = c.n;
-		s->rows = c.rows;
-		s->tids = c.tids;
-		s->n = c.n;
-		s->pos = backward ? c.n - 1 : 0;
-	}
+		if (!wc_manifest_gen_retired(m, meta.gens[g].gen) &&
+			l0_source(it, &it->sources[ns],
+					  wc_l0_cache_get(rel, meta.storage_id, &meta.gens[g], meta.gens[0].gen)))
+			ns++;
 
 	/* runs */
 	for (int i = 0; i < m->nruns; i++)

@@ -34,6 +34,7 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 	WcRowHeader *row;
 	WcTableInfo *info = wc_table_info(rel);
 
+	wc_note_write(rel, cid);
 	if (!tombstone)
 	{
 		/* detoast into a copy of the values only when something is toasted */

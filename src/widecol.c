@@ -146,6 +146,11 @@ _PG_init(void)
 							"Level 0 of a widecol table is flushed into a sorted run when it grows past this size.",
 							NULL, &wc_level0_max_size_kb, 4096, 16, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.level0_cache_size",
+							"Memory a backend may use to keep sorted copies of the level-0 versions it has read.",
+							"Reads then take only the versions appended since, instead of all of level 0.",
+							&wc_level0_cache_kb, 65536, 0, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("widecol.bulk_write_mem",
 							"Memory a bulk write (COPY) may use to sort rows before writing a sorted run.",
 							NULL, &wc_bulk_write_mem_kb, 65536, 1024, INT_MAX / 2,
@@ -211,6 +216,7 @@ _PG_init(void)
 	wc_install_utility_hook();
 	wc_install_planner_hooks();
 	wc_modify_init();
+	wc_beforestmt_init();
 	wc_register_launcher();
 	wc_preloaded = true;
 }

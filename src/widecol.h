@@ -244,7 +244,27 @@ extern bool wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid);
 typedef void (*wc_l0_callback) (WcRowHeader *row, ItemPointer tid, void *arg);
 extern void wc_l0_read_gen(Relation rel, const WcL0Gen *gen,
 						   wc_l0_callback cb, void *arg);
+extern void wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
+								OffsetNumber *off, wc_l0_callback cb, void *arg);
 extern WcRowHeader *wc_l0_fetch(Relation rel, ItemPointer tid);
+
+/* ---------- reads before a statement (beforestmt.c) ---------- */
+extern void wc_note_write(Relation rel, CommandId cid);
+extern Snapshot wc_snapshot_for_read(Relation rel, Snapshot snapshot, MemoryContext cxt);
+extern void wc_beforestmt_init(void);
+
+/* ---------- level-0 cache (l0cache.c) ---------- */
+typedef struct WcL0Sorted
+{
+	WcRowHeader **rows;			/* storage order */
+	ItemPointerData *tids;
+	int64		n;
+} WcL0Sorted;
+
+extern int	wc_level0_cache_kb;
+extern const WcL0Sorted *wc_l0_cache_get(Relation rel, uint64 storage_id,
+										 const WcL0Gen *gen, uint64 oldest_gen);
+extern int64 wc_l0_sorted_lower_bound(const WcL0Sorted *s, const char *key, int keylen);
 
 /* ---------- manifest (manifest.c) ---------- */
 typedef struct WcRunSummary
