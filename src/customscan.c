@@ -545,7 +545,7 @@ typedef struct SeekState
 	Partition  *pending;
 	WcMergeStats stats;
 	int			total_parts;
-	MemoryContext keycxt;		/* decoded key values of the current row */
+	WcKeyDecoder keys;			/* decoded key values of the current row */
 	MemoryContext mcxt;			/* the manifest all partitions share */
 } SeekState;
 
@@ -567,8 +567,7 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
 	s->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
-	s->keycxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek keys",
-									  ALLOCSET_SMALL_SIZES);
+	wc_key_decoder_init(&s->keys, CurrentMemoryContext);
 	s->mcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek manifest",
 									ALLOCSET_SMALL_SIZES);
 }
@@ -855,7 +854,7 @@ seek_next(ScanState *ss)
 		return ExecClearTuple(slot);
 	part = (Partition *) DatumGetPointer(binaryheap_remove_first(s->heap));
 	s->pending = part;
-	wc_store_row_ref(slot, ss->ss_currentRelation, part->cur, &part->tid, s->keycxt);
+	wc_store_row_ref(slot, ss->ss_currentRelation, part->cur, &part->tid, &s->keys);
 	return slot;
 }
 

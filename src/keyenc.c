@@ -8,6 +8,7 @@
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/lsyscache.h"
 #include "utils/uuid.h"
 
@@ -162,8 +163,19 @@ read_int(const unsigned char *p, int nbytes)
  * Decode one (ascending) key component at *p into a Datum; advances *p.
  * Returns false on malformed input.
  */
+/* Carve len bytes (aligned) off a caller's buffer sized by wc_key_decode. */
+static char *
+arena_alloc(char **arena, Size len)
+{
+	char	   *p = (char *) MAXALIGN(*arena);
+
+	*arena = p + len;
+	return p;
+}
+
 static bool
-decode_value(Oid typid, const unsigned char **p, const unsigned char *end, Datum *out)
+decode_value(Oid typid, const unsigned char **p, const unsigned char *end, Datum *out,
+			 char **arena)
 {
 	const unsigned char *q = *p;
 
@@ -202,7 +214,8 @@ decode_value(Oid typid, const unsigned char **p, const unsigned char *end, Datum
 
 				if (end - q < UUID_LEN)
 					return false;
-				u = palloc(sizeof(pg_uuid_t));
+				u = arena ? (pg_uuid_t *) arena_alloc(arena, sizeof(pg_uuid_t))
+					: palloc(sizeof(pg_uuid_t));
 				memcpy(u->data, q, UUID_LEN);
 				*out = UUIDPGetDatum(u);
 				*p = q + UUID_LEN;
@@ -217,7 +230,8 @@ decode_value(Oid typid, const unsigned char **p, const unsigned char *end, Datum
 				text	   *t;
 				char	   *dst;
 
-				t = (text *) palloc(VARHDRSZ + (end - q));
+				t = arena ? (text *) arena_alloc(arena, VARHDRSZ + (end - q))
+					: (text *) palloc(VARHDRSZ + (end - q));
 				dst = VARDATA(t);
 				for (;;)
 				{
@@ -281,20 +295,17 @@ component_len(Oid typid, const unsigned char *p, const unsigned char *end, bool 
 }
 
 /*
- * Decode every key column of an encoded key into values/isnull (indexed by
- * attribute number - 1).  By-reference values are palloc'd in the current
- * memory context.  Rows store their key columns only in the key (the tuple
- * has NULLs there), so readers rebuild them from it.
+ * Decode key columns [from, to) starting at p into values/isnull (indexed
+ * by attribute number - 1); by-reference values go into *arena when it is
+ * given, else are palloc'd.  Returns where the next column starts.
  */
-void
-wc_decode_key_into(WcTableInfo *info, const char *key, int keylen,
-				   Datum *values, bool *isnull)
+static const unsigned char *
+decode_columns(WcTableInfo *info, int from, int to, const unsigned char *p,
+			   const unsigned char *end, Datum *values, bool *isnull, char **arena)
 {
-	const unsigned char *p = (const unsigned char *) key;
-	const unsigned char *end = p + keylen;
 	unsigned char buf[WC_MAX_KEY_SIZE];
 
-	for (int i = 0; i < info->npk + info->nck; i++)
+	for (int i = from; i < to; i++)
 	{
 		const WcKeyColumn *col = &info->cols[i];
 		int			len = component_len(col->typid, p, end, col->desc);
@@ -309,12 +320,93 @@ wc_decode_key_into(WcTableInfo *info, const char *key, int keylen,
 				buf[j] = ~p[j];
 			c = buf;
 		}
-		if (!decode_value(col->typid, &c, c + len, &d))
+		if (!decode_value(col->typid, &c, c + len, &d, arena))
 			elog(ERROR, "widecol: malformed key (column %d)", i + 1);
 		values[col->attnum - 1] = d;
 		isnull[col->attnum - 1] = false;
 		p += len;
 	}
+	return p;
+}
+
+/*
+ * Decode every key column of an encoded key into values/isnull (indexed by
+ * attribute number - 1).  By-reference values are palloc'd in the current
+ * memory context.  Rows store their key columns only in the key (the tuple
+ * has NULLs there), so readers rebuild them from it.
+ */
+void
+wc_decode_key_into(WcTableInfo *info, const char *key, int keylen,
+				   Datum *values, bool *isnull)
+{
+	decode_columns(info, 0, info->npk + info->nck, (const unsigned char *) key,
+				   (const unsigned char *) key + keylen, values, isnull, NULL);
+}
+
+/* Room for the decoded columns of `len` key bytes: each value is at most
+ * its encoding plus a varlena header, aligned. */
+#define DECODED_SIZE(len, ncols) ((len) + (ncols) * (VARHDRSZ + MAXIMUM_ALIGNOF) + MAXIMUM_ALIGNOF)
+
+static char *
+grow(MemoryContext cxt, char *buf, int *cap, int need)
+{
+	if (need <= *cap)
+		return buf;
+	*cap = Max(need, 2 * *cap);
+	if (buf)
+		pfree(buf);
+	return MemoryContextAlloc(cxt, *cap);
+}
+
+/* A decoder whose buffers live in a child of `parent` (delete d->cxt to free). */
+void
+wc_key_decoder_init(WcKeyDecoder *d, MemoryContext parent)
+{
+	memset(d, 0, sizeof(*d));
+	d->cxt = AllocSetContextCreate(parent, "widecol key decoder", ALLOCSET_SMALL_SIZES);
+	d->pklen = -1;
+}
+
+/*
+ * Decode the key columns of consecutive rows of a read.  Rows come in key
+ * order, so most share the previous row's partition: its columns are
+ * decoded once per partition, and only the clustering columns per row.
+ * Values stay valid until the next call (as a heap scan's tuple stays valid
+ * while its buffer is pinned); nothing is palloc'd per row.
+ */
+void
+wc_key_decode(WcKeyDecoder *d, WcTableInfo *info, const char *key, int keylen,
+			  int pklen, Datum *values, bool *isnull)
+{
+	const unsigned char *p = (const unsigned char *) key;
+	const unsigned char *end = p + keylen;
+	char	   *arena;
+
+	if (pklen != d->pklen || memcmp(key, d->pk, pklen) != 0)
+	{
+		d->pk = grow(d->cxt, d->pk, &d->pkcap, Max(pklen, 1));
+		memcpy(d->pk, key, pklen);
+		d->pklen = -1;			/* until decoded */
+		d->pkarena = grow(d->cxt, d->pkarena, &d->pkarena_cap, DECODED_SIZE(pklen, info->npk));
+		arena = d->pkarena;
+		decode_columns(info, 0, info->npk, p, p + pklen, values, isnull, &arena);
+		for (int i = 0; i < info->npk; i++)
+			d->values[i] = values[info->cols[i].attnum - 1];
+		d->pklen = pklen;
+	}
+	else
+	{
+		for (int i = 0; i < info->npk; i++)
+		{
+			values[info->cols[i].attnum - 1] = d->values[i];
+			isnull[info->cols[i].attnum - 1] = false;
+		}
+	}
+	d->rowarena = grow(d->cxt, d->rowarena, &d->rowarena_cap,
+					   DECODED_SIZE(keylen - pklen, info->nck));
+	arena = d->rowarena;
+	decode_columns(info, info->npk, info->npk + info->nck, p + pklen, end,
+				   values, isnull, &arena);
 }
 
 /* "(v1, v2)" for the partition key prefix of a key, for messages. */
@@ -334,7 +426,7 @@ wc_describe_partition(Relation rel, const char *key, int pklen)
 		Oid			outfunc;
 		bool		isvarlena;
 
-		if (!decode_value(info->cols[i].typid, &p, end, &d))
+		if (!decode_value(info->cols[i].typid, &p, end, &d, NULL))
 		{
 			appendStringInfoString(&out, "?");
 			break;

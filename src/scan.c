@@ -20,7 +20,7 @@ typedef struct WcScanDescData
 	WcMergeIter *iter;
 	BufferAccessStrategy strategy;
 	MemoryContext cxt;			/* lives as long as the scan (not per tuple) */
-	MemoryContext keycxt;		/* decoded key values of the current row */
+	WcKeyDecoder keys;			/* decoded key values of the current row */
 	bool		serial_done;	/* a serial scan's one merge was opened */
 	StringInfo	range_end;		/* parallel: this range ends before this key */
 	StringInfoData range_end_buf;
@@ -64,7 +64,8 @@ typedef WcParallelScanData *WcParallelScan;
  * defaults of columns added after the version was written.
  */
 static void
-fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
+fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
+		  WcKeyDecoder *dec)
 {
 	TupleDesc	desc = slot->tts_tupleDescriptor;
 	MinimalTuple mt = WcRowTuple(row);
@@ -79,7 +80,12 @@ fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
 	stored = HeapTupleHeaderGetNatts(htup.t_data);
 	for (int i = stored; i < desc->natts; i++)
 		slot->tts_values[i] = getmissingattr(desc, i + 1, &slot->tts_isnull[i]);
-	if (!WcTableIsKeyless(info))
+	if (WcTableIsKeyless(info))
+		;
+	else if (dec)
+		wc_key_decode(dec, info, WcRowKey(row), row->keylen, row->pklen,
+					  slot->tts_values, slot->tts_isnull);
+	else
 		wc_decode_key_into(info, WcRowKey(row), row->keylen,
 						   slot->tts_values, slot->tts_isnull);
 	ExecStoreVirtualTuple(slot);
@@ -91,25 +97,21 @@ fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
 void
 wc_store_row(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
 {
-	fill_slot(slot, rel, row, tid);
+	fill_slot(slot, rel, row, tid, NULL);
 	ExecMaterializeSlot(slot);
 }
 
 /*
  * Store a version that stays valid until the scan's next call (a merge
  * iterator's current row) without copying it, as heap scans keep tuples in
- * pinned buffers.  Decoded key values live in keycxt, reset for every row.
+ * pinned buffers.  Decoded key values live in the read's key decoder, valid
+ * until its next row.
  */
 void
 wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
-				 MemoryContext keycxt)
+				 WcKeyDecoder *dec)
 {
-	MemoryContext old;
-
-	MemoryContextReset(keycxt);
-	old = MemoryContextSwitchTo(keycxt);
-	fill_slot(slot, rel, row, tid);
-	MemoryContextSwitchTo(old);
+	fill_slot(slot, rel, row, tid, dec);
 }
 
 TableScanDesc
@@ -132,8 +134,7 @@ wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 
 	scan = palloc0(sizeof(WcScanDescData));
 	scan->cxt = CurrentMemoryContext;
-	scan->keycxt = AllocSetContextCreate(CurrentMemoryContext, "widecol scan keys",
-										 ALLOCSET_SMALL_SIZES);
+	wc_key_decoder_init(&scan->keys, CurrentMemoryContext);
 	scan->rs_base.rs_rd = rel;
 	scan->rs_base.rs_snapshot = snapshot;
 	scan->rs_base.rs_nkeys = nkeys;
@@ -159,7 +160,7 @@ wc_scan_end(TableScanDesc sscan)
 		FreeAccessStrategy(scan->strategy);
 	if (scan->rs_base.rs_flags & SO_TEMP_SNAPSHOT)
 		UnregisterSnapshot(scan->rs_base.rs_snapshot);
-	MemoryContextDelete(scan->keycxt);
+	MemoryContextDelete(scan->keys.cxt);
 	pfree(scan);
 }
 
@@ -256,7 +257,7 @@ wc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		wc_merge_end(scan->iter);
 		scan->iter = NULL;
 	}
-	wc_store_row_ref(slot, scan->rs_base.rs_rd, row, &tid, scan->keycxt);
+	wc_store_row_ref(slot, scan->rs_base.rs_rd, row, &tid, &scan->keys);
 	return true;
 }
 

@@ -179,6 +179,24 @@ extern char *wc_describe_partition(Relation rel, const char *key, int pklen);
 extern void wc_decode_key_into(WcTableInfo *info, const char *key, int keylen,
 							   Datum *values, bool *isnull);
 
+/* Decodes the keys of a read's rows, the partition columns once per partition. */
+typedef struct WcKeyDecoder
+{
+	MemoryContext cxt;			/* holds the buffers */
+	char	   *pk;				/* the partition key decoded last */
+	int			pklen;
+	int			pkcap;
+	char	   *pkarena;		/* its by-reference values */
+	int			pkarena_cap;
+	char	   *rowarena;		/* the current row's clustering values */
+	int			rowarena_cap;
+	Datum		values[WC_MAX_KEY_COLUMNS];	/* its partition columns */
+} WcKeyDecoder;
+
+extern void wc_key_decoder_init(WcKeyDecoder *d, MemoryContext parent);
+extern void wc_key_decode(WcKeyDecoder *d, WcTableInfo *info, const char *key,
+						  int keylen, int pklen, Datum *values, bool *isnull);
+
 /* ---------- options (options.c) ---------- */
 extern WcTableInfo *wc_table_info(Relation rel);
 extern bool wc_relation_is_widecol(Oid relid);
@@ -555,7 +573,7 @@ extern void wc_store_row(TupleTableSlot *slot, Relation rel,
 						 WcRowHeader *row, ItemPointer tid);
 extern void wc_store_row_ref(TupleTableSlot *slot, Relation rel,
 							 WcRowHeader *row, ItemPointer tid,
-							 MemoryContext keycxt);
+							 WcKeyDecoder *dec);
 
 extern const TableAmRoutine *wc_get_routine(void);
 
