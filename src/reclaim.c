@@ -4,8 +4,9 @@
  * Pages of runs dropped by compaction and of level-0 generations removed
  * from the metapage become free once no snapshot can read them (the
  * dropping transaction precedes the xid horizon; standbys get a snapshot
- * conflict first).  A freed page is rewritten as a FREE page (WAL-logged)
- * and recorded in the free space map.  Allocation takes pages from the FSM
+ * conflict first).  A freed page is rewritten as a FREE page (WAL-logged,
+ * without reading a run's data pages: see wc_reclaim_runs) and recorded in
+ * the free space map.  Allocation takes pages from the FSM
  * and checks that they really are FREE pages: the FSM is only a hint, as
  * for indexes (it is not crash-safe and may be stale).
  */
@@ -18,6 +19,14 @@
 #include "storage/procarray.h"
 
 #include "widecol.h"
+
+/* An empty page of type FREE. */
+void
+wc_page_init_free(Page page)
+{
+	PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
+	WcPageGetOpaque(page)->type = WC_PAGE_FREE;
+}
 
 /*
  * Turn one page into a FREE page if it still belongs to the segment being
@@ -43,19 +52,36 @@ mark_free(Relation rel, BlockNumber blk, uint64 segment, bool level0)
 		 (type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
 		  type == WC_PAGE_RUN_INDEX || type == WC_PAGE_RUN_BLOOM));
 	if (ours)
-	{
-		START_CRIT_SECTION();
-		PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
-		WcPageGetOpaque(page)->type = WC_PAGE_FREE;
-		MarkBufferDirty(buf);
-		if (RelationNeedsWAL(rel))
-			log_newpage_buffer(buf, true);
-		END_CRIT_SECTION();
-	}
+		wc_free_buffers(rel, &buf, 1);
 	UnlockReleaseBuffer(buf);
 	if (ours)
 		RecordFreeIndexPage(rel, blk);
 	return ours;
+}
+
+/*
+ * Free pages known to be the segment's without reading them: each buffer
+ * is taken zeroed (RBM_ZERO_AND_LOCK) and rewritten whole, 32 per WAL record.
+ */
+static void
+free_unread(Relation rel, const BlockNumber *blks, int n)
+{
+	Buffer		bufs[WC_FREE_BATCH];
+
+	for (int i = 0; i < n; i += WC_FREE_BATCH)
+	{
+		int			k = Min(WC_FREE_BATCH, n - i);
+
+		CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < k; j++)
+			bufs[j] = ReadBufferExtended(rel, MAIN_FORKNUM, blks[i + j], RBM_ZERO_AND_LOCK, NULL);
+		wc_free_buffers(rel, bufs, k);
+		for (int j = 0; j < k; j++)
+		{
+			UnlockReleaseBuffer(bufs[j]);
+			RecordFreeIndexPage(rel, blks[i + j]);
+		}
+	}
 }
 
 /*
@@ -121,7 +147,10 @@ wc_new_page(Relation rel, BufferAccessStrategy strategy)
 	return BufferIsValid(buf) ? buf : wc_extend_page(rel, strategy);
 }
 
-/* Every page of a run: its data pages (through the leaves) and its extent. */
+/*
+ * Every page of a run: its header first, then its data pages (through the
+ * leaves) and the rest of its extent.
+ */
 static int
 run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
 {
@@ -147,6 +176,7 @@ run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
 	memcpy(&hdr, payload.data, sizeof(WcRunHeader));
 	cap = hdr.ndata_pages + hdr.extent_pages + 1;
 	blks = palloc(sizeof(BlockNumber) * cap);
+	blks[n++] = run->header_block;
 	for (BlockNumber leaf = hdr.leaf_first; leaf < hdr.leaf_first + hdr.nleaf_pages; leaf++)
 	{
 		p = wc_read_run_page_soft(rel, leaf, WC_PAGE_RUN_INDEX, run->run_id,
@@ -156,7 +186,7 @@ run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
 		for (uint32 e = 0; e < op.count && n < cap; e++)
 			blks[n++] = entries[e].child;
 	}
-	for (uint32 i = 0; i < hdr.extent_pages && n < cap; i++)
+	for (uint32 i = 1; i < hdr.extent_pages && n < cap; i++)
 		blks[n++] = run->header_block + i;
 	*out = blks;
 	return n;
@@ -176,12 +206,26 @@ wc_reclaim_runs(Relation rel, uint64 storage_id)
 	uint64	   *done = palloc(sizeof(uint64) * Max(nruns, 1));
 	int			ndone = 0;
 
+	if (nruns > 0)
+		wc_log_snapshot_conflict(rel, latest);
 	for (int i = 0; i < nruns; i++)
 	{
 		BlockNumber *blks = NULL;
 		int			n = run_pages(rel, &runs[i], &blks);
 
-		wc_free_pages(rel, blks, n, runs[i].run_id, false, latest);
+		/*
+		 * The header goes first, checked: while it is still this run's, no
+		 * page of the run was freed (a reclaim that aborted after freeing
+		 * some frees the header before anything else), so the others are
+		 * still the run's and are freed without being read.  A run whose
+		 * header is gone was half freed by an aborted reclaim: its other
+		 * pages may have been reused, and are left (leaked) rather than
+		 * checked one by one.
+		 */
+		if (n > 0 && mark_free(rel, blks[0], runs[i].run_id, false))
+			free_unread(rel, blks + 1, n - 1);
+		if (n > 0)
+			IndexFreeSpaceMapVacuum(rel);
 		done[ndone++] = runs[i].run_id;
 		elog(DEBUG1, "widecol: reclaimed %d pages of run %llu of \"%s\"",
 			 n, (unsigned long long) runs[i].run_id, RelationGetRelationName(rel));

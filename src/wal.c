@@ -16,11 +16,14 @@
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "access/xlogutils.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/standby.h"
 
 #include "widecol.h"
 
 #define XLOG_WC_SNAPSHOT_CONFLICT	0x00
+#define XLOG_WC_FREE_PAGES			0x10	/* the record's blocks become FREE pages */
 
 typedef struct xl_wc_snapshot_conflict
 {
@@ -32,12 +35,29 @@ static void
 wc_rm_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	xl_wc_snapshot_conflict *xlrec = (xl_wc_snapshot_conflict *) XLogRecGetData(record);
 
-	if (info != XLOG_WC_SNAPSHOT_CONFLICT)
+	if (info == XLOG_WC_FREE_PAGES)
+	{
+		/* every page is rewritten whole: nothing of the old one is read */
+		for (uint8 id = 0; id <= XLogRecMaxBlockId(record); id++)
+		{
+			Buffer		buf = XLogInitBufferForRedo(record, id);
+
+			wc_page_init_free(BufferGetPage(buf));
+			PageSetLSN(BufferGetPage(buf), record->EndRecPtr);
+			MarkBufferDirty(buf);
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	else if (info == XLOG_WC_SNAPSHOT_CONFLICT)
+	{
+		xl_wc_snapshot_conflict *xlrec = (xl_wc_snapshot_conflict *) XLogRecGetData(record);
+
+		if (InHotStandby)
+			ResolveRecoveryConflictWithSnapshot(xlrec->latest_removed_xid, xlrec->node);
+	}
+	else
 		elog(PANIC, "widecol redo: unknown op code %u", info);
-	if (InHotStandby)
-		ResolveRecoveryConflictWithSnapshot(xlrec->latest_removed_xid, xlrec->node);
 }
 
 static void
@@ -45,6 +65,11 @@ wc_rm_desc(StringInfo buf, XLogReaderState *record)
 {
 	xl_wc_snapshot_conflict *xlrec = (xl_wc_snapshot_conflict *) XLogRecGetData(record);
 
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_FREE_PAGES)
+	{
+		appendStringInfo(buf, "%d pages", XLogRecMaxBlockId(record) + 1);
+		return;
+	}
 	appendStringInfo(buf, "rel %u/%u/%u; latest removed xid %u",
 					 xlrec->node.spcNode, xlrec->node.dbNode, xlrec->node.relNode,
 					 xlrec->latest_removed_xid);
@@ -53,7 +78,14 @@ wc_rm_desc(StringInfo buf, XLogReaderState *record)
 static const char *
 wc_rm_identify(uint8 info)
 {
-	return (info & ~XLR_INFO_MASK) == XLOG_WC_SNAPSHOT_CONFLICT ? "SNAPSHOT_CONFLICT" : NULL;
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_WC_SNAPSHOT_CONFLICT:
+			return "SNAPSHOT_CONFLICT";
+		case XLOG_WC_FREE_PAGES:
+			return "FREE_PAGES";
+	}
+	return NULL;
 }
 
 static RmgrData wc_rmgr = {
@@ -83,4 +115,37 @@ wc_log_snapshot_conflict(Relation rel, TransactionId latest_removed_xid)
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	XLogInsert(WC_RMGR_ID, XLOG_WC_SNAPSHOT_CONFLICT);
+}
+
+/*
+ * Make the locked buffers FREE pages, with one WAL record for all of them
+ * (at most WC_FREE_BATCH) that carries no page images: redo initializes
+ * each page anew, so a torn old page does not matter.
+ */
+void
+wc_free_buffers(Relation rel, Buffer *bufs, int n)
+{
+	bool		logged = RelationNeedsWAL(rel);
+
+	Assert(n <= WC_FREE_BATCH);
+	if (logged)
+		XLogEnsureRecordSpace(n, 0);
+	START_CRIT_SECTION();
+	for (int i = 0; i < n; i++)
+	{
+		wc_page_init_free(BufferGetPage(bufs[i]));
+		MarkBufferDirty(bufs[i]);
+	}
+	if (logged)
+	{
+		XLogRecPtr	recptr;
+
+		XLogBeginInsert();
+		for (int i = 0; i < n; i++)
+			XLogRegisterBuffer(i, bufs[i], REGBUF_WILL_INIT);
+		recptr = XLogInsert(WC_RMGR_ID, XLOG_WC_FREE_PAGES);
+		for (int i = 0; i < n; i++)
+			PageSetLSN(BufferGetPage(bufs[i]), recptr);
+	}
+	END_CRIT_SECTION();
 }

@@ -581,6 +581,9 @@ extern const TableAmRoutine *wc_get_routine(void);
 #define WC_RMGR_ID 147
 extern void wc_register_rmgr(void);
 extern void wc_log_snapshot_conflict(Relation rel, TransactionId latest_removed_xid);
+#define WC_FREE_BATCH 32		/* blocks per FREE_PAGES record (XLR_MAX_BLOCK_ID) */
+extern void wc_free_buffers(Relation rel, Buffer *bufs, int n);
+extern void wc_page_init_free(Page page);
 extern void wc_install_planner_hooks(void);
 
 /* customscan.c */
