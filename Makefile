@@ -26,6 +26,7 @@ OBJS = \
 	src/bgworker.o \
 	src/reclaim.o \
 	src/scan.o \
+	src/slot.o \
 	src/modify.o \
 	src/conflict.o \
 	src/handler.o \

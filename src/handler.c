@@ -28,13 +28,13 @@
 PG_FUNCTION_INFO_V1(widecol_am_handler);
 
 /*
- * Virtual slots: a stored version is deformed and its key columns decoded
- * from the key (they are not repeated in the stored tuple).
+ * widecol's slot (slot.c): a stored version, its columns deformed and its
+ * key columns decoded from the key only when asked for.
  */
 static const TupleTableSlotOps *
 wc_slot_callbacks(Relation rel)
 {
-	return &TTSOpsVirtual;
+	return &WcSlotOps;
 }
 
 static void

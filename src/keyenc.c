@@ -295,13 +295,13 @@ component_len(Oid typid, const unsigned char *p, const unsigned char *end, bool 
 }
 
 /*
- * Decode key columns [from, to) starting at p into values/isnull (indexed
- * by attribute number - 1); by-reference values go into *arena when it is
- * given, else are palloc'd.  Returns where the next column starts.
+ * Decode key columns [from, to) starting at p into out[from..to) (indexed
+ * by key column); by-reference values go into *arena when it is given, else
+ * are palloc'd.  Returns where the next column starts.
  */
 static const unsigned char *
 decode_columns(WcTableInfo *info, int from, int to, const unsigned char *p,
-			   const unsigned char *end, Datum *values, bool *isnull, char **arena)
+			   const unsigned char *end, Datum *out, char **arena)
 {
 	unsigned char buf[WC_MAX_KEY_SIZE];
 
@@ -310,7 +310,6 @@ decode_columns(WcTableInfo *info, int from, int to, const unsigned char *p,
 		const WcKeyColumn *col = &info->cols[i];
 		int			len = component_len(col->typid, p, end, col->desc);
 		const unsigned char *c = p;
-		Datum		d;
 
 		if (len < 0 || len > WC_MAX_KEY_SIZE)
 			elog(ERROR, "widecol: malformed key (column %d)", i + 1);
@@ -320,13 +319,22 @@ decode_columns(WcTableInfo *info, int from, int to, const unsigned char *p,
 				buf[j] = ~p[j];
 			c = buf;
 		}
-		if (!decode_value(col->typid, &c, c + len, &d, arena))
+		if (!decode_value(col->typid, &c, c + len, &out[i], arena))
 			elog(ERROR, "widecol: malformed key (column %d)", i + 1);
-		values[col->attnum - 1] = d;
-		isnull[col->attnum - 1] = false;
 		p += len;
 	}
 	return p;
+}
+
+/* Key column values (by key column) into values/isnull (by attribute). */
+static void
+scatter(WcTableInfo *info, int from, int to, const Datum *keyvals, Datum *values, bool *isnull)
+{
+	for (int i = from; i < to; i++)
+	{
+		values[info->cols[i].attnum - 1] = keyvals[i];
+		isnull[info->cols[i].attnum - 1] = false;
+	}
 }
 
 /*
@@ -339,8 +347,12 @@ void
 wc_decode_key_into(WcTableInfo *info, const char *key, int keylen,
 				   Datum *values, bool *isnull)
 {
-	decode_columns(info, 0, info->npk + info->nck, (const unsigned char *) key,
-				   (const unsigned char *) key + keylen, values, isnull, NULL);
+	Datum		keyvals[WC_MAX_KEY_COLUMNS];
+	int			n = info->npk + info->nck;
+
+	decode_columns(info, 0, n, (const unsigned char *) key,
+				   (const unsigned char *) key + keylen, keyvals, NULL);
+	scatter(info, 0, n, keyvals, values, isnull);
 }
 
 /* Room for the decoded columns of `len` key bytes: each value is at most
@@ -368,18 +380,18 @@ wc_key_decoder_init(WcKeyDecoder *d, MemoryContext parent)
 }
 
 /*
- * Decode the key columns of consecutive rows of a read.  Rows come in key
- * order, so most share the previous row's partition: its columns are
- * decoded once per partition, and only the clustering columns per row.
- * Values stay valid until the next call (as a heap scan's tuple stays valid
+ * Decode the key columns of consecutive rows of a read into keyvals (by
+ * key column): the partition columns, and the clustering columns too when
+ * `clustering`.  Rows come in key order, so most share the previous row's
+ * partition: its columns are decoded once per partition.  Values stay
+ * valid until the decoder's next row (as a heap scan's tuple stays valid
  * while its buffer is pinned); nothing is palloc'd per row.
  */
 void
-wc_key_decode(WcKeyDecoder *d, WcTableInfo *info, const char *key, int keylen,
-			  int pklen, Datum *values, bool *isnull)
+wc_key_decode_cols(WcKeyDecoder *d, WcTableInfo *info, const char *key, int keylen,
+				   int pklen, bool clustering, Datum *keyvals)
 {
 	const unsigned char *p = (const unsigned char *) key;
-	const unsigned char *end = p + keylen;
 	char	   *arena;
 
 	if (pklen != d->pklen || memcmp(key, d->pk, pklen) != 0)
@@ -389,24 +401,28 @@ wc_key_decode(WcKeyDecoder *d, WcTableInfo *info, const char *key, int keylen,
 		d->pklen = -1;			/* until decoded */
 		d->pkarena = grow(d->cxt, d->pkarena, &d->pkarena_cap, DECODED_SIZE(pklen, info->npk));
 		arena = d->pkarena;
-		decode_columns(info, 0, info->npk, p, p + pklen, values, isnull, &arena);
-		for (int i = 0; i < info->npk; i++)
-			d->values[i] = values[info->cols[i].attnum - 1];
+		decode_columns(info, 0, info->npk, p, p + pklen, d->values, &arena);
 		d->pklen = pklen;
 	}
-	else
-	{
-		for (int i = 0; i < info->npk; i++)
-		{
-			values[info->cols[i].attnum - 1] = d->values[i];
-			isnull[info->cols[i].attnum - 1] = false;
-		}
-	}
+	memcpy(keyvals, d->values, sizeof(Datum) * info->npk);
+	if (!clustering)
+		return;
 	d->rowarena = grow(d->cxt, d->rowarena, &d->rowarena_cap,
 					   DECODED_SIZE(keylen - pklen, info->nck));
 	arena = d->rowarena;
-	decode_columns(info, info->npk, info->npk + info->nck, p + pklen, end,
-				   values, isnull, &arena);
+	decode_columns(info, info->npk, info->npk + info->nck, p + pklen, p + keylen,
+				   keyvals, &arena);
+}
+
+/* wc_key_decode_cols of every key column, into values/isnull by attribute. */
+void
+wc_key_decode(WcKeyDecoder *d, WcTableInfo *info, const char *key, int keylen,
+			  int pklen, Datum *values, bool *isnull)
+{
+	Datum		keyvals[WC_MAX_KEY_COLUMNS];
+
+	wc_key_decode_cols(d, info, key, keylen, pklen, true, keyvals);
+	scatter(info, 0, info->npk + info->nck, keyvals, values, isnull);
 }
 
 /* "(v1, v2)" for the partition key prefix of a key, for messages. */

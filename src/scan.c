@@ -111,7 +111,11 @@ void
 wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
 				 WcKeyDecoder *dec)
 {
-	fill_slot(slot, rel, row, tid, dec);
+	/* widecol's own slot deforms on demand (slot.c); others get every column */
+	if (slot->tts_ops == &WcSlotOps)
+		wc_slot_store_version(slot, wc_table_info(rel), row, tid, RelationGetRelid(rel), dec);
+	else
+		fill_slot(slot, rel, row, tid, dec);
 }
 
 TableScanDesc

@@ -194,6 +194,8 @@ typedef struct WcKeyDecoder
 } WcKeyDecoder;
 
 extern void wc_key_decoder_init(WcKeyDecoder *d, MemoryContext parent);
+extern void wc_key_decode_cols(WcKeyDecoder *d, WcTableInfo *info, const char *key,
+							   int keylen, int pklen, bool clustering, Datum *keyvals);
 extern void wc_key_decode(WcKeyDecoder *d, WcTableInfo *info, const char *key,
 						  int keylen, int pklen, Datum *values, bool *isnull);
 
@@ -576,6 +578,11 @@ extern void wc_store_row_ref(TupleTableSlot *slot, Relation rel,
 							 WcKeyDecoder *dec);
 
 extern const TableAmRoutine *wc_get_routine(void);
+
+/* ---------- tuple slot (slot.c) ---------- */
+extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;
+extern void wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,
+								  ItemPointer tid, Oid relid, WcKeyDecoder *dec);
 
 /* wal.c: custom resource manager id (custom range 128-255) */
 #define WC_RMGR_ID 147
