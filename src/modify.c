@@ -297,6 +297,8 @@ wc_executor_start(QueryDesc *queryDesc, int eflags)
 		prev_executor_start(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+	if (queryDesc->planstate)
+		wc_slot_mark_unused_columns(queryDesc->planstate);
 	top = queryDesc->plannedstmt->planTree;
 	if (queryDesc->operation == CMD_INSERT && top && IsA(top, ModifyTable) &&
 		outerPlan(top) && outerPlan(top)->plan_rows > 1 && queryDesc->estate)

@@ -19,8 +19,13 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/sysattr.h"
 #include "access/tupdesc_details.h"
 #include "executor/tuptable.h"
+#include "nodes/extensible.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/datum.h"
 #include "utils/expandeddatum.h"
 
@@ -37,6 +42,7 @@ typedef struct WcSlot
 	bool		ck_done;		/* ... and the clustering columns */
 	Datum		keyvals[WC_MAX_KEY_COLUMNS];
 	char	   *data;			/* owned copy of by-reference values */
+	Bitmapset  *unused;			/* key columns no expression reads (see below) */
 } WcSlot;
 
 static void
@@ -46,6 +52,7 @@ wcslot_init(TupleTableSlot *slot)
 
 	ws->row = NULL;
 	ws->data = NULL;
+	ws->unused = NULL;
 }
 
 static void
@@ -125,6 +132,13 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 
 		if (a < from || a >= natts)
 			continue;
+		if (ws->unused && bms_is_member(a, ws->unused))
+		{
+			/* asked for only as part of the prefix: not decoded */
+			slot->tts_values[a] = (Datum) 0;
+			slot->tts_isnull[a] = true;
+			continue;
+		}
 		if (i < info->npk ? !ws->pk_done : !ws->ck_done)
 		{
 			wc_key_decode_cols(ws->dec, info, WcRowKey(ws->row), ws->row->keylen,
@@ -136,6 +150,63 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 		slot->tts_isnull[a] = false;
 	}
 	slot->tts_nvalid = natts;
+}
+
+/*
+ * A scan node that projects hands its scan slot to no one: only its quals
+ * and target list read it, so key columns they do not name need not be
+ * decoded (getsomeattrs always asks for a prefix of the columns: a report
+ * on day_bucket and width would decode capture_time and image_id too).
+ * Called for every plan at executor start; marks the scan slots of
+ * projecting sequential scans and seeks of widecol tables.
+ */
+static bool
+mark_unused_columns(PlanState *ps, void *context)
+{
+	if (ps == NULL)
+		return false;
+	if ((IsA(ps, SeqScanState) ||
+		 (IsA(ps, CustomScanState) &&
+		  strcmp(((CustomScanState *) ps)->methods->CustomName, "WidecolSeek") == 0)) &&
+		ps->ps_ProjInfo != NULL)
+	{
+		ScanState  *ss = (ScanState *) ps;
+		TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+		Index		scanrelid = ((Scan *) ps->plan)->scanrelid;
+
+		if (slot && slot->tts_ops == &WcSlotOps && scanrelid > 0 && ss->ss_currentRelation)
+		{
+			WcTableInfo *info = wc_table_info(ss->ss_currentRelation);
+			Bitmapset  *used = NULL;
+			Bitmapset  *unused = NULL;
+			List	   *vars = pull_var_clause((Node *) list_make2(ps->plan->targetlist, ps->plan->qual),
+											   PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+											   PVC_RECURSE_PLACEHOLDERS);
+			ListCell   *lc;
+			bool		all = false;
+
+			foreach(lc, vars)
+			{
+				Var		   *v = lfirst(lc);
+
+				if (v->varno != scanrelid || v->varattno == InvalidAttrNumber)
+					all = true; /* another relation's column, or the whole row */
+				else if (v->varattno > 0)
+					used = bms_add_member(used, v->varattno - 1);
+			}
+			for (int i = 0; !all && i < info->npk + info->nck; i++)
+				if (!bms_is_member(info->cols[i].attnum - 1, used))
+					unused = bms_add_member(unused, info->cols[i].attnum - 1);
+			((WcSlot *) slot)->unused = all ? NULL : unused;
+		}
+	}
+	return planstate_tree_walker(ps, mark_unused_columns, context);
+}
+
+void
+wc_slot_mark_unused_columns(PlanState *top)
+{
+	mark_unused_columns(top, NULL);
 }
 
 static Datum

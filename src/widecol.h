@@ -13,6 +13,7 @@
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
 #include "port/atomics.h"
+#include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufpage.h"
 #include "storage/lock.h"
@@ -581,6 +582,7 @@ extern const TableAmRoutine *wc_get_routine(void);
 
 /* ---------- tuple slot (slot.c) ---------- */
 extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;
+extern void wc_slot_mark_unused_columns(PlanState *top);
 extern void wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,
 								  ItemPointer tid, Oid relid, WcKeyDecoder *dec);
 
