@@ -147,7 +147,7 @@ for t in "${TABLES[@]}"; do
 		min=$("${PSQL[@]}" -At -c "SELECT coalesce(sum(compressed_bytes), 0) FROM widecol.runs('$t')")
 	fi
 	awk -v t="$t" -v s="$strategy" -v w="$wal" -v c="$csv_bytes" -v r="$reads" -v z="$size" -v m="$min" -v n="$runs" -v a="$runamp" \
-		'BEGIN { printf "%s,%s,%.2f,%s,%.2f,%d,%d,%d,%d,%s,%s\n", t, s, w / c, r, z / (m > 0 ? m : 1), w, c, z, m, n, a }' >>"$out_csv"
+		'BEGIN { printf "%s,%s,%.2f,%s,%.2f,%.0f,%.0f,%.0f,%.0f,%s,%s\n", t, s, w / c, r, z / (m > 0 ? m : 1), w, c, z, m, n, a }' >>"$out_csv"
 done
 {
 	printf 'amplification: %d rows in %d chunks, 10%% upserts, 5%% deletes, workers compacting during the ingest\n' "$ROWS" "$CHUNKS"
