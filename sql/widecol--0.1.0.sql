@@ -314,12 +314,23 @@ LANGUAGE sql STABLE AS $$
      WHERE c.oid = rel
 $$;
 
+-- The rows an INSERT into a widecol table replaced (their keys existed),
+-- as they were before it: widecol's INSERT of an existing key replaces the
+-- row without reading it, so no OLD TABLE has them.  The keys are recorded
+-- as rows are written and looked up once per statement, whichever trigger
+-- asks first.  _inserted_keys_repeat() tells whether the statement wrote a
+-- key twice.  Both describe the last INSERT into the table: call them only
+-- from its triggers, when its NEW TABLE is not empty.
+CREATE FUNCTION widecol._replaced_rows(anyelement) RETURNS SETOF anyelement
+    AS 'MODULE_PATHNAME', 'widecol_replaced_rows' LANGUAGE C VOLATILE;
+CREATE FUNCTION widecol._inserted_keys_repeat(base regclass) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'widecol_inserted_keys_repeat' LANGUAGE C STRICT VOLATILE;
+
 -- A query giving the old rows of the statement that fired a trigger on
--- base, to run under widecol._read_before_statement(base): for an INSERT
--- the rows it replaced (widecol's INSERT of an existing key replaces the
--- row without reading it, so no OLD TABLE has them); for an UPDATE the
--- updated rows and those it replaced by moving a row onto their key.
--- NULL when nothing can have been replaced (a keyless table, a DELETE).
+-- base: for an INSERT the rows it replaced; for an UPDATE the updated rows
+-- and those it replaced by moving a row onto their key (to run under
+-- widecol._read_before_statement(base)).  NULL when nothing can have been
+-- replaced (a keyless table, a DELETE).
 CREATE FUNCTION widecol._replaced_rows_sql(base regclass, op text) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -329,8 +340,7 @@ BEGIN
         RETURN NULL;
     END IF;
     IF op = 'INSERT' THEN
-        RETURN format('SELECT b.* FROM %s AS b WHERE (%s) IN (SELECT %s FROM widecol_new_rows)',
-                      base, widecol._qt_collist(keys, 'b'), widecol._qt_collist(keys));
+        RETURN format('SELECT * FROM widecol._replaced_rows(NULL::%s)', base);
     END IF;
     RETURN format('SELECT * FROM widecol_old_rows UNION ALL SELECT b.* FROM %s AS b WHERE (%s) IN '
                   '(SELECT %s FROM widecol_new_rows EXCEPT SELECT %s FROM widecol_old_rows)',
@@ -381,22 +391,33 @@ BEGIN
         EXECUTE format('TRUNCATE %s', q.query_table);
         RETURN NULL;
     END IF;
+    IF TG_OP = 'INSERT' THEN
+        IF NOT EXISTS (SELECT FROM widecol_new_rows) THEN
+            RETURN NULL;        -- and the recorded keys are an earlier statement's
+        END IF;
+    END IF;
     replaced := widecol._replaced_rows_sql(TG_RELID, TG_OP);
     PERFORM set_config('search_path', q.search_path, true);
     IF replaced IS NULL THEN
         stmts := widecol._qt_statements(q, TG_OP);
     ELSE
-        EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
+        IF TG_OP = 'INSERT' THEN
+            repeated := widecol._inserted_keys_repeat(TG_RELID);
+        ELSE
+            EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
+        END IF;
         stmts := widecol._qt_statements(q, CASE TG_OP WHEN 'INSERT' THEN 'UPSERT' ELSE TG_OP END,
                                         '(' || replaced || ') AS replaced',
                                         CASE WHEN repeated THEN widecol._new_rows_sql(TG_RELID)
                                              ELSE 'widecol_new_rows' END);
+    END IF;
+    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
         PERFORM widecol._read_before_statement(TG_RELID);
     END IF;
     FOREACH stmt IN ARRAY stmts LOOP
         EXECUTE stmt;
     END LOOP;
-    IF replaced IS NOT NULL THEN
+    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
         PERFORM widecol._read_before_statement_end();
     END IF;
     PERFORM set_config('search_path', path, true);
@@ -912,9 +933,18 @@ BEGIN
         RETURN NULL;
     END IF;
     -- +1 for new rows, -1 for old ones: deleted, updated, or replaced by an INSERT
+    IF TG_OP = 'INSERT' THEN
+        IF NOT EXISTS (SELECT FROM widecol_new_rows) THEN
+            RETURN NULL;        -- and the recorded keys are an earlier statement's
+        END IF;
+    END IF;
     replaced := widecol._replaced_rows_sql(TG_RELID, TG_OP);
     IF replaced IS NOT NULL THEN
-        EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
+        IF TG_OP = 'INSERT' THEN
+            repeated := widecol._inserted_keys_repeat(TG_RELID);
+        ELSE
+            EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
+        END IF;
         IF repeated THEN
             new_src := widecol._new_rows_sql(TG_RELID);
         END IF;
@@ -924,11 +954,11 @@ BEGIN
         CASE WHEN TG_OP <> 'INSERT' OR replaced IS NOT NULL
              THEN format('SELECT capture_time, device_id, tags, -1 AS n FROM (%s) AS o',
                          coalesce(replaced, 'SELECT * FROM widecol_old_rows')) END);
-    IF replaced IS NOT NULL THEN
+    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
         PERFORM widecol._read_before_statement(TG_RELID);
     END IF;
     EXECUTE format(widecol._image_store_count_sql(), counts, src);
-    IF replaced IS NOT NULL THEN
+    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
         PERFORM widecol._read_before_statement_end();
     END IF;
     RETURN NULL;

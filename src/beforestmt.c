@@ -12,18 +12,34 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
 #include "access/xact.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
 
 #include "widecol.h"
+
+#define KEY_CHUNK_SIZE (64 * 1024 * 1024)
 
 typedef struct WriteCid
 {
 	Oid			relid;			/* hash key */
 	CommandId	cid;
+	/* keys inserted by command keys_cid (tables with INSERT transition tables) */
+	CommandId	keys_cid;
+	List	   *keys;			/* StringInfos of (uint16 keylen, uint16 pklen, key)... */
+	int64		nkeys;
+	/* the versions those keys replaced, once looked up */
+	CommandId	replaced_cid;
+	List	   *replaced;		/* HeapTuples, in TopTransactionContext */
+	bool		repeated;		/* some key was inserted twice */
 } WriteCid;
 
 typedef struct ReadBefore
@@ -38,15 +54,12 @@ static Oid	last_relid = InvalidOid;
 static CommandId last_cid = InvalidCommandId;
 static List *read_before = NIL; /* stack, in TopTransactionContext */
 
-/* Note that `rel` is written by command `cid` (called for every version). */
-void
-wc_note_write(Relation rel, CommandId cid)
+static WriteCid *
+write_entry(Oid relid)
 {
-	Oid			relid = RelationGetRelid(rel);
 	WriteCid   *w;
+	bool		found;
 
-	if (relid == last_relid && cid == last_cid)
-		return;
 	if (write_cids == NULL)
 	{
 		HASHCTL		ctl;
@@ -57,10 +70,234 @@ wc_note_write(Relation rel, CommandId cid)
 		write_cids = hash_create("widecol write command ids", 16, &ctl,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	w = hash_search(write_cids, &relid, HASH_ENTER, NULL);
-	w->cid = cid;
+	w = hash_search(write_cids, &relid, HASH_ENTER, &found);
+	if (!found)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		w->keys_cid = InvalidCommandId;
+		w->keys = NIL;
+		w->nkeys = 0;
+		w->replaced_cid = InvalidCommandId;
+		w->replaced = NIL;
+		MemoryContextSwitchTo(old);
+	}
+	return w;
+}
+
+/* Note that `rel` is written by command `cid` (called for every version). */
+void
+wc_note_write(Relation rel, CommandId cid)
+{
+	Oid			relid = RelationGetRelid(rel);
+
+	if (relid == last_relid && cid == last_cid)
+		return;
+	write_entry(relid)->cid = cid;
 	last_relid = relid;
 	last_cid = cid;
+}
+
+/*
+ * Remember the key of a row INSERTed by command `cid` into a table whose
+ * AFTER INSERT triggers take a transition table (query tables, counts):
+ * _replaced_rows() looks the keys up once the statement is done.
+ */
+void
+wc_note_inserted_key(Relation rel, const char *key, int keylen, int pklen, CommandId cid)
+{
+	WriteCid   *w;
+	uint16		lens[2];
+
+	if (rel->trigdesc == NULL || !rel->trigdesc->trig_insert_new_table)
+		return;
+	w = write_entry(RelationGetRelid(rel));
+	if (w->keys_cid != cid)
+	{
+		/* an earlier statement's: keep one chunk, reset */
+		while (list_length(w->keys) > 1)
+		{
+			StringInfo	chunk = llast(w->keys);
+
+			pfree(chunk->data);
+			pfree(chunk);
+			w->keys = list_delete_last(w->keys);
+		}
+		if (w->keys != NIL)
+			resetStringInfo(linitial(w->keys));
+		w->nkeys = 0;
+		w->keys_cid = cid;
+	}
+	/* chunks of at most 64MB: a StringInfo stops at 1GB */
+	if (w->keys == NIL ||
+		((StringInfo) llast(w->keys))->len + sizeof(lens) + keylen > KEY_CHUNK_SIZE)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+
+		w->keys = lappend(w->keys, makeStringInfo());
+		MemoryContextSwitchTo(old);
+	}
+	lens[0] = keylen;
+	lens[1] = pklen;
+	appendBinaryStringInfo(llast(w->keys), (char *) lens, sizeof(lens));
+	appendBinaryStringInfo(llast(w->keys), key, keylen);
+	w->nkeys++;
+}
+
+typedef struct KeyRef
+{
+	const char *key;
+	uint16		keylen;
+	uint16		pklen;
+} KeyRef;
+
+static int
+keyref_cmp(const void *a, const void *b)
+{
+	const KeyRef *x = a;
+	const KeyRef *y = b;
+
+	return wc_compare_keys(x->key, x->keylen, y->key, y->keylen);
+}
+
+/*
+ * Look up, as of before command keys_cid, the versions of the keys it
+ * inserted: one merge per distinct key over a manifest read once.
+ */
+static List *
+lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
+{
+	KeyRef	   *refs = palloc_extended(sizeof(KeyRef) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
+	Snapshot	snap = palloc(sizeof(SnapshotData));
+	WcMetaData	meta;
+	WcManifest *m;
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	List	   *result = NIL;
+	int64		n = 0;
+	ListCell   *lc;
+
+	foreach(lc, w->keys)
+	{
+		StringInfo	chunk = lfirst(lc);
+		const char *p = chunk->data;
+
+		while (p < chunk->data + chunk->len && n < w->nkeys)
+		{
+			uint16		lens[2];
+
+			memcpy(lens, p, sizeof(lens));
+			refs[n].keylen = lens[0];
+			refs[n].pklen = lens[1];
+			refs[n++].key = p + sizeof(lens);
+			p += sizeof(lens) + lens[0];
+		}
+	}
+	qsort(refs, w->nkeys, sizeof(KeyRef), keyref_cmp);
+	*repeated = false;
+
+	memcpy(snap, GetActiveSnapshot(), sizeof(SnapshotData));
+	if (snap->curcid > w->keys_cid)
+		snap->curcid = w->keys_cid;
+	wc_merge_read_manifest(rel, snap, &meta, &m);
+	for (int64 i = 0; i < w->nkeys; i++)
+	{
+		WcMergeIter *it;
+		WcRowHeader *row;
+		ItemPointerData tid;
+
+		if (i > 0 && keyref_cmp(&refs[i - 1], &refs[i]) == 0)
+		{
+			*repeated = true;
+			continue;
+		}
+		CHECK_FOR_INTERRUPTS();
+		it = wc_merge_begin_with(rel, snap, &meta, m, refs[i].key, refs[i].keylen,
+								 refs[i].key, refs[i].keylen, refs[i].pklen, NULL, false);
+		row = wc_merge_next(it, &tid);
+		if (row)
+		{
+			MemoryContext old;
+
+			wc_store_row(slot, rel, row, &tid);
+			old = MemoryContextSwitchTo(TopTransactionContext);
+			result = lappend(result, ExecCopySlotHeapTuple(slot));
+			MemoryContextSwitchTo(old);
+		}
+		wc_merge_end(it);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return result;
+}
+
+/*
+ * The keys the last INSERT into widecol table relid wrote, looked up once
+ * per statement (whichever trigger asks first); NULL if none.
+ */
+static WriteCid *
+inserted_keys(Oid relid)
+{
+	WriteCid   *w;
+
+	if (!wc_relation_is_widecol(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("relation %u is not a widecol table", relid),
+				 errhint("These functions serve the triggers of query tables on widecol tables.")));
+	w = write_cids ? hash_search(write_cids, &relid, HASH_FIND, NULL) : NULL;
+	if (w == NULL || w->keys_cid == InvalidCommandId || w->nkeys == 0)
+		return NULL;
+	if (w->replaced_cid != w->keys_cid)
+	{
+		Relation	rel = table_open(relid, AccessShareLock);
+
+		w->replaced = lookup_replaced(rel, w, &w->repeated);
+		w->replaced_cid = w->keys_cid;
+		table_close(rel, AccessShareLock);
+	}
+	return w;
+}
+
+PG_FUNCTION_INFO_V1(widecol_replaced_rows);
+
+/*
+ * widecol._replaced_rows(NULL::t): the rows of widecol table t that the
+ * statement which last INSERTed into it replaced (their keys existed), as
+ * they were before it.  For the statement triggers of query tables and
+ * daily counts, which get no OLD rows for an INSERT; call only when the
+ * statement's NEW TABLE is not empty (else the keys are an older one's).
+ */
+Datum
+widecol_replaced_rows(PG_FUNCTION_ARGS)
+{
+	Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	Oid			relid = OidIsValid(typid) ? get_typ_typrelid(typid) : InvalidOid;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	WriteCid   *w;
+	ListCell   *lc;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("widecol._replaced_rows() takes a row of a widecol table"),
+				 errhint("Call it as widecol._replaced_rows(NULL::table_name).")));
+	InitMaterializedSRF(fcinfo, 0);
+	w = inserted_keys(relid);
+	if (w == NULL)
+		return (Datum) 0;
+	foreach(lc, w->replaced)
+		tuplestore_puttuple(rsinfo->setResult, (HeapTuple) lfirst(lc));
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(widecol_inserted_keys_repeat);
+
+/* Did the statement that last INSERTed into base write some key twice? */
+Datum
+widecol_inserted_keys_repeat(PG_FUNCTION_ARGS)
+{
+	WriteCid   *w = inserted_keys(PG_GETARG_OID(0));
+
+	PG_RETURN_BOOL(w != NULL && w->repeated);
 }
 
 /*

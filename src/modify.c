@@ -248,6 +248,7 @@ bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
 
 	row_key(rel, slot, &s->key, &pklen);
 	row = wc_form_row(rel, slot, s->key.data, s->key.len, pklen, false, cid);
+	wc_note_inserted_key(rel, s->key.data, s->key.len, pklen, cid);
 	need = MAXALIGN(row->len);
 	if (s->used + need > s->arena_size)
 		bulk_write(rel, s);
@@ -466,6 +467,7 @@ wc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	initStringInfo(&key);
 	row_key(rel, slot, &key, &pklen);
 	row = wc_form_row(rel, slot, key.data, key.len, pklen, false, cid);
+	wc_note_inserted_key(rel, key.data, key.len, pklen, cid);
 	write_version(rel, row, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	pgstat_count_heap_insert(rel, 1);
@@ -491,6 +493,7 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 			row_key(rel, slots[i], &key, &pklen);
 			rows[i] = wc_form_row(rel, slots[i], key.data, key.len, pklen, false, cid);
+			wc_note_inserted_key(rel, key.data, key.len, pklen, cid);
 			tids[i] = &slots[i]->tts_tid;
 			slots[i]->tts_tableOid = RelationGetRelid(rel);
 		}

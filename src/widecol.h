@@ -271,6 +271,8 @@ extern WcRowHeader *wc_l0_fetch(Relation rel, ItemPointer tid);
 
 /* ---------- reads before a statement (beforestmt.c) ---------- */
 extern void wc_note_write(Relation rel, CommandId cid);
+extern void wc_note_inserted_key(Relation rel, const char *key, int keylen, int pklen,
+								 CommandId cid);
 extern Snapshot wc_snapshot_for_read(Relation rel, Snapshot snapshot, MemoryContext cxt);
 extern void wc_beforestmt_init(void);
 
