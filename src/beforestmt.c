@@ -174,6 +174,8 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 	List	   *result = NIL;
 	int64		n = 0;
+	int64		ndistinct;
+	bool	   *maybe;
 	ListCell   *lc;
 
 	foreach(lc, w->keys)
@@ -198,18 +200,41 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 	memcpy(snap, GetActiveSnapshot(), sizeof(SnapshotData));
 	if (snap->curcid > w->keys_cid)
 		snap->curcid = w->keys_cid;
+	/* the manifest before the statement: the runs it wrote are not in it */
 	wc_merge_read_manifest(rel, snap, &meta, &m);
-	for (int64 i = 0; i < w->nkeys; i++)
+
+	/* distinct keys; then which of them may exist (most new keys may not) */
+	{
+		int64		nd = 0;
+		const char **keys = palloc_extended(sizeof(char *) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
+		int		   *keylens = palloc_extended(sizeof(int) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
+		int		   *pklens = palloc_extended(sizeof(int) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
+
+		for (int64 i = 0; i < w->nkeys; i++)
+		{
+			if (i > 0 && keyref_cmp(&refs[i - 1], &refs[i]) == 0)
+			{
+				*repeated = true;
+				continue;
+			}
+			refs[nd] = refs[i];
+			keys[nd] = refs[nd].key;
+			keylens[nd] = refs[nd].keylen;
+			pklens[nd] = refs[nd].pklen;
+			nd++;
+		}
+		maybe = palloc_extended(sizeof(bool) * Max(nd, 1), MCXT_ALLOC_HUGE);
+		wc_keys_may_exist(rel, &meta, m, nd, keys, keylens, pklens, maybe);
+		ndistinct = nd;
+	}
+	for (int64 i = 0; i < ndistinct; i++)
 	{
 		WcMergeIter *it;
 		WcRowHeader *row;
 		ItemPointerData tid;
 
-		if (i > 0 && keyref_cmp(&refs[i - 1], &refs[i]) == 0)
-		{
-			*repeated = true;
+		if (!maybe[i])
 			continue;
-		}
 		CHECK_FOR_INTERRUPTS();
 		it = wc_merge_begin_with(rel, snap, &meta, m, refs[i].key, refs[i].keylen,
 								 refs[i].key, refs[i].keylen, refs[i].pklen, NULL, false);

@@ -679,3 +679,62 @@ wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
 	wc_merge_end(it);
 	return copy;
 }
+
+/*
+ * For each of n sorted keys, may some version of it exist (in level 0, or
+ * in a run whose key range and bloom filter admit it)?  false is certain;
+ * true is to be checked with a merge.  Level 0 is searched in the level-0
+ * cache and each run's bloom filter is read once, so probing many keys
+ * costs little more than hashing them: the lookups of
+ * widecol._replaced_rows() for a COPY of new rows.
+ */
+void
+wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
+				  const char *const *keys, const int *keylens, const int *pklens,
+				  bool *maybe)
+{
+	memset(maybe, 0, sizeof(bool) * n);
+	for (uint32 g = 0; g < meta->ngens; g++)
+	{
+		const WcL0Sorted *l0;
+
+		if (wc_manifest_gen_retired(m, meta->gens[g].gen))
+			continue;
+		l0 = wc_l0_cache_get(rel, meta->storage_id, &meta->gens[g], meta->gens[0].gen);
+		for (int64 i = 0; i < n; i++)
+		{
+			int64		at = wc_l0_sorted_lower_bound(l0, keys[i], keylens[i]);
+
+			if (at < l0->n &&
+				wc_compare_keys(WcRowKey(l0->rows[at]), l0->rows[at]->keylen,
+								keys[i], keylens[i]) == 0)
+				maybe[i] = true;
+		}
+	}
+	for (int r = 0; r < m->nruns; r++)
+	{
+		WcRunSummary *run = &m->runs[r];
+		WcRunReader reader;
+		char	   *bloom;
+
+		if (run->nrows == 0)
+			continue;
+		wc_run_reader_open(&reader, rel, run, NULL);
+		bloom = wc_run_bloom_load(rel, &reader);
+		for (int64 i = 0; i < n; i++)
+		{
+			if (maybe[i])
+				continue;
+			if (run->min_key && run->max_key &&
+				(wc_compare_keys(keys[i], keylens[i], VARDATA_ANY(run->min_key),
+								 VARSIZE_ANY_EXHDR(run->min_key)) < 0 ||
+				 wc_compare_keys(keys[i], keylens[i], VARDATA_ANY(run->max_key),
+								 VARSIZE_ANY_EXHDR(run->max_key)) > 0))
+				continue;
+			if (wc_run_bloom_probe(&reader, bloom, keys[i], pklens[i]))
+				maybe[i] = true;
+		}
+		if (bloom)
+			pfree(bloom);
+	}
+}

@@ -455,6 +455,8 @@ extern void wc_run_reader_open(WcRunReader *r, Relation rel,
 							   WcRunSummary *summary,
 							   BufferAccessStrategy strategy);
 extern void wc_run_reader_seek(WcRunReader *r, const char *key, int keylen);
+extern char *wc_run_bloom_load(Relation rel, WcRunReader *r);
+extern bool wc_run_bloom_probe(const WcRunReader *r, const char *pages, const char *pk, int pklen);
 extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
 extern void wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_prev(WcRunReader *r, ItemPointer tid);
@@ -512,6 +514,9 @@ extern int	wc_gc_grace_seconds;
 extern int64 wc_merge_live_blocks(WcMergeIter *it);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
 extern void wc_merge_end(WcMergeIter *it);
+extern void wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
+							  const char *const *keys, const int *keylens, const int *pklens,
+							  bool *maybe);
 extern WcRowHeader *wc_lookup_key(Relation rel, Snapshot snapshot,
 								  const char *key, int keylen, int pklen,
 								  bool include_dead, ItemPointer tid);
