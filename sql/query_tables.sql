@@ -125,6 +125,11 @@ CREATE TABLE shots (cam text, taken timestamptz, seq int, tags text[], size int)
 SELECT widecol.create_query_table('shots_by_tag', 'shots',
   'SELECT t AS tag, cam, taken, seq, size FROM base, unnest(tags) AS t',
   'tag', 'taken DESC, cam, seq');
+-- a counter query table: shots and bytes per camera and day, GROUP BY-shaped
+SELECT widecol.create_query_table('shots_per_day', 'shots',
+  'SELECT cam, (taken AT TIME ZONE ''UTC'')::date AS day, count(*) AS shots, sum(size)::bigint AS bytes FROM base GROUP BY 1, 2',
+  'cam', 'day', counters => 'shots, bytes');
+SELECT query_table, key_columns, counters FROM widecol.query_table WHERE query_table = 'shots_per_day'::regclass;
 CREATE TABLE shots_heap (cam text, taken timestamptz, seq int, tags text[], size int);
 COPY shots FROM stdin;
 a	2025-01-01 10:00:00+00	1	{x,y}	10
@@ -202,6 +207,27 @@ INSERT INTO shots VALUES ('a', '2025-01-01 11:00+00', 2, '{gone}', 0);
 ROLLBACK TO s;
 COMMIT;
 SELECT * FROM shots_in_step();
+-- the counters followed every statement above (inserts, upserts, updates
+-- moving rows across days and onto other keys, deletes, rollbacks)
+SELECT (SELECT count(*) FROM (SELECT cam, (taken AT TIME ZONE 'UTC')::date, count(*), sum(size) FROM shots_heap GROUP BY 1, 2
+                              EXCEPT SELECT * FROM shots_per_day) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM shots_per_day WHERE shots <> 0
+                              EXCEPT SELECT cam, (taken AT TIME ZONE 'UTC')::date, count(*), sum(size) FROM shots_heap GROUP BY 1, 2) x) AS extra;
+SELECT * FROM shots_per_day WHERE cam = 'c' ORDER BY day;
+SELECT ok, expected_rows, actual_rows FROM widecol.check_query_table('shots_per_day');
+BEGIN;
+DELETE FROM shots WHERE cam = 'c';
+SELECT * FROM shots_per_day WHERE cam = 'c' ORDER BY day;
+SELECT ok FROM widecol.check_query_table('shots_per_day');
+ROLLBACK;
+SELECT widecol.rebuild_query_table('shots_per_day');
+SELECT ok FROM widecol.check_query_table('shots_per_day');
+-- every column is a key or a counter
+SELECT widecol.create_query_table('bad_counts', 'shots',
+  'SELECT cam, count(*) AS n, max(size) AS biggest FROM base GROUP BY 1', 'cam', counters => 'n');
+SELECT widecol.create_query_table('bad_counts', 'shots',
+  'SELECT cam, count(*) AS n FROM base GROUP BY 1', 'cam', counters => 'm');
+DROP TABLE shots_per_day;
 
 -- columns with the names of the functions' own aliases, quoted and
 -- mixed-case names, a base without a key (bag semantics)

@@ -171,6 +171,7 @@ CREATE TABLE widecol.query_table (
     key_columns    name[] NOT NULL,    -- partition then clustering columns of query_table
     columns        name[] NOT NULL,    -- all columns the definition yields, in order
     diff_update    boolean NOT NULL,   -- UPDATE writes only derived rows that changed
+    counters       name[] NOT NULL DEFAULT '{}',  -- a counter query table's counter columns
     search_path    text NOT NULL,      -- the definition's names resolve with this path
     created_at     timestamptz NOT NULL DEFAULT now()
 );
@@ -250,6 +251,34 @@ LANGUAGE sql IMMUTABLE AS $$
       FROM unnest(cols) c
 $$;
 
+-- The stored rows of query table q as check and diff compare them: a
+-- counter query table's rows whose counters are all 0 count as absent.
+CREATE FUNCTION widecol._qt_stored(q widecol.query_table) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN cardinality(q.counters) = 0 THEN q.query_table::text
+                ELSE format('(SELECT * FROM %s WHERE %s)', q.query_table,
+                            (SELECT string_agg(format('%I IS DISTINCT FROM 0', c), ' OR ') FROM unnest(q.counters) c))
+           END
+$$;
+
+-- A counter query table's statement for one base-table statement: the
+-- definition (GROUP BY-shaped, additive aggregates) over the new rows adds,
+-- over the old rows subtracts, summed per key into blind increments.
+CREATE FUNCTION widecol._qt_counter_statement(q widecol.query_table, dnew text, dold text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT format('INSERT INTO %s (%s) SELECT %s FROM (%s) AS x GROUP BY %s HAVING %s',
+        q.query_table, widecol._qt_collist(q.columns),
+        (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('sum(%I)', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
+           FROM unnest(q.columns) WITH ORDINALITY u(c, n)),
+        concat_ws(' UNION ALL ',
+            CASE WHEN dnew IS NOT NULL THEN format('SELECT %s FROM %s AS n', widecol._qt_collist(q.columns), dnew) END,
+            CASE WHEN dold IS NOT NULL THEN format('SELECT %s FROM %s AS o',
+                (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('-%1$I AS %1$I', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
+                   FROM unnest(q.columns) WITH ORDINALITY u(c, n)), dold) END),
+        widecol._qt_collist(q.key_columns),
+        (SELECT string_agg(format('sum(%I) IS DISTINCT FROM 0', c), ' OR ') FROM unnest(q.counters) c))
+$$;
+
 -- The statements that apply one base-table statement to the query table q.
 -- op: INSERT, UPSERT (an INSERT that may have replaced rows), UPDATE,
 -- DELETE (new rows new_src, old rows old_src: by default the transition
@@ -271,6 +300,11 @@ DECLARE
     del  text := format('WITH o AS MATERIALIZED (%%s) DELETE FROM %s AS t USING o WHERE %s AND EXISTS (SELECT FROM o)',
                         q.query_table, widecol._qt_key_join(q.key_columns, 't', 'o'));
 BEGIN
+    IF cardinality(q.counters) > 0 AND op <> 'REBUILD' THEN
+        RETURN ARRAY[widecol._qt_counter_statement(q,
+            CASE WHEN op <> 'DELETE' THEN dnew END,
+            CASE WHEN op <> 'INSERT' THEN dold END)];
+    END IF;
     CASE op
     WHEN 'INSERT' THEN
         RETURN ARRAY[ins || dnew || ' AS n'];
@@ -444,7 +478,7 @@ END $$;
 CREATE FUNCTION widecol.create_query_table(
     name text, base regclass, definition text, partition_key text,
     clustering_key text DEFAULT NULL, options text DEFAULT NULL,
-    populate boolean DEFAULT true)
+    populate boolean DEFAULT true, counters text DEFAULT NULL)
 RETURNS regclass
 LANGUAGE plpgsql AS $$
 #variable_conflict use_variable
@@ -460,6 +494,7 @@ DECLARE
     nrows bigint;
     diff boolean := true;
     base_keys name[];
+    counter_cols name[] := widecol._key_columns(counters);
     q widecol.query_table;
     err text;
     hint text;
@@ -546,8 +581,24 @@ BEGIN
         RAISE EXCEPTION 'key column % is not a column of the query table definition', missing[1]
             USING ERRCODE = 'undefined_column', HINT = format('The definition returns the columns %s.', array_to_string(cols, ', '));
     END IF;
+    -- a counter query table: every column is a key or a counter
+    IF cardinality(counter_cols) > 0 THEN
+        SELECT array_agg(c) INTO missing FROM unnest(counter_cols) c WHERE c <> ALL (cols);
+        IF missing IS NOT NULL THEN
+            RAISE EXCEPTION 'counter column % is not a column of the query table definition', missing[1]
+                USING ERRCODE = 'undefined_column', HINT = format('The definition returns the columns %s.', array_to_string(cols, ', '));
+        END IF;
+        SELECT array_agg(c) INTO missing FROM unnest(cols) c WHERE c <> ALL (keys || counter_cols);
+        IF missing IS NOT NULL THEN
+            RAISE EXCEPTION 'column % of counter query table % is neither a key nor a counter column', missing[1], qname
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'A counter query table''s definition groups by its key columns and sums into its counter columns, for example: SELECT device_id, capture_time::date AS day, count(*) AS images FROM base GROUP BY 1, 2';
+        END IF;
+        options := concat_ws(', ', format('"widecol.counter_columns" = %L', counters), options);
+    END IF;
     -- rows of the query table are identified by its key: it should include
     -- the base table's key, or two base rows can map to one derived row
+    -- (a counter query table aggregates them on purpose)
     SELECT coalesce(array_agg(k), '{}') INTO base_keys FROM (
         SELECT unnest(widecol._key_columns(substring(o FROM '^widecol\.partition_key=(.*)$'))) k
           FROM pg_class c, unnest(c.reloptions) o WHERE c.oid = base
@@ -557,7 +608,7 @@ BEGIN
         UNION
         SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
          WHERE i.indrelid = base AND i.indisprimary) s WHERE k IS NOT NULL;
-    IF NOT base_keys <@ keys THEN
+    IF NOT base_keys <@ keys AND cardinality(counter_cols) = 0 THEN
         RAISE WARNING 'the key of query table % does not include the key of its base table % (%)', qname, base, array_to_string(base_keys, ', ')
             USING DETAIL = 'Base rows that derive the same key share one query table row: deleting one of them deletes it.';
     END IF;
@@ -570,9 +621,9 @@ BEGIN
                    CASE WHEN options IS NOT NULL THEN ', ' || options ELSE '' END);
 
     INSERT INTO widecol.query_table (query_table, base, definition, partition_key, clustering_key,
-                                     key_columns, columns, diff_update, search_path)
+                                     key_columns, columns, diff_update, counters, search_path)
     VALUES (qname::regclass, base, def, partition_key, nullif(btrim(clustering_key), ''),
-            keys, cols, diff, current_setting('search_path'))
+            keys, cols, diff, counter_cols, current_setting('search_path'))
     RETURNING * INTO q;
     PERFORM widecol._qt_create_triggers(q);
     IF populate THEN
@@ -580,8 +631,8 @@ BEGIN
     END IF;
     RETURN q.query_table;
 END $$;
-COMMENT ON FUNCTION widecol.create_query_table(text, regclass, text, text, text, text, boolean) IS
-    'create a widecol table derived from each row of base by definition (a SELECT over "base") and keep it in step with base';
+COMMENT ON FUNCTION widecol.create_query_table(text, regclass, text, text, text, text, boolean, text) IS
+    'create a widecol table derived from each row of base by definition (a SELECT over "base") and keep it in step with base; with counters, a counter table that the definition (GROUP BY the key, sums into the counters) adds to and subtracts from';
 
 -- Fill a query table anew from its base (rows of the base are locked
 -- against writes meanwhile).  Returns the number of rows derived.
@@ -642,7 +693,7 @@ BEGIN
          WHERE e.widecol_row IS DISTINCT FROM a.widecol_row OR e.widecol_dup > 1
          ORDER BY 2
          LIMIT %6$s$q$,
-        keys, widecol._qt_derived(q.definition, q.base::text), q.query_table,
+        keys, widecol._qt_derived(q.definition, q.base::text), widecol._qt_stored(q),
         q.key_columns, widecol._qt_key_join(q.key_columns, 'e', 'a'),
         coalesce(max_rows::text, 'ALL'));
     PERFORM set_config('search_path', path, true);
@@ -681,7 +732,7 @@ BEGIN
                count(*) FILTER (WHERE e.widecol_n = 1 AND e.widecol_row <> a.widecol_row),
                count(*) FILTER (WHERE e.widecol_n > 1)
           FROM e FULL JOIN a ON %4$s$q$,
-        keys, widecol._qt_derived(q.definition, q.base::text), q.query_table,
+        keys, widecol._qt_derived(q.definition, q.base::text), widecol._qt_stored(q),
         widecol._qt_key_join(q.key_columns, 'e', 'a'))
     INTO expected_rows, actual_rows, missing, extra, different, duplicate_keys;
     PERFORM set_config('search_path', path, true);
