@@ -433,3 +433,42 @@ wc_manifest_gen_retired(WcManifest *m, uint64 gen)
 			return true;
 	return false;
 }
+
+/*
+ * Is run run_id of storage storage_id still listed (as a run, or dropped
+ * but not yet reclaimed)?  Read with a dirty snapshot: WC_RUN_FREEING when
+ * the only row is being deleted by a transaction still in progress (a
+ * reclaim that has not committed), WC_RUN_GONE when no row is left (its
+ * pages may be reused), else WC_RUN_LISTED.  Rows our own transaction
+ * deleted are gone.
+ */
+WcRunState
+wc_manifest_run_state(uint64 storage_id, uint64 run_id)
+{
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	ScanKeyData key[1];
+	SnapshotData dirty;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	WcRunState	state = WC_RUN_GONE;
+
+	InitDirtySnapshot(dirty);
+	scan = begin_scan(segrel, storage_id, &dirty, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+
+		if ((kind != SEG_KIND_RUN && kind != SEG_KIND_DROPPED) ||
+			(uint64) DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id,
+												RelationGetDescr(segrel), &isnull)) != run_id)
+			continue;
+		if (TransactionIdIsValid(dirty.xmax) && !TransactionIdIsValid(dirty.xmin))
+			state = Max(state, WC_RUN_FREEING);
+		else
+			state = WC_RUN_LISTED;
+	}
+	systable_endscan(scan);
+	table_close(segrel, AccessShareLock);
+	return state;
+}

@@ -1,14 +1,15 @@
 /*
  * reclaim.c — giving pages back and taking them again.
  *
- * Pages of runs dropped by compaction and of level-0 generations removed
- * from the metapage become free once no snapshot can read them (the
- * dropping transaction precedes the xid horizon; standbys get a snapshot
- * conflict first).  A freed page is rewritten as a FREE page (WAL-logged,
- * without reading a run's data pages: see wc_reclaim_runs) and recorded in
- * the free space map.  Allocation takes pages from the FSM
- * and checks that they really are FREE pages: the FSM is only a hint, as
- * for indexes (it is not crash-safe and may be stale).
+ * Pages of runs dropped by compaction become free once no snapshot can
+ * read them (the dropping transaction precedes the xid horizon; standbys
+ * get a snapshot conflict first): the run's manifest row is deleted and
+ * its pages are recorded in the free space map, without being read or
+ * written.  Allocation takes pages from the FSM (a hint: not crash-safe,
+ * maybe stale) and uses one only if it is a FREE page or a page of a run
+ * the manifest no longer lists (wc_manifest_run_state).  Pages of level-0
+ * generations removed from the metapage are rewritten as FREE pages.  See
+ * "Page reuse" in src/README.md.
  */
 #include "postgres.h"
 
@@ -60,31 +61,6 @@ mark_free(Relation rel, BlockNumber blk, uint64 segment, bool level0)
 }
 
 /*
- * Free pages known to be the segment's without reading them: each buffer
- * is taken zeroed (RBM_ZERO_AND_LOCK) and rewritten whole, 32 per WAL record.
- */
-static void
-free_unread(Relation rel, const BlockNumber *blks, int n)
-{
-	Buffer		bufs[WC_FREE_BATCH];
-
-	for (int i = 0; i < n; i += WC_FREE_BATCH)
-	{
-		int			k = Min(WC_FREE_BATCH, n - i);
-
-		CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < k; j++)
-			bufs[j] = ReadBufferExtended(rel, MAIN_FORKNUM, blks[i + j], RBM_ZERO_AND_LOCK, NULL);
-		wc_free_buffers(rel, bufs, k);
-		for (int j = 0; j < k; j++)
-		{
-			UnlockReleaseBuffer(bufs[j]);
-			RecordFreeIndexPage(rel, blks[i + j]);
-		}
-	}
-}
-
-/*
  * Free the pages of a segment (a run, or a level-0 generation) that no
  * snapshot reads any more; latest_xid is the newest transaction whose work
  * made them unreachable (for standby conflicts; invalid if already logged).
@@ -104,45 +80,125 @@ wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 segment,
 	IndexFreeSpaceMapVacuum(rel);
 }
 
-/* A free page to reuse, zeroed content not guaranteed, locked; or InvalidBuffer. */
+/* Runs known to be gone (run ids are never reused, and gone is final). */
+#define GONE_CACHE 8
+static struct
+{
+	RelFileNode node;
+	uint64		storage_id;
+	uint64		run_id;
+}			gone_cache[GONE_CACHE];
+static int	gone_next = 0;
+
+static bool
+known_gone(Relation rel, uint64 storage_id, uint64 run_id)
+{
+	for (int i = 0; i < GONE_CACHE; i++)
+		if (gone_cache[i].run_id == run_id && gone_cache[i].storage_id == storage_id &&
+			RelFileNodeEquals(gone_cache[i].node, rel->rd_node))
+			return true;
+	return false;
+}
+
+static void
+remember_gone(Relation rel, uint64 storage_id, uint64 run_id)
+{
+	gone_cache[gone_next].node = rel->rd_node;
+	gone_cache[gone_next].storage_id = storage_id;
+	gone_cache[gone_next].run_id = run_id;
+	gone_next = (gone_next + 1) % GONE_CACHE;
+}
+
+/* The page's type and segment (0 when it is not a widecol page). */
+static uint16
+page_kind(Page page, uint64 *segment)
+{
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)))
+		return 0;
+	*segment = WcPageGetOpaque(page)->segment;
+	return WcPageGetOpaque(page)->type;
+}
+
+static bool
+is_run_page(uint16 type)
+{
+	return type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
+		type == WC_PAGE_RUN_INDEX || type == WC_PAGE_RUN_BLOOM;
+}
+
+/*
+ * A free page to reuse, locked, its content to be overwritten; or
+ * InvalidBuffer.  A page from the FSM is used if it is a FREE page or, when
+ * storage_id is given, a page of a run of that storage the manifest no
+ * longer lists (checked without holding any buffer lock).  Callers holding
+ * buffer locks (a level-0 append holds the metapage) pass storage_id 0 and
+ * take FREE pages only.
+ */
 Buffer
-wc_reuse_page(Relation rel, BufferAccessStrategy strategy)
+wc_reuse_page(Relation rel, BufferAccessStrategy strategy, uint64 storage_id)
 {
 	for (;;)
 	{
 		BlockNumber blk = GetFreeIndexPage(rel);
 		Buffer		buf;
-		Page		page;
+		uint16		type;
+		uint64		segment = 0;
 
 		if (blk == InvalidBlockNumber)
 			return InvalidBuffer;
 		if (blk == WC_META_BLOCK || blk >= RelationGetNumberOfBlocks(rel))
 			continue;
 		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
-		if (ConditionalLockBuffer(buf))
-		{
-			page = BufferGetPage(buf);
-			if (!PageIsNew(page) &&
-				((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) &&
-				WcPageGetOpaque(page)->type == WC_PAGE_FREE)
-				return buf;
-			UnlockReleaseBuffer(buf);
-		}
-		else
+		if (!ConditionalLockBuffer(buf))
 		{
 			/* busy (a sampling reader?): leave it for another time */
 			ReleaseBuffer(buf);
 			RecordFreeIndexPage(rel, blk);
 			return InvalidBuffer;
 		}
+		type = page_kind(BufferGetPage(buf), &segment);
+		if (type == WC_PAGE_FREE)
+			return buf;
+		UnlockReleaseBuffer(buf);
+		if (!is_run_page(type))
+			continue;			/* stale FSM entry: in use */
+		if (storage_id == 0)
+		{
+			/* may be a freed run's page: leave it to a run writer */
+			RecordFreeIndexPage(rel, blk);
+			return InvalidBuffer;
+		}
+		if (!known_gone(rel, storage_id, segment))
+		{
+			WcRunState state = wc_manifest_run_state(storage_id, segment);
+
+			if (state == WC_RUN_FREEING)
+			{
+				/* a reclaim not yet committed: later */
+				RecordFreeIndexPage(rel, blk);
+				return InvalidBuffer;
+			}
+			if (state == WC_RUN_LISTED)
+				continue;		/* stale FSM entry: the run is live or not yet reclaimed */
+			remember_gone(rel, storage_id, segment);
+		}
+		/* gone: nobody reads it; check it did not change meanwhile */
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		type = page_kind(BufferGetPage(buf), &segment);
+		if (type == WC_PAGE_FREE ||
+			(is_run_page(type) && known_gone(rel, storage_id, segment)))
+			return buf;
+		UnlockReleaseBuffer(buf);
 	}
 }
 
-/* A page for new contents: a free one if there is, else a new one. */
+/* A page for new contents: a FREE one if there is, else a new one. */
 Buffer
 wc_new_page(Relation rel, BufferAccessStrategy strategy)
 {
-	Buffer		buf = wc_reuse_page(rel, strategy);
+	Buffer		buf = wc_reuse_page(rel, strategy, 0);
 
 	return BufferIsValid(buf) ? buf : wc_extend_page(rel, strategy);
 }
@@ -206,6 +262,8 @@ wc_reclaim_runs(Relation rel, uint64 storage_id)
 	uint64	   *done = palloc(sizeof(uint64) * Max(nruns, 1));
 	int			ndone = 0;
 
+	List	   *freed = NIL;
+
 	if (nruns > 0)
 		wc_log_snapshot_conflict(rel, latest);
 	for (int i = 0; i < nruns; i++)
@@ -214,22 +272,22 @@ wc_reclaim_runs(Relation rel, uint64 storage_id)
 		int			n = run_pages(rel, &runs[i], &blks);
 
 		/*
-		 * The header goes first, checked: while it is still this run's, no
-		 * page of the run was freed (a reclaim that aborted after freeing
-		 * some frees the header before anything else), so the others are
-		 * still the run's and are freed without being read.  A run whose
-		 * header is gone was half freed by an aborted reclaim: its other
-		 * pages may have been reused, and are left (leaked) rather than
-		 * checked one by one.
+		 * The pages are not touched: once the row below is deleted the run is
+		 * gone, and allocation takes its pages as they are (wc_reuse_page).
 		 */
-		if (n > 0 && mark_free(rel, blks[0], runs[i].run_id, false))
-			free_unread(rel, blks + 1, n - 1);
-		if (n > 0)
-			IndexFreeSpaceMapVacuum(rel);
+		for (int b = 0; b < n; b++)
+			freed = lappend_int(freed, (int) blks[b]);
 		done[ndone++] = runs[i].run_id;
 		elog(DEBUG1, "widecol: reclaimed %d pages of run %llu of \"%s\"",
 			 n, (unsigned long long) runs[i].run_id, RelationGetRelationName(rel));
 	}
 	if (ndone > 0)
+	{
+		ListCell   *lc;
+
 		wc_manifest_forget_runs(storage_id, done, ndone);
+		foreach(lc, freed)
+			RecordFreeIndexPage(rel, (BlockNumber) lfirst_int(lc));
+		IndexFreeSpaceMapVacuum(rel);
+	}
 }

@@ -204,7 +204,7 @@ flush_pending(WcRunWriter *w)
 	/* reclaimed pages first, through shared buffers */
 	while (reused < w->npending)
 	{
-		Buffer		buf = wc_reuse_page(w->rel, w->strategy);
+		Buffer		buf = wc_reuse_page(w->rel, w->strategy, w->storage_id);
 
 		if (!BufferIsValid(buf))
 			break;

@@ -32,6 +32,7 @@ typedef struct WcScanDescData
 	int			an_pos;
 	int			an_n;
 	BlockNumber an_blkno;
+	WcManifest *an_manifest;	/* runs the sample may read (others are gone) */
 } WcScanDescData;
 
 typedef WcScanDescData *WcScanDesc;
@@ -433,6 +434,15 @@ wc_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 
 /* ---------- ANALYZE ---------- */
 
+static bool
+manifest_has_run(const WcManifest *m, uint64 run_id)
+{
+	for (int i = 0; i < m->nruns; i++)
+		if (m->runs[i].run_id == run_id)
+			return true;
+	return false;
+}
+
 bool
 wc_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 						   BufferAccessStrategy bstrategy)
@@ -447,9 +457,22 @@ wc_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	scan->an_blkno = blockno;
 	if (blockno == WC_META_BLOCK)
 		return true;
+	if (scan->an_manifest == NULL)
+	{
+		WcMetaData	meta;
+		MemoryContext old = MemoryContextSwitchTo(scan->cxt);
+
+		wc_merge_read_manifest(rel, ActiveSnapshotSet() ? GetActiveSnapshot() : GetLatestSnapshot(),
+							   &meta, &scan->an_manifest);
+		MemoryContextSwitchTo(old);
+	}
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blockno, RBM_NORMAL, bstrategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	type = PageIsNew(BufferGetPage(buf)) ? 0 : WcPageGetOpaque(BufferGetPage(buf))->type;
+	/* pages of runs the manifest no longer lists wait for reuse: not data */
+	if (type == WC_PAGE_RUN_DATA &&
+		!manifest_has_run(scan->an_manifest, WcPageGetOpaque(BufferGetPage(buf))->segment))
+		type = WC_PAGE_FREE;
 	if (type == WC_PAGE_L0)
 	{
 		memcpy(scan->an_page.data, BufferGetPage(buf), BLCKSZ);

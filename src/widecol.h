@@ -338,7 +338,14 @@ extern TransactionId wc_manifest_min_xid(uint64 storage_id, TransactionId horizo
 /* reclaim.c */
 extern void wc_free_pages(Relation rel, const BlockNumber *blks, int n,
 						  uint64 segment, bool level0, TransactionId latest_xid);
-extern Buffer wc_reuse_page(Relation rel, BufferAccessStrategy strategy);
+typedef enum WcRunState
+{
+	WC_RUN_GONE,				/* no manifest row: its pages may be reused */
+	WC_RUN_FREEING,				/* its row is being deleted, not yet committed */
+	WC_RUN_LISTED				/* a run, or dropped and not yet reclaimed */
+} WcRunState;
+extern WcRunState wc_manifest_run_state(uint64 storage_id, uint64 run_id);
+extern Buffer wc_reuse_page(Relation rel, BufferAccessStrategy strategy, uint64 storage_id);
 extern Buffer wc_new_page(Relation rel, BufferAccessStrategy strategy);
 extern void wc_reclaim_runs(Relation rel, uint64 storage_id);
 
