@@ -130,11 +130,12 @@ key_column_of(WcTableInfo *info, Node *n, Index relid)
 static int
 btree_strategy(Oid opno, Oid typid)
 {
-	Oid			opclass = GetDefaultOpClass(typid, BTREE_AM_OID);
+	/* the type cache keeps the default btree opfamily (no catalog scan) */
+	TypeCacheEntry *tce = lookup_type_cache(typid, TYPECACHE_BTREE_OPFAMILY);
 
-	if (!OidIsValid(opclass))
+	if (!OidIsValid(tce->btree_opf))
 		return 0;
-	return get_op_opfamily_strategy(opno, get_opclass_family(opclass));
+	return get_op_opfamily_strategy(opno, tce->btree_opf);
 }
 
 /* Does a restriction clause bound a key column?  Fills *b. */
