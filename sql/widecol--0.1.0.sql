@@ -223,33 +223,40 @@ CREATE TRIGGER guard BEFORE INSERT OR UPDATE OR DELETE ON widecol.query_table
 -- The rows a definition derives from the rows of src (a table or a
 -- transition table): the definition reads them under the name "base".
 CREATE FUNCTION widecol._qt_derived(definition text, src text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT format('(WITH base AS (SELECT * FROM %s) SELECT * FROM (%s) AS d)', src, definition)
-$$;
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN (SELECT format('(WITH base AS (SELECT * FROM %s) SELECT * FROM (%s) AS d)', src, definition));
+END $$;
 
 -- Column names of a key option ('device_id, day', 'capture_time DESC, "Id"'),
 -- as widecol parses them: identifiers, optionally quoted, then ASC/DESC.
+-- (The helpers the triggers call on every statement are plpgsql, which
+-- keeps their plans; a LANGUAGE sql function called from plpgsql is
+-- planned again at each call.)
 CREATE FUNCTION widecol._key_columns(key text) RETURNS name[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN (SELECT coalesce(array_agg(
                CASE WHEN m[1] LIKE '"%' THEN replace(substr(m[1], 2, length(m[1]) - 2), '""', '"')
                     ELSE lower(m[1]) END::name ORDER BY n), '{}')
       FROM regexp_split_to_table(coalesce(key, ''), ',') WITH ORDINALITY AS p(part, n),
            regexp_match(btrim(part), '^("(?:[^"]|"")+"|[^\s"]+)(?:\s+(?:asc|desc))?$', 'i') AS m
-     WHERE btrim(part) <> ''
-$$;
+     WHERE btrim(part) <> '');
+END $$;
 
 -- "a = d.a AND b = d.b" over the key columns
 CREATE FUNCTION widecol._qt_key_join(keys name[], l text, r text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT string_agg(format('%s.%I = %s.%I', l, k, r, k), ' AND ') FROM unnest(keys) k
-$$;
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN (SELECT string_agg(format('%s.%I = %s.%I', l, k, r, k), ' AND ') FROM unnest(keys) k);
+END $$;
 
 CREATE FUNCTION widecol._qt_collist(cols name[], prefix text DEFAULT NULL) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT string_agg(CASE WHEN prefix IS NULL THEN quote_ident(c) ELSE prefix || '.' || quote_ident(c) END, ', ')
-      FROM unnest(cols) c
-$$;
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN (SELECT string_agg(CASE WHEN prefix IS NULL THEN quote_ident(c) ELSE prefix || '.' || quote_ident(c) END, ', ')
+      FROM unnest(cols) c);
+END $$;
 
 -- The stored rows of query table q as check and diff compare them: a
 -- counter query table's rows whose counters are all 0 count as absent.
@@ -341,12 +348,13 @@ CREATE FUNCTION widecol._read_before_statement_end() RETURNS void
 -- The key columns of a widecol table, partition key then clustering key
 -- ('{}' for a keyless table)
 CREATE FUNCTION widecol._table_key_columns(rel regclass) RETURNS name[]
-LANGUAGE sql STABLE AS $$
-    SELECT widecol._key_columns(max(substr(o, 23)) FILTER (WHERE o LIKE 'widecol.partition_key=%'))
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT widecol._key_columns(max(substr(o, 23)) FILTER (WHERE o LIKE 'widecol.partition_key=%'))
         || widecol._key_columns(max(substr(o, 24)) FILTER (WHERE o LIKE 'widecol.clustering_key=%'))
       FROM pg_class c LEFT JOIN LATERAL unnest(c.reloptions) AS o ON true
-     WHERE c.oid = rel
-$$;
+     WHERE c.oid = rel);
+END $$;
 
 -- The rows an INSERT into a widecol table replaced (their keys existed),
 -- as they were before it: widecol's INSERT of an existing key replaces the
@@ -359,12 +367,15 @@ CREATE FUNCTION widecol._replaced_rows(anyelement) RETURNS SETOF anyelement
     AS 'MODULE_PATHNAME', 'widecol_replaced_rows' LANGUAGE C VOLATILE;
 CREATE FUNCTION widecol._inserted_keys_repeat(base regclass) RETURNS boolean
     AS 'MODULE_PATHNAME', 'widecol_inserted_keys_repeat' LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION widecol._inserted_keys_replaced(base regclass) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'widecol_inserted_keys_replaced' LANGUAGE C STRICT VOLATILE;
 
 -- A query giving the old rows of the statement that fired a trigger on
 -- base: for an INSERT the rows it replaced; for an UPDATE the updated rows
 -- and those it replaced by moving a row onto their key (to run under
--- widecol._read_before_statement(base)).  NULL when nothing can have been
--- replaced (a keyless table, a DELETE).
+-- widecol._read_before_statement(base)).  NULL when nothing was or can
+-- have been replaced (an INSERT of new keys only, a keyless table, a
+-- DELETE).
 CREATE FUNCTION widecol._replaced_rows_sql(base regclass, op text) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -374,6 +385,10 @@ BEGIN
         RETURN NULL;
     END IF;
     IF op = 'INSERT' THEN
+        -- the common case, new keys only: a plain INSERT of derived rows
+        IF NOT widecol._inserted_keys_replaced(base) AND NOT widecol._inserted_keys_repeat(base) THEN
+            RETURN NULL;
+        END IF;
         RETURN format('SELECT * FROM widecol._replaced_rows(NULL::%s)', base);
     END IF;
     RETURN format('SELECT * FROM widecol_old_rows UNION ALL SELECT b.* FROM %s AS b WHERE (%s) IN '

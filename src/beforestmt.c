@@ -314,6 +314,17 @@ widecol_replaced_rows(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+PG_FUNCTION_INFO_V1(widecol_inserted_keys_replaced);
+
+/* Did the statement that last INSERTed into base replace any row? */
+Datum
+widecol_inserted_keys_replaced(PG_FUNCTION_ARGS)
+{
+	WriteCid   *w = inserted_keys(PG_GETARG_OID(0));
+
+	PG_RETURN_BOOL(w != NULL && w->replaced != NIL);
+}
+
 PG_FUNCTION_INFO_V1(widecol_inserted_keys_repeat);
 
 /* Did the statement that last INSERTed into base write some key twice? */

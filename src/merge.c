@@ -684,8 +684,8 @@ wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
  * For each of n sorted keys, may some version of it exist (in level 0, or
  * in a run whose key range and bloom filter admit it)?  false is certain;
  * true is to be checked with a merge.  Level 0 is searched in the level-0
- * cache and each run's bloom filter is read once, so probing many keys
- * costs little more than hashing them: the lookups of
+ * cache and, for many keys, each run's bloom filter is read once, so
+ * probing them costs little more than hashing them: the lookups of
  * widecol._replaced_rows() for a COPY of new rows.
  */
 void
@@ -720,7 +720,11 @@ wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
 		if (run->nrows == 0)
 			continue;
 		wc_run_reader_open(&reader, rel, run, NULL);
-		bloom = wc_run_bloom_load(rel, &reader);
+		/*
+		 * Read the whole filter once only when the keys outnumber its pages
+		 * (a COPY); a few keys (a single-row INSERT) read one page each.
+		 */
+		bloom = n >= (int64) reader.hdr.nbloom_pages ? wc_run_bloom_load(rel, &reader) : NULL;
 		for (int64 i = 0; i < n; i++)
 		{
 			if (maybe[i])
@@ -731,7 +735,8 @@ wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
 				 wc_compare_keys(keys[i], keylens[i], VARDATA_ANY(run->max_key),
 								 VARSIZE_ANY_EXHDR(run->max_key)) > 0))
 				continue;
-			if (wc_run_bloom_probe(&reader, bloom, keys[i], pklens[i]))
+			if (bloom ? wc_run_bloom_probe(&reader, bloom, keys[i], pklens[i])
+				: wc_run_may_contain_partition(rel, &reader, keys[i], pklens[i]))
 				maybe[i] = true;
 		}
 		if (bloom)
