@@ -4,11 +4,15 @@
  *
  * An INSERT of an existing key replaces the row without reading it, so the
  * statement triggers that keep query tables and daily counts in step get no
- * OLD rows for it.  They ask for them here: every write notes its table's
- * command id, and between _read_before_statement(base) and
- * _read_before_statement_end() reads of `base` use the snapshot with that
- * command id, which hides the statement's own versions and shows the ones
- * they replaced.  See "Upserts" under Query tables in src/README.md.
+ * OLD rows for it.  They ask for them here.  Every write notes its table's
+ * command id; an INSERT into a table with transition-table triggers also
+ * records its keys, which _replaced_rows() looks up once per statement
+ * with the snapshot stopped at that command id: the statement's own
+ * versions are hidden, the ones they replaced visible.  For an UPDATE
+ * (whose moved rows may replace others) the triggers read the base itself
+ * between _read_before_statement(base) and _read_before_statement_end(),
+ * during which every merge over it uses that snapshot.  See "Upserts"
+ * under Query tables in src/README.md.
  */
 #include "postgres.h"
 
