@@ -381,3 +381,23 @@ ROLLBACK;
 
 DROP TABLE d_t, d_snap;
 DROP FUNCTION d_diff(regclass, regclass);
+
+-- the level-0 cache: with no memory for it, two tables read in turn (a
+-- nested loop of seeks) evict each other's sorted copy on every read, and
+-- rows appended meanwhile are still seen
+SET widecol.level0_cache_size = 0;
+CREATE TABLE l0a (k int, v int) USING widecol WITH (widecol.partition_key = 'k');
+CREATE TABLE l0b (k int, v int) USING widecol WITH (widecol.partition_key = 'k');
+DO $$ BEGIN FOR i IN 1..300 LOOP
+  INSERT INTO l0a VALUES (i, i); INSERT INTO l0b VALUES (i, -i);
+END LOOP; END $$;
+SELECT widecol.level0_pages('l0a') > 0 AS in_level0;
+SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_seqscan = off;
+SELECT count(*), sum(a.v + b.v) FROM l0a a JOIN l0b b USING (k);
+INSERT INTO l0b VALUES (301, -301);
+INSERT INTO l0a VALUES (301, 301);
+SELECT count(*), sum(a.v + b.v) FROM l0a a JOIN l0b b USING (k);
+RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_seqscan;
+RESET widecol.level0_cache_size;
+SELECT count(*), sum(a.v + b.v) FROM l0a a JOIN l0b b USING (k) WHERE k > 290;
+DROP TABLE l0a, l0b;
