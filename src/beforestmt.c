@@ -148,18 +148,11 @@ wc_note_inserted_key(Relation rel, const char *key, int keylen, int pklen, Comma
 	w->nkeys++;
 }
 
-typedef struct KeyRef
-{
-	const char *key;
-	uint16		keylen;
-	uint16		pklen;
-} KeyRef;
-
 static int
 keyref_cmp(const void *a, const void *b)
 {
-	const KeyRef *x = a;
-	const KeyRef *y = b;
+	const WcKeyRef *x = a;
+	const WcKeyRef *y = b;
 
 	return wc_compare_keys(x->key, x->keylen, y->key, y->keylen);
 }
@@ -171,7 +164,7 @@ keyref_cmp(const void *a, const void *b)
 static List *
 lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 {
-	KeyRef	   *refs = palloc_extended(sizeof(KeyRef) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
+	WcKeyRef	   *refs = palloc_extended(sizeof(WcKeyRef) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
 	Snapshot	snap = palloc(sizeof(SnapshotData));
 	WcMetaData	meta;
 	WcManifest *m;
@@ -198,7 +191,7 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 			p += sizeof(lens) + lens[0];
 		}
 	}
-	qsort(refs, w->nkeys, sizeof(KeyRef), keyref_cmp);
+	qsort(refs, w->nkeys, sizeof(WcKeyRef), keyref_cmp);
 	*repeated = false;
 
 	memcpy(snap, GetActiveSnapshot(), sizeof(SnapshotData));
@@ -208,29 +201,16 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 	wc_merge_read_manifest(rel, snap, &meta, &m);
 
 	/* distinct keys; then which of them may exist (most new keys may not) */
+	ndistinct = 0;
+	for (int64 i = 0; i < w->nkeys; i++)
 	{
-		int64		nd = 0;
-		const char **keys = palloc_extended(sizeof(char *) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
-		int		   *keylens = palloc_extended(sizeof(int) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
-		int		   *pklens = palloc_extended(sizeof(int) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
-
-		for (int64 i = 0; i < w->nkeys; i++)
-		{
-			if (i > 0 && keyref_cmp(&refs[i - 1], &refs[i]) == 0)
-			{
-				*repeated = true;
-				continue;
-			}
-			refs[nd] = refs[i];
-			keys[nd] = refs[nd].key;
-			keylens[nd] = refs[nd].keylen;
-			pklens[nd] = refs[nd].pklen;
-			nd++;
-		}
-		maybe = palloc_extended(sizeof(bool) * Max(nd, 1), MCXT_ALLOC_HUGE);
-		wc_keys_may_exist(rel, &meta, m, nd, keys, keylens, pklens, maybe);
-		ndistinct = nd;
+		if (i > 0 && keyref_cmp(&refs[i - 1], &refs[i]) == 0)
+			*repeated = true;
+		else
+			refs[ndistinct++] = refs[i];
 	}
+	maybe = palloc_extended(sizeof(bool) * Max(ndistinct, 1), MCXT_ALLOC_HUGE);
+	wc_keys_may_exist(rel, &meta, m, ndistinct, refs, maybe);
 	for (int64 i = 0; i < ndistinct; i++)
 	{
 		WcMergeIter *it;

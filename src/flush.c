@@ -143,7 +143,7 @@ forget_old_gens(Relation rel, uint64 storage_id, WcManifest *m)
 	for (int r = 0; r < nremovable; r++)
 		wc_manifest_forget_gen(storage_id, removable[r]);
 	for (int r = 0; r < nremovable; r++)
-		wc_free_pages(rel, free_blks[r], nfree[r], removable[r], true, InvalidTransactionId);
+		wc_free_pages(rel, free_blks[r], nfree[r], removable[r], InvalidTransactionId);
 }
 
 /*

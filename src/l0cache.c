@@ -141,21 +141,27 @@ drop_entry(L0CacheEntry *e)
 }
 
 /*
- * Keep the cache within widecol.level0_cache_size: drop generations the
- * table no longer has (older than its oldest live one), then the least
- * recently used, never `keep`.
+ * Keep the cache within widecol.level0_cache_size: when `keep` is new (a
+ * generation appeared, so older ones may have left), drop the generations
+ * the table no longer has (older than its oldest live one, `live`), not on
+ * every read; then the least recently used, never `keep`.  A generation
+ * that leaves without a new one appearing stays until the size limit
+ * evicts it: reads only ask for live generations.
  */
 static void
-evict(const L0CacheKey *live, L0CacheEntry *keep)
+evict(const L0CacheKey *live, L0CacheEntry *keep, bool keep_is_new)
 {
 	HASH_SEQ_STATUS seq;
 	L0CacheEntry *e;
 
-	hash_seq_init(&seq, l0_cache);
-	while ((e = hash_seq_search(&seq)) != NULL)
-		if (e != keep && RelFileNodeEquals(e->key.node, live->node) &&
-			(e->key.storage_id != live->storage_id || e->key.gen < live->gen))
-			drop_entry(e);
+	if (keep_is_new)
+	{
+		hash_seq_init(&seq, l0_cache);
+		while ((e = hash_seq_search(&seq)) != NULL)
+			if (e != keep && RelFileNodeEquals(e->key.node, live->node) &&
+				(e->key.storage_id != live->storage_id || e->key.gen < live->gen))
+				drop_entry(e);
+	}
 
 	while (l0_cache_bytes > (Size) wc_level0_cache_kb * 1024)
 	{
@@ -245,7 +251,7 @@ wc_l0_cache_get(Relation rel, uint64 storage_id, const WcL0Gen *gen, uint64 olde
 	MemoryContextDelete(tmp);
 
 	key.gen = oldest_gen;
-	evict(&key, e);
+	evict(&key, e, !found);
 	return &e->sorted;
 }
 

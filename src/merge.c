@@ -168,19 +168,27 @@ l0_source(WcMergeIter *it, Source *s, const WcL0Sorted *l0)
 	return s->n > 0;
 }
 
+/* Can the run hold no key in [lo, hi] (hi compared as a prefix)? */
 static bool
-run_out_of_range(WcMergeIter *it, WcRunSummary *run)
+run_misses_range(const WcRunSummary *run, const char *lo, int lolen,
+				 const char *hi, int hilen)
 {
 	if (run->nrows == 0 || run->min_key == NULL || run->max_key == NULL)
 		return false;
-	if (it->lo && wc_compare_keys(VARDATA_ANY(run->max_key), VARSIZE_ANY_EXHDR(run->max_key),
-								  it->lo, it->lolen) < 0)
+	if (lo && wc_compare_keys(VARDATA_ANY(run->max_key), VARSIZE_ANY_EXHDR(run->max_key),
+							  lo, lolen) < 0)
 		return true;
-	if (it->hi && wc_compare_keys(VARDATA_ANY(run->min_key),
-								  Min(VARSIZE_ANY_EXHDR(run->min_key), it->hilen),
-								  it->hi, it->hilen) > 0)
+	if (hi && wc_compare_keys(VARDATA_ANY(run->min_key),
+							  Min(VARSIZE_ANY_EXHDR(run->min_key), hilen),
+							  hi, hilen) > 0)
 		return true;
 	return false;
+}
+
+static bool
+run_out_of_range(WcMergeIter *it, WcRunSummary *run)
+{
+	return run_misses_range(run, it->lo, it->lolen, it->hi, it->hilen);
 }
 
 /* A new iterator in its own memory context (the caller switches to it). */
@@ -690,8 +698,7 @@ wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
  */
 void
 wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
-				  const char *const *keys, const int *keylens, const int *pklens,
-				  bool *maybe)
+				  const WcKeyRef *keys, bool *maybe)
 {
 	memset(maybe, 0, sizeof(bool) * n);
 	for (uint32 g = 0; g < meta->ngens; g++)
@@ -703,11 +710,11 @@ wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
 		l0 = wc_l0_cache_get(rel, meta->storage_id, &meta->gens[g], meta->gens[0].gen);
 		for (int64 i = 0; i < n; i++)
 		{
-			int64		at = wc_l0_sorted_lower_bound(l0, keys[i], keylens[i]);
+			int64		at = wc_l0_sorted_lower_bound(l0, keys[i].key, keys[i].keylen);
 
 			if (at < l0->n &&
 				wc_compare_keys(WcRowKey(l0->rows[at]), l0->rows[at]->keylen,
-								keys[i], keylens[i]) == 0)
+								keys[i].key, keys[i].keylen) == 0)
 				maybe[i] = true;
 		}
 	}
@@ -715,7 +722,6 @@ wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
 	{
 		WcRunSummary *run = &m->runs[r];
 		WcRunReader reader;
-		char	   *bloom;
 
 		if (run->nrows == 0)
 			continue;
@@ -724,22 +730,14 @@ wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
 		 * Read the whole filter once only when the keys outnumber its pages
 		 * (a COPY); a few keys (a single-row INSERT) read one page each.
 		 */
-		bloom = n >= (int64) reader.hdr.nbloom_pages ? wc_run_bloom_load(rel, &reader) : NULL;
+		if (n >= (int64) reader.hdr.nbloom_pages)
+			wc_run_bloom_load(rel, &reader);
 		for (int64 i = 0; i < n; i++)
-		{
-			if (maybe[i])
-				continue;
-			if (run->min_key && run->max_key &&
-				(wc_compare_keys(keys[i], keylens[i], VARDATA_ANY(run->min_key),
-								 VARSIZE_ANY_EXHDR(run->min_key)) < 0 ||
-				 wc_compare_keys(keys[i], keylens[i], VARDATA_ANY(run->max_key),
-								 VARSIZE_ANY_EXHDR(run->max_key)) > 0))
-				continue;
-			if (bloom ? wc_run_bloom_probe(&reader, bloom, keys[i], pklens[i])
-				: wc_run_may_contain_partition(rel, &reader, keys[i], pklens[i]))
+			if (!maybe[i] &&
+				!run_misses_range(run, keys[i].key, keys[i].keylen, keys[i].key, keys[i].keylen) &&
+				wc_run_may_contain_partition(rel, &reader, keys[i].key, keys[i].pklen))
 				maybe[i] = true;
-		}
-		if (bloom)
-			pfree(bloom);
+		if (reader.bloom)
+			pfree(reader.bloom);
 	}
 }

@@ -29,45 +29,55 @@ wc_page_init_free(Page page)
 	WcPageGetOpaque(page)->type = WC_PAGE_FREE;
 }
 
-/*
- * Turn one page into a FREE page if it still belongs to the segment being
- * freed.  Freeing is not transactional while forgetting the segment is: if
- * the transaction that freed pages aborts, the next reclaim finds the same
- * segment again, and its pages may have been reused by then.
- */
-static bool
-mark_free(Relation rel, BlockNumber blk, uint64 segment, bool level0)
+/* The page's type and segment (0 when it is not a widecol page). */
+static uint16
+page_kind(Page page, uint64 *segment)
 {
-	Buffer		buf = ReadBuffer(rel, blk);
-	Page		page;
-	uint16		type;
-	bool		ours;
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)))
+		return 0;
+	*segment = WcPageGetOpaque(page)->segment;
+	return WcPageGetOpaque(page)->type;
+}
 
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	page = BufferGetPage(buf);
-	type = PageIsNew(page) ||
-		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ?
-		0 : WcPageGetOpaque(page)->type;
-	ours = type != 0 && WcPageGetOpaque(page)->segment == segment &&
-		(level0 ? type == WC_PAGE_L0 :
-		 (type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
-		  type == WC_PAGE_RUN_INDEX || type == WC_PAGE_RUN_BLOOM));
-	if (ours)
-		wc_free_buffers(rel, &buf, 1);
-	UnlockReleaseBuffer(buf);
-	if (ours)
-		RecordFreeIndexPage(rel, blk);
-	return ours;
+static bool
+is_run_page(uint16 type)
+{
+	return type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
+		type == WC_PAGE_RUN_INDEX || type == WC_PAGE_RUN_BLOOM;
 }
 
 /*
- * Free the pages of a segment (a run, or a level-0 generation) that no
- * snapshot reads any more; latest_xid is the newest transaction whose work
- * made them unreachable (for standby conflicts; invalid if already logged).
+ * Turn a level-0 page into a FREE page if it still belongs to generation
+ * `gen`.  Freeing is not transactional while forgetting the generation is:
+ * if the transaction that freed pages aborts, the next flush finds the same
+ * generation again, and its pages may have been reused by then.
+ */
+static void
+mark_free(Relation rel, BlockNumber blk, uint64 gen)
+{
+	Buffer		buf = ReadBuffer(rel, blk);
+	uint64		segment = 0;
+	bool		ours;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	ours = page_kind(BufferGetPage(buf), &segment) == WC_PAGE_L0 && segment == gen;
+	if (ours)
+		wc_free_buffer(rel, buf);
+	UnlockReleaseBuffer(buf);
+	if (ours)
+		RecordFreeIndexPage(rel, blk);
+}
+
+/*
+ * Free the pages of a level-0 generation that no snapshot reads any more
+ * (a dropped run's pages are not touched: see wc_reclaim_runs);
+ * latest_xid is the newest transaction whose work made them unreachable
+ * (for standby conflicts; invalid if already logged).
  */
 void
-wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 segment,
-			  bool level0, TransactionId latest_xid)
+wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 gen,
+			  TransactionId latest_xid)
 {
 	if (n == 0)
 		return;
@@ -75,7 +85,7 @@ wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 segment,
 	for (int i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		mark_free(rel, blks[i], segment, level0);
+		mark_free(rel, blks[i], gen);
 	}
 	IndexFreeSpaceMapVacuum(rel);
 }
@@ -107,24 +117,6 @@ remember_gone(Relation rel, uint64 storage_id, uint64 run_id)
 	gone_cache[gone_next].storage_id = storage_id;
 	gone_cache[gone_next].run_id = run_id;
 	gone_next = (gone_next + 1) % GONE_CACHE;
-}
-
-/* The page's type and segment (0 when it is not a widecol page). */
-static uint16
-page_kind(Page page, uint64 *segment)
-{
-	if (PageIsNew(page) ||
-		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)))
-		return 0;
-	*segment = WcPageGetOpaque(page)->segment;
-	return WcPageGetOpaque(page)->type;
-}
-
-static bool
-is_run_page(uint16 type)
-{
-	return type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
-		type == WC_PAGE_RUN_INDEX || type == WC_PAGE_RUN_BLOOM;
 }
 
 /*

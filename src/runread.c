@@ -476,42 +476,34 @@ wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int p
 	WcPageOpaqueData op;
 	uint64		hash;
 
+	uint32		page;
+
 	if (r->hdr.nbloom_pages == 0 || pklen == 0)
 		return true;
 	hash = wc_bloom_hash(pk, pklen);
-	read_run_page(rel, r->hdr.bloom_first + wc_bloom_page_for(r->hdr.nbloom_pages, hash),
-				  WC_PAGE_RUN_BLOOM, r->hdr.run_id, payload.data, &op, r->strategy);
+	page = wc_bloom_page_for(r->hdr.nbloom_pages, hash);
+	if (r->bloom)
+		return wc_bloom_test(r->bloom + (Size) page * BLCKSZ, hash);
+	read_run_page(rel, r->hdr.bloom_first + page, WC_PAGE_RUN_BLOOM, r->hdr.run_id,
+				  payload.data, &op, r->strategy);
 	return wc_bloom_test(payload.data, hash);
 }
 
 /*
- * The run's whole bloom filter, its pages' payloads one after another
- * (BLCKSZ apart), checked once: for probing many partitions in a row
- * (wc_keys_may_exist).  NULL for a run without one.
+ * Read the run's whole bloom filter once, its pages' payloads one after
+ * another (BLCKSZ apart), each checked: wc_run_may_contain_partition then
+ * probes it in memory, for probing many partitions in a row
+ * (wc_keys_may_exist).  The caller pfrees r->bloom.
  */
-char *
+void
 wc_run_bloom_load(Relation rel, WcRunReader *r)
 {
-	char	   *pages;
 	WcPageOpaqueData op;
 
 	if (r->hdr.nbloom_pages == 0)
-		return NULL;
-	pages = palloc_extended((Size) r->hdr.nbloom_pages * BLCKSZ, MCXT_ALLOC_HUGE);
+		return;
+	r->bloom = palloc_extended((Size) r->hdr.nbloom_pages * BLCKSZ, MCXT_ALLOC_HUGE);
 	for (uint32 i = 0; i < r->hdr.nbloom_pages; i++)
 		read_run_page(rel, r->hdr.bloom_first + i, WC_PAGE_RUN_BLOOM, r->hdr.run_id,
-					  pages + (Size) i * BLCKSZ, &op, r->strategy);
-	return pages;
-}
-
-/* wc_run_may_contain_partition against a filter from wc_run_bloom_load. */
-bool
-wc_run_bloom_probe(const WcRunReader *r, const char *pages, const char *pk, int pklen)
-{
-	uint64		hash;
-
-	if (pages == NULL || pklen == 0)
-		return true;
-	hash = wc_bloom_hash(pk, pklen);
-	return wc_bloom_test(pages + (Size) wc_bloom_page_for(r->hdr.nbloom_pages, hash) * BLCKSZ, hash);
+					  r->bloom + (Size) i * BLCKSZ, &op, r->strategy);
 }

@@ -118,34 +118,23 @@ wc_log_snapshot_conflict(Relation rel, TransactionId latest_removed_xid)
 }
 
 /*
- * Make the locked buffers FREE pages, with one WAL record for all of them
- * (at most WC_FREE_BATCH) that carries no page images: redo initializes
- * each page anew, so a torn old page does not matter.
+ * Make the locked buffer a FREE page, logged without its image: redo
+ * initializes the page anew, so a torn old page does not matter.
  */
 void
-wc_free_buffers(Relation rel, Buffer *bufs, int n)
+wc_free_buffer(Relation rel, Buffer buf)
 {
-	bool		logged = RelationNeedsWAL(rel);
-
-	Assert(n <= WC_FREE_BATCH);
-	if (logged)
-		XLogEnsureRecordSpace(n, 0);
 	START_CRIT_SECTION();
-	for (int i = 0; i < n; i++)
-	{
-		wc_page_init_free(BufferGetPage(bufs[i]));
-		MarkBufferDirty(bufs[i]);
-	}
-	if (logged)
+	wc_page_init_free(BufferGetPage(buf));
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
 	{
 		XLogRecPtr	recptr;
 
 		XLogBeginInsert();
-		for (int i = 0; i < n; i++)
-			XLogRegisterBuffer(i, bufs[i], REGBUF_WILL_INIT);
+		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
 		recptr = XLogInsert(WC_RMGR_ID, XLOG_WC_FREE_PAGES);
-		for (int i = 0; i < n; i++)
-			PageSetLSN(BufferGetPage(bufs[i]), recptr);
+		PageSetLSN(BufferGetPage(buf), recptr);
 	}
 	END_CRIT_SECTION();
 }

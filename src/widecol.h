@@ -336,8 +336,8 @@ extern void wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, in
 extern TransactionId wc_manifest_min_xid(uint64 storage_id, TransactionId horizon);
 
 /* reclaim.c */
-extern void wc_free_pages(Relation rel, const BlockNumber *blks, int n,
-						  uint64 segment, bool level0, TransactionId latest_xid);
+extern void wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 gen,
+						  TransactionId latest_xid);
 typedef enum WcRunState
 {
 	WC_RUN_GONE,				/* no manifest row: its pages may be reused */
@@ -456,14 +456,14 @@ typedef struct WcRunReader
 	const char *hi_key;			/* stop after keys > hi (prefix compare) */
 	int			hi_len;
 	int64		blocks_read;
+	char	   *bloom;			/* whole filter, from wc_run_bloom_load, or NULL */
 } WcRunReader;
 
 extern void wc_run_reader_open(WcRunReader *r, Relation rel,
 							   WcRunSummary *summary,
 							   BufferAccessStrategy strategy);
 extern void wc_run_reader_seek(WcRunReader *r, const char *key, int keylen);
-extern char *wc_run_bloom_load(Relation rel, WcRunReader *r);
-extern bool wc_run_bloom_probe(const WcRunReader *r, const char *pages, const char *pk, int pklen);
+extern void wc_run_bloom_load(Relation rel, WcRunReader *r);
 extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
 extern void wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_prev(WcRunReader *r, ItemPointer tid);
@@ -521,9 +521,14 @@ extern int	wc_gc_grace_seconds;
 extern int64 wc_merge_live_blocks(WcMergeIter *it);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
 extern void wc_merge_end(WcMergeIter *it);
+typedef struct WcKeyRef
+{
+	const char *key;
+	uint16		keylen;
+	uint16		pklen;
+} WcKeyRef;
 extern void wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
-							  const char *const *keys, const int *keylens, const int *pklens,
-							  bool *maybe);
+							  const WcKeyRef *keys, bool *maybe);
 extern WcRowHeader *wc_lookup_key(Relation rel, Snapshot snapshot,
 								  const char *key, int keylen, int pklen,
 								  bool include_dead, ItemPointer tid);
@@ -604,8 +609,7 @@ extern void wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRow
 #define WC_RMGR_ID 147
 extern void wc_register_rmgr(void);
 extern void wc_log_snapshot_conflict(Relation rel, TransactionId latest_removed_xid);
-#define WC_FREE_BATCH 32		/* blocks per FREE_PAGES record (XLR_MAX_BLOCK_ID) */
-extern void wc_free_buffers(Relation rel, Buffer *bufs, int n);
+extern void wc_free_buffer(Relation rel, Buffer buf);
 extern void wc_page_init_free(Page page);
 extern void wc_install_planner_hooks(void);
 
