@@ -377,9 +377,8 @@ merge_pass(Pass *p, Outputs *outputs)
 			if (row->xid != FrozenTransactionId)
 			{
 				/* the merge's row lives in a block buffer: freeze a copy */
-				WcRowHeader *frozen = palloc(row->len);
+				WcRowHeader *frozen = wc_row_copy(NULL, row);
 
-				memcpy(frozen, row, row->len);
 				frozen->xid = FrozenTransactionId;
 				frozen->cid = FirstCommandId;
 				wc_run_writer_add(output_for(outputs, frozen), frozen, NULL);

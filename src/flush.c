@@ -33,8 +33,7 @@ collect(WcRowHeader *row, ItemPointer tid, void *arg)
 		c->cap *= 2;
 		c->rows = repalloc_huge(c->rows, sizeof(WcRowHeader *) * c->cap);
 	}
-	c->rows[c->n] = palloc(row->len);
-	memcpy(c->rows[c->n], row, row->len);
+	c->rows[c->n] = wc_row_copy(NULL, row);
 	c->n++;
 }
 

@@ -85,8 +85,7 @@ collect_new(WcRowHeader *row, ItemPointer tid, void *arg)
 		nr->rows = repalloc_huge(nr->rows, sizeof(WcRowHeader *) * nr->cap);
 		nr->tids = repalloc_huge(nr->tids, sizeof(ItemPointerData) * nr->cap);
 	}
-	nr->rows[nr->n] = entry_alloc(nr->e, row->len);
-	memcpy(nr->rows[nr->n], row, row->len);
+	nr->rows[nr->n] = wc_row_copy(entry_alloc(nr->e, row->len), row);
 	nr->tids[nr->n] = *tid;
 	nr->n++;
 }

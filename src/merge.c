@@ -159,8 +159,7 @@ l0_source(WcMergeIter *it, Source *s, const WcL0Sorted *l0)
 			s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * cap);
 			s->tids = repalloc_huge(s->tids, sizeof(ItemPointerData) * cap);
 		}
-		s->rows[s->n] = palloc(row->len);
-		memcpy(s->rows[s->n], row, row->len);
+		s->rows[s->n] = wc_row_copy(NULL, row);
 		s->tids[s->n++] = l0->tids[i];
 	}
 	s->pos = it->backward ? s->n - 1 : 0;
@@ -491,7 +490,7 @@ keep_best(WcMergeIter *it, const WcRowHeader *row)
 		it->best_cap = Max(row->len, 2 * it->best_cap);
 		it->best = it->best ? repalloc(it->best, it->best_cap) : palloc(it->best_cap);
 	}
-	memcpy(it->best, row, row->len);
+	wc_row_copy(it->best, row);
 }
 
 static WcRowHeader *
@@ -517,8 +516,7 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 					it->chain = it->chain ? repalloc(it->chain, sizeof(WcRowHeader *) * it->chaincap)
 						: palloc(sizeof(WcRowHeader *) * it->chaincap);
 				}
-				it->chain[it->nchain] = palloc(row->len);
-				memcpy(it->chain[it->nchain++], row, row->len);
+				it->chain[it->nchain++] = wc_row_copy(NULL, row);
 			}
 			if (have && wc_compare_versions(row, it->best) >= 0)
 				continue;		/* not newer than the one we have (< 0: newer) */
@@ -681,8 +679,7 @@ wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
 
 	if (row)
 	{
-		copy = palloc(row->len);
-		memcpy(copy, row, row->len);
+		copy = wc_row_copy(NULL, row);
 	}
 	wc_merge_end(it);
 	return copy;

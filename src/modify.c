@@ -252,7 +252,7 @@ bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
 	need = MAXALIGN(row->len);
 	if (s->used + need > s->arena_size)
 		bulk_write(rel, s);
-	memcpy(s->arena + s->used, row, row->len);
+	wc_row_copy((WcRowHeader *) (s->arena + s->used), row);
 	if (s->n == s->cap)
 	{
 		s->cap *= 2;

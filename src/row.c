@@ -102,6 +102,7 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 	row->len = len;
 	row->keylen = keylen;
 	row->pklen = pklen;
+	row->tupoff = off;
 	row->flags = tombstone ? WC_ROW_TOMBSTONE : 0;
 	/* a blind write to a counter table adds (UPDATE clears this: it sets) */
 	if (!tombstone && info->ncounters > 0)
@@ -164,6 +165,30 @@ wc_same_version(const WcRowHeader *a, const WcRowHeader *b)
 	if (a->xid == FrozenTransactionId || b->xid == FrozenTransactionId)
 		return true;
 	return a->xid == b->xid && a->cid == b->cid;
+}
+
+/*
+ * A contiguous copy of a version (its tuple may live apart from its header
+ * in a decoded run block): into dst (row->len bytes), or palloc'd.
+ */
+WcRowHeader *
+wc_row_copy(WcRowHeader *dst, const WcRowHeader *row)
+{
+	Size		off = WcRowTupleOffset(row->keylen);
+
+	if (dst == NULL)
+		dst = palloc(row->len);
+	if (row->len <= off)
+		memcpy(dst, row, row->len);	/* a tombstone: header and key */
+	else
+	{
+		memcpy((char *) dst + off, WcRowTuple(row), row->len - off);
+		memcpy(dst, row, off);
+	}
+	dst->tupoff = off;
+	dst->flags &= ~WC_ROW_IN_BLOCK;
+	dst->blockoff = 0;
+	return dst;
 }
 
 /* Storage order: key ascending, then newest version first. */
@@ -336,8 +361,7 @@ void
 wc_counter_fold_begin(WcCounterFold *f, Relation rel, const WcRowHeader *newest)
 {
 	f->rel = rel;
-	f->newest = palloc(newest->len);
-	memcpy(f->newest, newest, newest->len);
+	f->newest = wc_row_copy(NULL, newest);
 	f->base = false;
 	memset(f->sum, 0, sizeof(f->sum));
 	memset(f->overflow, 0, sizeof(f->overflow));
@@ -404,6 +428,7 @@ wc_counter_fold_end(WcCounterFold *f)
 	memcpy(out, f->newest, sizeof(WcRowHeader) + f->newest->keylen);
 	memcpy((char *) out + off, mt, mt->t_len);
 	out->len = off + mt->t_len;
+	out->tupoff = off;
 	if (f->base)
 		out->flags &= ~WC_ROW_DELTA;
 	pfree(mt);

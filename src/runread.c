@@ -87,35 +87,103 @@ read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 	return len;
 }
 
-/* Decompress and check a data block's payload; NULL or what is wrong. */
+/*
+ * Make room for `need` raw bytes after the slot that holds the block's
+ * address (so that a row can find its block, see wc_block_load_tuple).
+ */
+static void
+block_reserve(WcBlock *block, Size need)
+{
+	if (block->rawcap < need)
+	{
+		Size		cap = Max(need, WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32));
+
+		if (block->raw)
+			pfree(block->raw - MAXALIGN(sizeof(WcBlock *)));
+		block->raw = (char *) palloc(MAXALIGN(sizeof(WcBlock *)) + cap) +
+			MAXALIGN(sizeof(WcBlock *));
+		block->rawcap = cap;
+	}
+	*(WcBlock **) (block->raw - MAXALIGN(sizeof(WcBlock *))) = block;
+}
+
+/*
+ * Consecutive key pages usually share a value page (the last of one is the
+ * first of the next): keep its decoded tuples rather than read it again.
+ */
+static void
+keep_last_values(WcBlock *block)
+{
+	int			last = block->nvalues - 1;
+
+	block->carry_blkno = InvalidBlockNumber;
+	if (block->raw == NULL || last < 0 || !block->value_loaded[last])
+		return;
+	if (block->carry == NULL)
+		block->carry = palloc(WC_MAX_RAW_BLOCK);
+	memcpy(block->carry, block->raw + block->value_off[last], block->values[last].rawsize);
+	block->carry_blkno = block->values[last].blkno;
+	block->carry_size = block->values[last].rawsize;
+}
+
+/*
+ * Decompress and check a key page's payload: the key block goes to the
+ * start of block->raw, and each row's tupoff is pointed at where its tuple
+ * will be once its value page is loaded (the value area after the key
+ * block); such rows are flagged WC_ROW_IN_BLOCK.  NULL or what is wrong.
+ */
 const char *
 wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 				WcBlock *block)
 {
+	WcKeyPageHeader kh;
 	uint32		rawsize = op->aux;
 	uint32		nrows = op->count;
-	Size		rowsend;
+	Size		rowsend,
+				base,
+				area = 0;
+	const char *frame;
+	int			v = 0;
 
+	if (len < sizeof(kh))
+		return "short key page";
+	memcpy(&kh, payload, sizeof(kh));
+	if (kh.nvalues > WC_MAX_VALUE_REFS ||
+		sizeof(kh) + kh.nvalues * sizeof(WcValueRef) + kh.keylen != len)
+		return "invalid key page header";
+	keep_last_values(block);
 	if (rawsize > WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32) ||
 		nrows == 0 || nrows > WC_MAX_ROWS_PER_BLOCK ||
 		rawsize < nrows * sizeof(uint32))
 		return "invalid block header";
-	if (block->rawcap < rawsize)
+	base = MAXALIGN(rawsize);
+	memcpy(block->values, payload + sizeof(kh), kh.nvalues * sizeof(WcValueRef));
+	for (int i = 0; i < kh.nvalues; i++)
 	{
-		Size		cap = WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32);
+		if (block->values[i].rawsize == 0 || block->values[i].rawsize > WC_MAX_RAW_BLOCK ||
+			block->values[i].rawsize % MAXIMUM_ALIGNOF != 0)
+			return "invalid value page reference";
+		block->value_off[i] = base + area;
+		block->value_loaded[i] = false;
+		area += block->values[i].rawsize;
+	}
+	block->nvalues = kh.nvalues;
+	block_reserve(block, base + area);
+	if (kh.nvalues > 0 && block->carry_blkno == block->values[0].blkno &&
+		block->carry_size == block->values[0].rawsize)
+	{
+		memcpy(block->raw + block->value_off[0], block->carry, block->carry_size);
+		block->value_loaded[0] = true;
+	}
 
-		if (block->raw)
-			pfree(block->raw);
-		block->raw = palloc(cap);
-		block->rawcap = cap;
-	}
-	if (op->flags & WC_PAGE_FLAG_RAW)
+	frame = payload + sizeof(kh) + kh.nvalues * sizeof(WcValueRef);
+	if (kh.flags & WC_PAGE_FLAG_RAW)
 	{
-		if (len != rawsize)
+		if (kh.keylen != rawsize)
 			return "raw block of the wrong size";
-		memcpy(block->raw, payload, len);
+		memcpy(block->raw, frame, rawsize);
 	}
-	else if (LZ4_decompress_safe(payload, block->raw, (int) len, (int) rawsize) != (int) rawsize)
+	else if (LZ4_decompress_safe(frame, block->raw, (int) kh.keylen, (int) rawsize) != (int) rawsize)
 		return "lz4 decompression failed";
 
 	rowsend = rawsize - nrows * sizeof(uint32);
@@ -124,11 +192,35 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	{
 		uint32		off = block->offsets[i];
 		WcRowHeader *row = (WcRowHeader *) (block->raw + off);
+		Size		keypart;
+		Size		tuplen;
+		int64		at;
 
-		if (off % MAXIMUM_ALIGNOF != 0 || off + sizeof(WcRowHeader) > rowsend ||
-			off + row->len > rowsend || row->len < WcRowTupleOffset(row->keylen) ||
-			row->pklen > row->keylen)
+		if (off % MAXIMUM_ALIGNOF != 0 || off + sizeof(WcRowHeader) > rowsend)
 			return "invalid row offset";
+		keypart = WcRowTupleOffset(row->keylen);
+		if (off + keypart > rowsend || row->len < keypart || row->pklen > row->keylen ||
+			(row->flags & WC_ROW_IN_BLOCK))
+			return "invalid row offset";
+		tuplen = row->len - keypart;
+		row->blockoff = off / MAXIMUM_ALIGNOF;
+		if (tuplen == 0)
+		{
+			row->tupoff = keypart;	/* a tombstone: no tuple */
+			continue;
+		}
+		/* stored: the tuple's offset in the value area; tuples are in order */
+		at = row->tupoff;
+		if (at < 0 || at % MAXIMUM_ALIGNOF != 0)
+			return "invalid tuple offset";
+		while (v < kh.nvalues &&
+			   base + at >= block->value_off[v] + block->values[v].rawsize)
+			v++;
+		if (v == kh.nvalues || base + at < block->value_off[v] ||
+			base + at + tuplen > block->value_off[v] + block->values[v].rawsize)
+			return "tuple outside its value page";
+		row->tupoff = (int32) (base + at - off);
+		row->flags |= WC_ROW_IN_BLOCK;
 	}
 	block->run_id = op->segment;
 	block->nrows = nrows;
@@ -154,6 +246,90 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 	if (problem)
 		corrupt(rel, blkno, op.segment ? op.segment : block->run_id, problem);
 	block->blkno = blkno;
+	block->rel = rel;
+	block->strategy = strategy;
+}
+
+/* Decompress value page v of a decoded key page into its place. */
+const char *
+wc_decode_values(const char *payload, Size len, const WcPageOpaqueData *op,
+				 WcBlock *block, int v)
+{
+	uint32		rawsize = op->aux;
+	char	   *dst = block->raw + block->value_off[v];
+
+	if (rawsize != block->values[v].rawsize || op->count == 0)
+		return "value page does not match its reference";
+	if (op->flags & WC_PAGE_FLAG_RAW)
+	{
+		if (len != rawsize)
+			return "raw value page of the wrong size";
+		memcpy(dst, payload, len);
+	}
+	else if (LZ4_decompress_safe(payload, dst, (int) len, (int) rawsize) != (int) rawsize)
+		return "lz4 decompression failed";
+	block->value_loaded[v] = true;
+	return NULL;
+}
+
+static void
+load_values(Relation rel, WcBlock *block, int v, BufferAccessStrategy strategy)
+{
+	BlockNumber blkno = block->values[v].blkno;
+	Buffer		buf;
+	Page		page;
+	WcPageOpaqueData op = {0};
+	const char *problem;
+
+	if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
+		corrupt(rel, block->blkno, block->run_id, "invalid value page reference");
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	problem = check_run_page(page, WC_PAGE_RUN_VALUES, block->run_id, &op);
+	if (problem == NULL)
+		problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page), &op, block, v);
+	UnlockReleaseBuffer(buf);
+	if (problem)
+		corrupt(rel, blkno, block->run_id, problem);
+}
+
+/*
+ * A row of a decoded block asks for its tuple: read the value page holding
+ * it, unless that is done.  The row finds its block through the address
+ * stored before the block's raw bytes.
+ */
+void
+wc_block_load_tuple(WcRowHeader *row)
+{
+	char	   *raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
+	WcBlock    *block = *(WcBlock **) (raw - MAXALIGN(sizeof(WcBlock *)));
+	Size		at = (const char *) row + row->tupoff - raw;
+	int			v = 0;
+
+	Assert(block->raw == raw);
+	while (v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize)
+		v++;
+	if (!block->value_loaded[v])
+	{
+		if (block->rel == NULL)
+			elog(ERROR, "widecol: value page %u of run %llu is not loaded",
+				 block->values[v].blkno, (unsigned long long) block->run_id);
+		load_values(block->rel, block, v, block->strategy);
+	}
+	row->flags &= ~WC_ROW_IN_BLOCK;	/* later asks go straight to it */
+}
+
+void
+wc_block_free(WcBlock *block)
+{
+	if (block->raw)
+		pfree(block->raw - MAXALIGN(sizeof(WcBlock *)));
+	if (block->carry)
+		pfree(block->carry);
+	block->raw = NULL;
+	block->carry = NULL;
+	block->rawcap = 0;
 }
 
 /*
@@ -218,6 +394,9 @@ read_header(WcRunReader *r)
 	memcpy(&r->hdr, payload.data, sizeof(WcRunHeader));
 	if (r->hdr.magic != WC_RUN_MAGIC || r->hdr.run_id != r->summary->run_id)
 		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "bad run header");
+	if (r->hdr.version != WC_RUN_VERSION)
+		corrupt(r->rel, r->summary->header_block, r->summary->run_id,
+				"run written in another format version (dump and restore the table)");
 	e = hash_search(header_cache, &key, HASH_ENTER, &found);
 	e->hdr = r->hdr;
 }
@@ -360,7 +539,6 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 			WcRowHeader *row = WcBlockRow(&r->block, r->row_pos);
 
 			ItemPointerSet(tid, r->block.blkno, r->row_pos + 1);
-			r->row_pos++;
 			if (r->hi_key &&
 				wc_compare_keys(WcRowKey(row), Min(row->keylen, r->hi_len),
 								r->hi_key, r->hi_len) > 0)
@@ -370,6 +548,7 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 				r->next_leaf = r->hdr.leaf_first + r->hdr.nleaf_pages;
 				return NULL;
 			}
+			r->row_pos++;
 			return row;
 		}
 		if (r->data_pos >= r->ndata)
@@ -447,7 +626,7 @@ wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
 	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
 	int64		seen = 0;
 	int			got = 0;
-	int64		step = r->hdr.ndata_pages / (want + 1);
+	int64		step = (r->hdr.ndata_pages - r->hdr.nvalue_pages) / (want + 1);
 
 	if (step < 1)
 		return 0;

@@ -23,6 +23,25 @@
 
 #define WC_PENDING_PAGES 32
 
+/* at most this many closed key blocks wait for their value page */
+#define WC_MAX_CLOSED_BLOCKS 64
+#define NO_VALUE PG_UINT32_MAX
+
+/* What a built page is, until the batch it is in gets block numbers. */
+typedef struct PendingPage
+{
+	int			leaf;			/* key page: its leaf entry; value page: -1 */
+	uint32		vpno;			/* value page: its number in the run */
+	uint32		vfirst;			/* key page: number of its first value page */
+	int			nvalues;		/* key page: value pages it references */
+} PendingPage;
+
+/*
+ * Rows are split in two streams as they arrive (src/README.md, "Sorted
+ * runs"): tuples fill value pages, headers and keys fill key blocks.  A key
+ * block is closed when it is full but written only once every tuple of its
+ * rows is in a value page, since its rows record where their tuples went.
+ */
 struct WcRunWriter
 {
 	Relation	rel;
@@ -31,16 +50,40 @@ struct WcRunWriter
 	uint64		storage_id;
 	WcRunHeader hdr;
 
-	/* the block being filled */
-	char	   *raw;			/* rows, then the offsets array */
-	Size		rawlen;			/* bytes of rows */
-	uint32	   *offsets;
+	/* rows not yet in a key page: header and key of each, MAXALIGNed */
+	char	   *kraw;
+	Size		krawlen;
+	Size		krawcap;
+	uint32	   *koff;			/* row i's offset in kraw */
+	uint32	   *kvp;			/* value page of row i's tuple, or NO_VALUE */
+	uint32	   *kvoff;			/* its offset in that value page */
 	ItemPointer *tidptrs;
 	int			nrows;
-	double		ratio;			/* running estimate of raw/compressed */
-	char	   *cbuf;
+	int			rowcap;
+	int			open_start;		/* first row of the open key block */
+	uint32		open_first_vp;	/* value page of its first tuple (NO_VALUE) */
+	int			closed[WC_MAX_CLOSED_BLOCKS];	/* ends of closed key blocks */
+	int			nclosed;
+	double		kratio;			/* running estimate of raw/compressed */
 
-	/* leaf index entries: first key of every data page */
+	/* tuples of rows [vstart, nrows), not yet in a value page */
+	char	   *vraw;
+	Size		vrawlen;
+	uint32	   *voff;			/* row vstart + i's tuple at vraw + voff[i] */
+	int			vstart;
+	uint32		next_vpno;
+	double		vratio;
+
+	/* every value page of the run: raw size, and block once written */
+	uint32	   *vp_raw;
+	BlockNumber *vp_blk;
+	uint32		vpcap;
+
+	char	   *cbuf;			/* compressed output */
+	char	   *image;			/* a key block being built */
+	char	   *payload;		/* a key page's payload */
+
+	/* leaf index entries: first key of every key page */
 	StringInfoData leafkeys;
 	uint32	   *leaf_off;
 	uint16	   *leaf_len;
@@ -60,13 +103,14 @@ struct WcRunWriter
 	StringInfoData maxkey;
 	bool		never_expires;
 
-	/* data pages built in memory, written in batches past shared buffers */
+	/* pages built in memory, written in batches past shared buffers */
 	char	   *pending;		/* WC_PENDING_PAGES pages */
 	int			npending;
-	int			pending_leaf[WC_PENDING_PAGES]; /* leaf entry of each page */
+	PendingPage pinfo[WC_PENDING_PAGES];
 	ItemPointer *pending_tids;	/* per page: WC_MAX_ROWS_PER_BLOCK slots */
 	XLogRecPtr	redo_at_start;
 };
+
 
 uint32
 wc_page_crc(Page page)
@@ -84,6 +128,7 @@ wc_page_crc(Page page)
 	return crc;
 }
 
+
 WcRunWriter *
 wc_run_writer_begin(Relation rel, int level)
 {
@@ -93,6 +138,7 @@ wc_run_writer_begin(Relation rel, int level)
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	WcRunWriter *w = palloc0(sizeof(WcRunWriter));
 	WcMetaData	meta;
+	Size		rawmax = WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32);
 
 	w->rel = rel;
 	w->cxt = cxt;
@@ -100,18 +146,30 @@ wc_run_writer_begin(Relation rel, int level)
 	wc_meta_read(rel, &meta);
 	w->storage_id = meta.storage_id;
 	w->hdr.magic = WC_RUN_MAGIC;
-	w->hdr.version = 1;
+	w->hdr.version = WC_RUN_VERSION;
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
 	w->hdr.min_write_ts = PG_INT64_MAX;
 	w->hdr.max_write_ts = PG_INT64_MIN;
 	w->hdr.min_xid = InvalidTransactionId;
 	w->hdr.max_xid = InvalidTransactionId;
-	w->raw = palloc(WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32) + MAXIMUM_ALIGNOF);
-	w->offsets = palloc(sizeof(uint32) * WC_MAX_ROWS_PER_BLOCK);
-	w->tidptrs = palloc(sizeof(ItemPointer) * WC_MAX_ROWS_PER_BLOCK);
-	w->cbuf = palloc(LZ4_compressBound(WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32)));
-	w->ratio = 2.0;
+	w->krawcap = rawmax;
+	w->kraw = palloc(w->krawcap);
+	w->rowcap = 2 * WC_MAX_ROWS_PER_BLOCK;
+	w->koff = palloc(sizeof(uint32) * w->rowcap);
+	w->kvp = palloc(sizeof(uint32) * w->rowcap);
+	w->kvoff = palloc(sizeof(uint32) * w->rowcap);
+	w->tidptrs = palloc(sizeof(ItemPointer) * w->rowcap);
+	w->voff = palloc(sizeof(uint32) * w->rowcap);
+	w->open_first_vp = NO_VALUE;
+	w->vraw = palloc(WC_MAX_RAW_BLOCK + BLCKSZ);
+	w->vpcap = 256;
+	w->vp_raw = palloc(sizeof(uint32) * w->vpcap);
+	w->vp_blk = palloc(sizeof(BlockNumber) * w->vpcap);
+	w->cbuf = palloc(LZ4_compressBound(rawmax));
+	w->image = palloc(rawmax);
+	w->payload = palloc(BLCKSZ);
+	w->kratio = w->vratio = 2.0;
 	w->pending = palloc_extended((Size) WC_PENDING_PAGES * BLCKSZ, MCXT_ALLOC_HUGE);
 	w->pending_tids = palloc0(sizeof(ItemPointer) * WC_PENDING_PAGES * WC_MAX_ROWS_PER_BLOCK);
 	w->redo_at_start = GetRedoRecPtr();
@@ -128,6 +186,7 @@ wc_run_writer_begin(Relation rel, int level)
 	MemoryContextSwitchTo(old);
 	return w;
 }
+
 
 static void
 fill_page(WcRunWriter *w, Page page, uint16 type, uint16 flags,
@@ -179,13 +238,40 @@ add_leaf(WcRunWriter *w, const char *key, int keylen, BlockNumber blk)
 	w->nleaf++;
 }
 
+
+/* A key page's value references, now that the value pages have blocks. */
+static void
+patch_value_refs(WcRunWriter *w, Page page, const PendingPage *pi)
+{
+	WcValueRef *refs = (WcValueRef *) (PageGetContents(page) + sizeof(WcKeyPageHeader));
+
+	if (pi->leaf < 0 || pi->nvalues == 0)
+		return;
+	for (int j = 0; j < pi->nvalues; j++)
+	{
+		Assert(w->vp_blk[pi->vfirst + j] != InvalidBlockNumber);
+		refs[j].blkno = w->vp_blk[pi->vfirst + j];
+	}
+	WcPageGetOpaque(page)->crc = wc_page_crc(page);
+}
+
+/* Page i of the batch goes to blkno: note where, patch what refers to it. */
+static void
+place_page(WcRunWriter *w, int i, BlockNumber blkno)
+{
+	if (w->pinfo[i].leaf < 0)
+		w->vp_blk[w->pinfo[i].vpno] = blkno;
+}
+
 /*
- * Write the batch of built data pages at the end of the relation, past
- * shared buffers (they are new, nobody has read them): WAL first (full page
- * images, which also set the LSNs), then one smgrextend per page, all under
- * the extension lock so that the batch is contiguous.  The pages' fsync is
- * registered with the checkpointer; wc_run_writer_finish syncs itself if a
- * checkpoint started meanwhile (see src/README.md).
+ * Write the batch of built pages: reclaimed pages first, through shared
+ * buffers; the rest at the end of the relation, past shared buffers (they
+ * are new, nobody has read them): WAL first (full page images, which also
+ * set the LSNs), then one smgrextend per page, all under the extension lock
+ * so that the batch is contiguous.  A key page follows its value pages in
+ * the batch order, so their blocks are known when it is written.  The
+ * pages' fsync is registered with the checkpointer; wc_run_writer_finish
+ * syncs itself if a checkpoint started meanwhile (see src/README.md).
  */
 static void
 flush_pending(WcRunWriter *w)
@@ -201,20 +287,21 @@ flush_pending(WcRunWriter *w)
 	for (int i = 0; i < w->npending; i++)
 		pages[i] = (Page) (w->pending + (Size) i * BLCKSZ);
 
-	/* reclaimed pages first, through shared buffers */
 	while (reused < w->npending)
 	{
 		Buffer		buf = wc_reuse_page(w->rel, w->strategy, w->storage_id);
 
 		if (!BufferIsValid(buf))
 			break;
+		blknos[reused] = BufferGetBlockNumber(buf);
+		place_page(w, reused, blknos[reused]);
+		patch_value_refs(w, pages[reused], &w->pinfo[reused]);
 		START_CRIT_SECTION();
 		memcpy(BufferGetPage(buf), pages[reused], BLCKSZ);
 		MarkBufferDirty(buf);
 		if (RelationNeedsWAL(w->rel))
 			log_newpage_buffer(buf, true);
 		END_CRIT_SECTION();
-		blknos[reused] = BufferGetBlockNumber(buf);
 		UnlockReleaseBuffer(buf);
 		reused++;
 	}
@@ -225,7 +312,12 @@ flush_pending(WcRunWriter *w)
 		smgr = RelationGetSmgr(w->rel);
 		first = smgrnblocks(smgr, MAIN_FORKNUM);
 		for (int i = reused; i < w->npending; i++)
+		{
 			blknos[i] = first + (i - reused);
+			place_page(w, i, blknos[i]);
+		}
+		for (int i = reused; i < w->npending; i++)
+			patch_value_refs(w, pages[i], &w->pinfo[i]);
 		if (RelationNeedsWAL(w->rel))
 			log_newpages(&w->rel->rd_node, MAIN_FORKNUM, w->npending - reused,
 						 &blknos[reused], &pages[reused], true);
@@ -241,61 +333,179 @@ flush_pending(WcRunWriter *w)
 	{
 		ItemPointer *tids = &w->pending_tids[i * WC_MAX_ROWS_PER_BLOCK];
 
-		w->leaf_blk[w->pending_leaf[i]] = blknos[i];
+		if (w->pinfo[i].leaf < 0)
+			continue;
+		w->leaf_blk[w->pinfo[i].leaf] = blknos[i];
 		for (int r = 0; r < WC_MAX_ROWS_PER_BLOCK && tids[r]; r++)
 			ItemPointerSet(tids[r], blknos[i], r + 1);
 	}
 	w->npending = 0;
 }
 
-/*
- * Write the first k buffered rows as one data page, if they fit compressed
- * (or raw).  Returns false when they do not.
- */
-static bool
-write_block(WcRunWriter *w, int k)
+/* The next slot of the batch. */
+static Page
+next_pending(WcRunWriter *w)
 {
-	Size		rowbytes = (k < w->nrows) ? w->offsets[k] : w->rawlen;
-	Size		rawsize = rowbytes + sizeof(uint32) * k;
-	char	   *image;
-	int			clen;
-	uint16		flags = 0;
-	const char *payload;
-	Size		plen;
-	char		saved[WC_MAX_ROWS_PER_BLOCK * sizeof(uint32)];
-
-	/* The offsets array follows the rows; save what it overwrites. */
-	image = w->raw;
-	memcpy(saved, image + rowbytes, sizeof(uint32) * k);
-	memcpy(image + rowbytes, w->offsets, sizeof(uint32) * k);
-	clen = LZ4_compress_default(image, w->cbuf, (int) rawsize,
-								LZ4_compressBound((int) rawsize));
-	if (clen > 0 && (Size) clen < rawsize && (Size) clen <= WC_PAYLOAD_CAPACITY)
-	{
-		payload = w->cbuf;
-		plen = clen;
-	}
-	else if (rawsize <= WC_PAYLOAD_CAPACITY)
-	{
-		payload = image;
-		plen = rawsize;
-		flags = WC_PAGE_FLAG_RAW;
-	}
-	else
-	{
-		memcpy(image + rowbytes, saved, sizeof(uint32) * k);
-		return false;
-	}
-
 	if (w->npending == WC_PENDING_PAGES)
 		flush_pending(w);
-	fill_page(w, (Page) (w->pending + (Size) w->npending * BLCKSZ), WC_PAGE_RUN_DATA,
-			  flags, payload, plen, k, (uint32) rawsize);
-	memcpy(image + rowbytes, saved, sizeof(uint32) * k);
+	return (Page) (w->pending + (Size) w->npending * BLCKSZ);
+}
+
+/*
+ * Compress `raw` for a page of `capacity` payload bytes: the compressed
+ * image if it is smaller and fits, else the raw one if it fits (flags gets
+ * WC_PAGE_FLAG_RAW), else NULL.
+ */
+static const char *
+compress_for_page(WcRunWriter *w, const char *raw, Size rawsize, Size capacity,
+				  Size *len, uint16 *flags)
+{
+	int			clen = LZ4_compress_default(raw, w->cbuf, (int) rawsize,
+											LZ4_compressBound((int) rawsize));
+
+	*flags = 0;
+	if (clen > 0 && (Size) clen < rawsize && (Size) clen <= capacity)
+	{
+		*len = clen;
+		return w->cbuf;
+	}
+	if (rawsize <= capacity)
+	{
+		*len = rawsize;
+		*flags = WC_PAGE_FLAG_RAW;
+		return raw;
+	}
+	return NULL;
+}
+
+/*
+ * Write the tuples of rows [vstart, vstart + k) as one value page, if they
+ * fit compressed (or raw).  Returns false when they do not.
+ */
+static bool
+write_values(WcRunWriter *w, int k)
+{
+	Size		bytes = (w->vstart + k < w->nrows) ? w->voff[k] : w->vrawlen;
+	const char *payload;
+	Size		plen;
+	uint16		flags;
+	uint32		vpno;
+
+	if (bytes > 0)
+	{
+		payload = compress_for_page(w, w->vraw, bytes, WC_PAYLOAD_CAPACITY, &plen, &flags);
+		if (payload == NULL)
+			return false;
+		if (w->next_vpno == w->vpcap)
+		{
+			w->vpcap *= 2;
+			w->vp_raw = repalloc_huge(w->vp_raw, sizeof(uint32) * w->vpcap);
+			w->vp_blk = repalloc_huge(w->vp_blk, sizeof(BlockNumber) * w->vpcap);
+		}
+		vpno = w->next_vpno++;
+		w->vp_raw[vpno] = bytes;
+		w->vp_blk[vpno] = InvalidBlockNumber;
+		fill_page(w, next_pending(w), WC_PAGE_RUN_VALUES, flags, payload, plen, k, bytes);
+		w->pinfo[w->npending].leaf = -1;
+		w->pinfo[w->npending].vpno = vpno;
+		w->pending_tids[w->npending * WC_MAX_ROWS_PER_BLOCK] = NULL;
+		w->npending++;
+		w->hdr.ndata_pages++;
+		w->hdr.nvalue_pages++;
+		w->hdr.raw_bytes += bytes;
+		w->hdr.compressed_bytes += plen;
+		w->vratio = 0.7 * w->vratio + 0.3 * ((double) bytes / (double) plen);
+		for (int i = 0; i < k; i++)
+		{
+			Size		end = (w->vstart + i + 1 < w->nrows) ? w->voff[i + 1] : w->vrawlen;
+			bool		has = end > w->voff[i];
+
+			w->kvp[w->vstart + i] = has ? vpno : NO_VALUE;
+			w->kvoff[w->vstart + i] = w->voff[i];
+		}
+	}
+	else
+		for (int i = 0; i < k; i++)
+			w->kvp[w->vstart + i] = NO_VALUE;	/* tombstones only */
+
+	/* keep the tuples that did not go into this page */
+	memmove(w->vraw, w->vraw + bytes, w->vrawlen - bytes);
+	w->vrawlen -= bytes;
+	for (int i = k; i < w->nrows - w->vstart; i++)
+		w->voff[i - k] = w->voff[i] - bytes;
+	w->vstart += k;
+	return true;
+}
+
+/*
+ * Write rows [0, k) as one key page, if they fit compressed (or raw) with
+ * their value page references.  Returns false when they do not.
+ */
+static bool
+write_keys(WcRunWriter *w, int k)
+{
+	Size		rowbytes = (k < w->nrows) ? w->koff[k] : w->krawlen;
+	Size		rawsize = rowbytes + sizeof(uint32) * k;
+	uint32		vfirst = NO_VALUE,
+				vlast = 0;
+	uint32		area[WC_MAX_VALUE_REFS];
+	int			nvalues = 0;
+	WcKeyPageHeader kh = {0};
+	Size		hlen;
+	const char *frame;
+	Size		flen;
+	PendingPage *pi;
+
+	for (int i = 0; i < k; i++)
+		if (w->kvp[i] != NO_VALUE)
+		{
+			vfirst = Min(vfirst, w->kvp[i]);
+			vlast = Max(vlast, w->kvp[i]);
+		}
+	if (vfirst != NO_VALUE)
+		nvalues = vlast - vfirst + 1;
+	if (nvalues > WC_MAX_VALUE_REFS)
+		return false;
+	for (int j = 0, at = 0; j < nvalues; j++)
+	{
+		area[j] = at;
+		at += w->vp_raw[vfirst + j];
+	}
+
+	/* the key block: rows, each recording its tuple's place, then offsets */
+	memcpy(w->image, w->kraw, rowbytes);
+	for (int i = 0; i < k; i++)
+	{
+		WcRowHeader *row = (WcRowHeader *) (w->image + w->koff[i]);
+
+		row->tupoff = (w->kvp[i] == NO_VALUE) ? WcRowTupleOffset(row->keylen) :
+			(int32) (area[w->kvp[i] - vfirst] + w->kvoff[i]);
+	}
+	memcpy(w->image + rowbytes, w->koff, sizeof(uint32) * k);
+
+	hlen = sizeof(WcKeyPageHeader) + nvalues * sizeof(WcValueRef);
+	frame = compress_for_page(w, w->image, rawsize, WC_PAYLOAD_CAPACITY - hlen, &flen, &kh.flags);
+	if (frame == NULL)
+		return false;
+	kh.nvalues = nvalues;
+	kh.keylen = flen;
+	memcpy(w->payload, &kh, sizeof(kh));
+	for (int j = 0; j < nvalues; j++)
+	{
+		WcValueRef	ref = {InvalidBlockNumber, w->vp_raw[vfirst + j]};
+
+		memcpy(w->payload + sizeof(kh) + j * sizeof(WcValueRef), &ref, sizeof(ref));
+	}
+	memcpy(w->payload + hlen, frame, flen);
+	fill_page(w, next_pending(w), WC_PAGE_RUN_DATA, 0, w->payload, hlen + flen, k,
+			  (uint32) rawsize);
 
 	/* block numbers are known when the batch is written */
-	w->pending_leaf[w->npending] = w->nleaf;
-	add_leaf(w, WcRowKey((WcRowHeader *) image), ((WcRowHeader *) image)->keylen,
+	pi = &w->pinfo[w->npending];
+	pi->leaf = w->nleaf;
+	pi->vfirst = vfirst;
+	pi->nvalues = nvalues;
+	add_leaf(w, WcRowKey((WcRowHeader *) w->kraw), ((WcRowHeader *) w->kraw)->keylen,
 			 InvalidBlockNumber);
 	for (int i = 0; i < k; i++)
 		w->pending_tids[w->npending * WC_MAX_ROWS_PER_BLOCK + i] = w->tidptrs[i];
@@ -304,63 +514,157 @@ write_block(WcRunWriter *w, int k)
 	w->npending++;
 	w->hdr.ndata_pages++;
 	w->hdr.raw_bytes += rawsize;
-	w->hdr.compressed_bytes += plen;
-	w->ratio = 0.7 * w->ratio + 0.3 * ((double) rawsize / (double) plen);
-
-	/* keep the rows that did not go into this block */
-	if (k < w->nrows)
-	{
-		Size		shift = w->offsets[k];
-
-		memmove(w->raw, w->raw + shift, w->rawlen - shift);
-		for (int i = k; i < w->nrows; i++)
-		{
-			w->offsets[i - k] = w->offsets[i] - shift;
-			w->tidptrs[i - k] = w->tidptrs[i];
-		}
-		w->rawlen -= shift;
-	}
-	else
-		w->rawlen = 0;
-	w->nrows -= k;
+	w->hdr.compressed_bytes += hlen + flen;
+	w->kratio = 0.7 * w->kratio + 0.3 * ((double) rawsize / (double) flen);
 	return true;
 }
 
+/* Forget the first k buffered rows (they are in a key page now). */
 static void
-flush_block(WcRunWriter *w)
+drop_rows(WcRunWriter *w, int k)
 {
-	while (w->nrows > 0)
-	{
-		int			k = w->nrows;
+	Size		shift = (k < w->nrows) ? w->koff[k] : w->krawlen;
 
-		while (!write_block(w, k))
+	memmove(w->kraw, w->kraw + shift, w->krawlen - shift);
+	w->krawlen -= shift;
+	for (int i = k; i < w->nrows; i++)
+	{
+		w->koff[i - k] = w->koff[i] - shift;
+		w->kvp[i - k] = w->kvp[i];
+		w->kvoff[i - k] = w->kvoff[i];
+		w->tidptrs[i - k] = w->tidptrs[i];
+	}
+	w->nrows -= k;
+	w->open_start -= k;
+	w->vstart -= k;
+	for (int c = 0; c < w->nclosed; c++)
+		w->closed[c] -= k;
+	if (w->nclosed > 0 && w->closed[0] == 0)
+	{
+		w->nclosed--;
+		memmove(w->closed, w->closed + 1, sizeof(int) * w->nclosed);
+	}
+}
+
+/* Write the closed key blocks whose tuples are all in value pages. */
+static void
+build_closed(WcRunWriter *w)
+{
+	while (w->nclosed > 0 && w->closed[0] <= w->vstart)
+	{
+		int			k = w->closed[0];
+
+		while (!write_keys(w, k))
+		{
+			Assert(k > 1);
+			k = Max(1, k / 2);
+		}
+		drop_rows(w, k);
+	}
+}
+
+/* Put every buffered tuple into value pages. */
+static void
+cut_values(WcRunWriter *w)
+{
+	while (w->vstart < w->nrows)
+	{
+		int			k = w->nrows - w->vstart;
+
+		while (!write_values(w, k))
 		{
 			Assert(k > 1);
 			k = Max(1, k / 2);
 		}
 	}
+	build_closed(w);
+}
+
+static void
+close_key_block(WcRunWriter *w)
+{
+	if (w->nrows == w->open_start)
+		return;
+	w->closed[w->nclosed++] = w->nrows;
+	w->open_start = w->nrows;
+	w->open_first_vp = NO_VALUE;
+	build_closed(w);
 }
 
 void
 wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 {
 	MemoryContext old = MemoryContextSwitchTo(w->cxt);
-	Size		need = MAXALIGN(row->len);
 	const char *key = WcRowKey(row);
+	Size		keypart = WcRowTupleOffset(row->keylen);
+	Size		tuplen = row->len > keypart ? row->len - keypart : 0;
+	Size		tupneed = MAXALIGN(tuplen);
+	int			vrows = w->nrows - w->vstart;
+	int			krows;
+	Size		kbytes;
 
 	CHECK_FOR_INTERRUPTS();
-	if (w->nrows > 0 &&
-		(w->nrows + 1 > WC_MAX_ROWS_PER_BLOCK ||
-		 w->rawlen + need + sizeof(uint32) * (w->nrows + 1) > WC_MAX_RAW_BLOCK ||
-		 (double) (w->rawlen + need + sizeof(uint32) * (w->nrows + 1)) / w->ratio >
-		 WC_PAYLOAD_CAPACITY * 0.97))
-		flush_block(w);
+	/* the value page being filled is full */
+	if (vrows > 0 &&
+		(vrows + 1 > WC_MAX_ROWS_PER_BLOCK ||
+		 w->vrawlen + tupneed > WC_MAX_RAW_BLOCK ||
+		 (double) (w->vrawlen + tupneed) / w->vratio > WC_PAYLOAD_CAPACITY * 0.97 ||
+		 w->nclosed == WC_MAX_CLOSED_BLOCKS))
+		cut_values(w);
 
-	memcpy(w->raw + w->rawlen, row, row->len);
-	memset(w->raw + w->rawlen + row->len, 0, need - row->len);
-	w->offsets[w->nrows] = w->rawlen;
+	/* the open key block is full (its value references count too) */
+	krows = w->nrows - w->open_start;
+	kbytes = w->krawlen - (krows > 0 ? w->koff[w->open_start] : w->krawlen) +
+		keypart + sizeof(uint32) * (krows + 1);
+	if (krows > 0 &&
+		(krows + 1 > WC_MAX_ROWS_PER_BLOCK ||
+		 kbytes > WC_MAX_RAW_BLOCK ||
+		 (double) kbytes / w->kratio >
+		 (WC_PAYLOAD_CAPACITY - sizeof(WcKeyPageHeader) -
+		  WC_MAX_VALUE_REFS * sizeof(WcValueRef)) * 0.97 ||
+		 (w->open_first_vp != NO_VALUE &&
+		  w->next_vpno - w->open_first_vp + 1 >= WC_MAX_VALUE_REFS)))
+		close_key_block(w);
+
+	/* room for one more row */
+	if (w->nrows == w->rowcap)
+	{
+		w->rowcap *= 2;
+		w->koff = repalloc_huge(w->koff, sizeof(uint32) * w->rowcap);
+		w->kvp = repalloc_huge(w->kvp, sizeof(uint32) * w->rowcap);
+		w->kvoff = repalloc_huge(w->kvoff, sizeof(uint32) * w->rowcap);
+		w->tidptrs = repalloc_huge(w->tidptrs, sizeof(ItemPointer) * w->rowcap);
+		w->voff = repalloc_huge(w->voff, sizeof(uint32) * w->rowcap);
+	}
+	if (w->krawlen + keypart > w->krawcap)
+	{
+		w->krawcap = Max(w->krawcap * 2, w->krawlen + keypart);
+		w->kraw = repalloc_huge(w->kraw, w->krawcap);
+	}
+
+	/* header and key */
+	memcpy(w->kraw + w->krawlen, row, Min(row->len, keypart));
+	if (row->len < keypart)
+		memset(w->kraw + w->krawlen + row->len, 0, keypart - row->len);
+	((WcRowHeader *) (w->kraw + w->krawlen))->tupoff = 0;
+	((WcRowHeader *) (w->kraw + w->krawlen))->flags &= ~WC_ROW_IN_BLOCK;
+	((WcRowHeader *) (w->kraw + w->krawlen))->blockoff = 0;
+	w->koff[w->nrows] = w->krawlen;
+	w->kvp[w->nrows] = NO_VALUE;
+	w->kvoff[w->nrows] = 0;
 	w->tidptrs[w->nrows] = tid_out;
-	w->rawlen += need;
+	w->krawlen += keypart;
+
+	/* tuple */
+	w->voff[w->nrows - w->vstart] = w->vrawlen;
+	if (tuplen > 0)
+	{
+		memcpy(w->vraw + w->vrawlen, WcRowTuple(row), tuplen);
+		memset(w->vraw + w->vrawlen + tuplen, 0, tupneed - tuplen);
+		w->vrawlen += tupneed;
+		if (w->open_first_vp == NO_VALUE)
+			w->open_first_vp = w->next_vpno;
+	}
 	w->nrows++;
 
 	/* summary */
@@ -417,6 +721,7 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 	}
 	MemoryContextSwitchTo(old);
 }
+
 
 /* Pack index entries [first, n) into pages; returns the page count. */
 typedef struct IndexLevel
@@ -528,7 +833,9 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	ListCell   *lc;
 	int			level;
 
-	flush_block(w);
+	close_key_block(w);
+	cut_values(w);
+	Assert(w->nrows == 0 && w->nclosed == 0);
 	flush_pending(w);
 	/* a checkpoint began while we wrote past shared buffers: sync ourselves */
 	if (w->hdr.ndata_pages > 0 && GetRedoRecPtr() != w->redo_at_start &&

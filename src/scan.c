@@ -342,13 +342,8 @@ wc_fetch_version(Relation rel, ItemPointer tid)
 
 		wc_block_read(rel, blk, &block, NULL);
 		if (off <= block.nrows)
-		{
-			WcRowHeader *r = WcBlockRow(&block, off - 1);
-
-			row = palloc(r->len);
-			memcpy(row, r, r->len);
-		}
-		pfree(block.raw);
+			row = wc_row_copy(NULL, WcBlockRow(&block, off - 1));
+		wc_block_free(&block);
 	}
 	return row;
 }

@@ -99,6 +99,8 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 				datapages = 0;
 	char	   *hdrkeys = NULL;
 	bool		first_row = true;
+	BlockNumber lastvalue = InvalidBlockNumber;
+	PGAlignedBlock vpayload;
 
 	if (run->header_block >= nblocks)
 	{
@@ -167,6 +169,25 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 				prevrow = NULL;
 				continue;
 			}
+			/* its value pages (the first may be the last one's too) */
+			for (int v = 0; v < block.nvalues; v++)
+			{
+				BlockNumber vblk = block.values[v].blkno;
+
+				if (vblk != lastvalue)
+				{
+					datapages++;
+					r->pages++;
+					lastvalue = vblk;
+				}
+				p = (vblk >= nblocks) ? "value page past the end of the relation" :
+					wc_read_run_page_soft(rel, vblk, WC_PAGE_RUN_VALUES, run->run_id,
+										  vpayload.data, &len, &op, NULL);
+				if (p == NULL)
+					p = wc_decode_values(vpayload.data, len, &op, &block, v);
+				if (p)
+					problem(r, vblk, "value page: %s", p);
+			}
 			first = WcBlockRow(&block, 0);
 			if (wc_compare_keys(WcRowKey(first), first->keylen,
 								entries[e].key, entries[e].keylen) != 0)
@@ -199,7 +220,8 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 					prevcap = Max(row->len, 256);
 					prev = prev ? repalloc(prev, prevcap) : palloc(prevcap);
 				}
-				memcpy(prev, row, row->len);
+				/* header and key are all the checks need */
+				memcpy(prev, row, Min(row->len, WcRowTupleOffset(row->keylen)));
 				prevrow = (WcRowHeader *) prev;
 			}
 		}

@@ -53,6 +53,7 @@ extern double wc_debug_write_time;
 #define WC_PAGE_RUN_INDEX	5
 #define WC_PAGE_RUN_BLOOM	6
 #define WC_PAGE_FREE		7	/* reclaimed, listed in the free space map */
+#define WC_PAGE_RUN_VALUES	8	/* a run's non-key columns (see WcKeyPageHeader) */
 
 #define WC_PAGE_FLAG_RAW	0x0001	/* data page payload is not compressed */
 
@@ -218,13 +219,28 @@ typedef struct WcRowHeader
 	uint16		keylen;
 	uint16		pklen;
 	uint16		flags;
-	uint16		pad;
+	uint16		blockoff;		/* in a decoded block: offset / MAXIMUM_ALIGNOF */
+	int32		tupoff;			/* tuple's offset from the header (see below) */
 } WcRowHeader;
 
+/*
+ * A version is contiguous (header, key, tuple at WcRowTupleOffset) on
+ * level-0 pages and in every copy.  In a decoded run block its tuple lives
+ * in the block's value area instead, read from its value page the first
+ * time something asks for it (WcRowTuple): a read that uses only keys never
+ * reads value pages.  Copy versions with wc_row_copy, never by memcpy.
+ */
+#define WC_ROW_IN_BLOCK		0x8000	/* in memory only: tuple in a value page */
 #define WcRowKey(row) ((char *) (row) + sizeof(WcRowHeader))
 #define WcRowTupleOffset(keylen) MAXALIGN(sizeof(WcRowHeader) + (keylen))
-#define WcRowTuple(row) \
-	((MinimalTuple) ((char *) (row) + WcRowTupleOffset((row)->keylen)))
+extern void wc_block_load_tuple(WcRowHeader *row);
+static inline MinimalTuple
+WcRowTuple(const WcRowHeader *row)
+{
+	if (unlikely(row->flags & WC_ROW_IN_BLOCK))
+		wc_block_load_tuple((WcRowHeader *) row);
+	return (MinimalTuple) ((char *) row + row->tupoff);
+}
 #define WcRowIsTombstone(row) (((row)->flags & WC_ROW_TOMBSTONE) != 0)
 /* counter tables: the counter columns hold increments to older versions */
 #define WC_ROW_DELTA		0x0002
@@ -242,6 +258,7 @@ extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
 extern int	wc_compare_keys(const char *a, int alen, const char *b, int blen);
 extern int	wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b);
 extern int	wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b);
+extern WcRowHeader *wc_row_copy(WcRowHeader *dst, const WcRowHeader *row);
 extern bool wc_same_version(const WcRowHeader *a, const WcRowHeader *b);
 extern void wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm);
 extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
@@ -380,7 +397,7 @@ typedef struct WcRunHeader
 	uint32		extent_pages;	/* header + index + bloom */
 	uint32		min_key_len;
 	uint32		max_key_len;
-	uint32		pad;
+	uint32		nvalue_pages;	/* of ndata_pages, those holding tuples */
 	int64		nrows;
 	int64		ntombstones;
 	int64		npartitions;
@@ -395,6 +412,7 @@ typedef struct WcRunHeader
 } WcRunHeader;
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
+#define WC_RUN_VERSION 2			/* 2: keys and tuples on separate pages */
 
 typedef struct WcRunWriter WcRunWriter;
 
@@ -415,15 +433,47 @@ typedef struct WcIndexEntry
 extern bool wc_parse_index_soft(const char *payload, Size len, uint32 count,
 								WcIndexEntry *out);
 
-/* A decoded data block. */
+/*
+ * A run's versions are split in two page streams (src/README.md, "Sorted
+ * runs"): key pages hold the headers and keys, value pages the tuples.  A
+ * key page's payload is this header, the value pages its rows' tuples are
+ * in, then the (compressed) key block.
+ */
+typedef struct WcKeyPageHeader
+{
+	uint16		nvalues;		/* value pages referenced */
+	uint16		flags;			/* WC_PAGE_FLAG_RAW: the key block is not compressed */
+	uint32		keylen;			/* bytes of the key block */
+} WcKeyPageHeader;
+
+typedef struct WcValueRef
+{
+	BlockNumber blkno;
+	uint32		rawsize;		/* its tuples, decompressed */
+} WcValueRef;
+
+#define WC_MAX_VALUE_REFS 32	/* value pages one key page may reference */
+
+/* A decoded key page, with the value pages loaded so far. */
 typedef struct WcBlock
 {
+	Relation	rel;			/* where value pages are read from */
+	BufferAccessStrategy strategy;
 	BlockNumber blkno;
 	uint64		run_id;
 	int			nrows;
-	char	   *raw;			/* MAXALIGNed raw block */
+	char	   *raw;			/* key block, then the value area; the
+								 * WcBlock's address is stored just before */
 	uint32	   *offsets;
 	Size		rawcap;
+	int			nvalues;
+	WcValueRef	values[WC_MAX_VALUE_REFS];
+	uint32		value_off[WC_MAX_VALUE_REFS];	/* where each goes in raw */
+	bool		value_loaded[WC_MAX_VALUE_REFS];
+	/* the last value page loaded, kept for the next key page (it shares it) */
+	char	   *carry;
+	BlockNumber carry_blkno;
+	uint32		carry_size;
 } WcBlock;
 
 #define WcBlockRow(b, i) ((WcRowHeader *) ((b)->raw + (b)->offsets[i]))
@@ -438,6 +488,10 @@ extern const char *wc_read_run_page_soft(Relation rel, BlockNumber blk,
 										 BufferAccessStrategy strategy);
 extern const char *wc_decode_block(const char *payload, Size len,
 								   const WcPageOpaqueData *op, WcBlock *block);
+extern const char *wc_decode_values(const char *payload, Size len,
+									const WcPageOpaqueData *op, WcBlock *block,
+									int v);
+extern void wc_block_free(WcBlock *block);
 
 typedef struct WcRunReader
 {
