@@ -45,7 +45,7 @@ is_run_page(uint16 type)
 {
 	return type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
 		type == WC_PAGE_RUN_VALUES || type == WC_PAGE_RUN_INDEX ||
-		type == WC_PAGE_RUN_BLOOM;
+		type == WC_PAGE_RUN_BLOOM || type == WC_PAGE_RUN_VALUEDIR;
 }
 
 /*
@@ -197,42 +197,9 @@ wc_new_page(Relation rel, BufferAccessStrategy strategy)
 }
 
 /*
- * The value pages a key page references that are not yet in blks (a value
- * page shared with the key page before it is its last entry).
- */
-static int
-add_value_pages(Relation rel, WcRunSummary *run, BlockNumber keypage,
-				BlockNumber *blks, int n, int cap, BlockNumber *last)
-{
-	PGAlignedBlock payload;
-	WcPageOpaqueData op;
-	Size		len;
-	WcKeyPageHeader kh;
-	const char *p = wc_read_run_page_soft(rel, keypage, WC_PAGE_RUN_DATA, run->run_id,
-										  payload.data, &len, &op, NULL);
-
-	if (p || len < sizeof(kh))
-		return n;				/* freed before (see run_pages) */
-	memcpy(&kh, payload.data, sizeof(kh));
-	if (kh.nvalues > WC_MAX_VALUE_REFS || sizeof(kh) + kh.nvalues * sizeof(WcValueRef) > len)
-		return n;
-	for (int j = 0; j < kh.nvalues && n < cap; j++)
-	{
-		WcValueRef	ref;
-
-		memcpy(&ref, payload.data + sizeof(kh) + j * sizeof(WcValueRef), sizeof(ref));
-		if (ref.blkno == *last)
-			continue;
-		*last = ref.blkno;
-		blks[n++] = ref.blkno;
-	}
-	return n;
-}
-
-/*
- * Every page of a run: its header first, then its data pages (through the
- * leaves: key pages, each followed by its value pages) and the rest of its
- * extent.
+ * Every page of a run: its header first, then its key pages (through the
+ * leaves), its value pages (through its value directory) and the rest of
+ * its extent.
  */
 static int
 run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
@@ -245,7 +212,6 @@ run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
 				cap;
 	BlockNumber *blks;
 	WcIndexEntry *entries = palloc(sizeof(WcIndexEntry) * WC_MAX_INDEX_ENTRIES);
-	BlockNumber lastvalue = InvalidBlockNumber;
 	const char *p = wc_read_run_page_soft(rel, run->header_block, WC_PAGE_RUN_HEADER,
 										  run->run_id, payload.data, &len, &op, NULL);
 
@@ -268,10 +234,16 @@ run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
 		if (p || !wc_parse_index_soft(payload.data, len, op.count, entries))
 			continue;			/* freed before (see mark_free); its blocks may be gone */
 		for (uint32 e = 0; e < op.count && n < cap; e++)
-		{
 			blks[n++] = entries[e].child;
-			n = add_value_pages(rel, run, entries[e].child, blks, n, cap, &lastvalue);
-		}
+	}
+	for (uint32 d = 0; d < hdr.nvaluedir_pages; d++)
+	{
+		p = wc_read_run_page_soft(rel, hdr.valuedir_first + d, WC_PAGE_RUN_VALUEDIR,
+								  run->run_id, payload.data, &len, &op, NULL);
+		if (p || op.count * sizeof(BlockNumber) > len)
+			continue;			/* freed before, as above */
+		for (uint32 e = 0; e < op.count && n < cap; e++)
+			blks[n++] = ((BlockNumber *) payload.data)[e];
 	}
 	for (uint32 i = 1; i < hdr.extent_pages && n < cap; i++)
 		blks[n++] = run->header_block + i;

@@ -825,6 +825,7 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	IndexLevel *lv;
 	uint32		nindex = 0;
 	uint32		nbloom;
+	uint32		nvaluedir;
 	BlockNumber extent,
 				blk;
 	char	   *bloom = NULL;
@@ -880,7 +881,8 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	}
 
 	nbloom = (w->npk > 0) ? wc_bloom_npages(w->npk) : 0;
-	w->hdr.extent_pages = 1 + nindex + nbloom;
+	nvaluedir = (w->next_vpno + WC_VALUEDIR_ENTRIES - 1) / WC_VALUEDIR_ENTRIES;
+	w->hdr.extent_pages = 1 + nindex + nbloom + nvaluedir;
 	extent = allocate_extent(w, w->hdr.extent_pages);
 
 	/* child block numbers of upper levels are now known */
@@ -922,6 +924,19 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 		for (uint32 p = 0; p < nbloom; p++)
 			write_page(w, lock_new_block(w, blk + p), WC_PAGE_RUN_BLOOM, 0,
 					   bloom + (Size) p * WC_PAYLOAD_CAPACITY, WC_PAYLOAD_CAPACITY, 0, 0);
+	}
+	blk += nbloom;
+
+	/* where the value pages are, so that freeing the run reads no key page */
+	w->hdr.valuedir_first = blk;
+	w->hdr.nvaluedir_pages = nvaluedir;
+	for (uint32 p = 0; p < nvaluedir; p++)
+	{
+		uint32		first = p * WC_VALUEDIR_ENTRIES;
+		uint32		n = Min(WC_VALUEDIR_ENTRIES, w->next_vpno - first);
+
+		write_page(w, lock_new_block(w, blk + p), WC_PAGE_RUN_VALUEDIR, 0,
+				   (const char *) (w->vp_blk + first), n * sizeof(BlockNumber), n, 0);
 	}
 
 	w->hdr.max_expire = w->never_expires ? PG_INT64_MAX : w->hdr.max_expire;

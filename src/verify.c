@@ -101,6 +101,9 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 	bool		first_row = true;
 	BlockNumber lastvalue = InvalidBlockNumber;
 	PGAlignedBlock vpayload;
+	BlockNumber *valuedir;
+	uint32		nvaluedir = 0,
+				nvalues_seen = 0;
 
 	if (run->header_block >= nblocks)
 	{
@@ -124,11 +127,36 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 	if (hdr.magic != WC_RUN_MAGIC || hdr.run_id != run->run_id ||
 		hdr.leaf_first + hdr.nleaf_pages > nblocks ||
 		hdr.bloom_first + hdr.nbloom_pages > nblocks ||
+		hdr.valuedir_first + hdr.nvaluedir_pages > nblocks ||
+		hdr.nvalue_pages > hdr.ndata_pages ||
+		hdr.version != WC_RUN_VERSION ||
 		sizeof(WcRunHeader) + hdr.min_key_len + hdr.max_key_len > len)
 	{
 		problem(r, run->header_block, "run header fields are inconsistent");
 		return;
 	}
+
+	/* the value directory: every value page, in the order key pages refer to them */
+	valuedir = palloc(sizeof(BlockNumber) * Max(hdr.nvalue_pages, 1));
+	for (uint32 d = 0; d < hdr.nvaluedir_pages; d++)
+	{
+		r->pages++;
+		p = wc_read_run_page_soft(rel, hdr.valuedir_first + d, WC_PAGE_RUN_VALUEDIR,
+								  run->run_id, payload.data, &len, &op, NULL);
+		if (p == NULL && (op.count * sizeof(BlockNumber) > len ||
+						  nvaluedir + op.count > hdr.nvalue_pages))
+			p = "malformed value directory page";
+		if (p)
+		{
+			problem(r, hdr.valuedir_first + d, "%s", p);
+			continue;
+		}
+		memcpy(valuedir + nvaluedir, payload.data, op.count * sizeof(BlockNumber));
+		nvaluedir += op.count;
+	}
+	if (nvaluedir != hdr.nvalue_pages)
+		problem(r, InvalidBlockNumber, "value directory lists %u value pages, summary says %u",
+				nvaluedir, hdr.nvalue_pages);
 
 	/* leaves, and through them every data block, in key order */
 	for (BlockNumber leaf = hdr.leaf_first; leaf < hdr.leaf_first + hdr.nleaf_pages; leaf++)
@@ -176,6 +204,9 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 
 				if (vblk != lastvalue)
 				{
+					if (nvalues_seen >= nvaluedir || valuedir[nvalues_seen] != vblk)
+						problem(r, dblk, "value page %u is not next in the value directory", vblk);
+					nvalues_seen++;
 					datapages++;
 					r->pages++;
 					lastvalue = vblk;
@@ -236,6 +267,9 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 		if (p)
 			problem(r, b, "index page: %s", p);
 	}
+	if (nvalues_seen != nvaluedir)
+		problem(r, InvalidBlockNumber, "key pages refer to %u value pages, the directory lists %u",
+				nvalues_seen, nvaluedir);
 	for (BlockNumber b = hdr.bloom_first; b < hdr.bloom_first + hdr.nbloom_pages; b++)
 	{
 		r->pages++;

@@ -54,6 +54,9 @@ extern double wc_debug_write_time;
 #define WC_PAGE_RUN_BLOOM	6
 #define WC_PAGE_FREE		7	/* reclaimed, listed in the free space map */
 #define WC_PAGE_RUN_VALUES	8	/* a run's non-key columns (see WcKeyPageHeader) */
+#define WC_PAGE_RUN_VALUEDIR 9	/* the blocks of a run's value pages */
+
+#define WC_VALUEDIR_ENTRIES (WC_PAYLOAD_CAPACITY / sizeof(BlockNumber))
 
 #define WC_PAGE_FLAG_RAW	0x0001	/* data page payload is not compressed */
 
@@ -394,6 +397,8 @@ typedef struct WcRunHeader
 	uint32		nleaf_pages;
 	BlockNumber bloom_first;
 	uint32		nbloom_pages;
+	BlockNumber valuedir_first; /* every value page's block, in order */
+	uint32		nvaluedir_pages;
 	uint32		extent_pages;	/* header + index + bloom */
 	uint32		min_key_len;
 	uint32		max_key_len;

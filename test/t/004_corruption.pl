@@ -2,7 +2,8 @@
 # 004_corruption: a byte flipped in a data block of a sorted run is detected
 # by its CRC-32C: a query that reads the block fails with an ERROR naming
 # the relation, the block and the run (no crash, no wrong rows), and
-# widecol.verify() reports the block while the other runs stay ok.
+# widecol.verify() reports the block while the other runs stay ok.  The same
+# for a value page (a run's tuples), which reads of key columns skip.
 # Also: CREATE EXTENSION without shared_preload_libraries fails with a hint.
 use strict;
 use warnings;
@@ -78,6 +79,50 @@ like($report, qr/run\|t\|/, 'verify: the other run is ok');
 is($node->safe_psql('postgres', "SELECT bool_and(ok) FROM widecol.verify('other')"), 't',
 	'verify: other table ok');
 ok($node->safe_psql('postgres', 'SELECT 1') eq '1', 'server still up');
+
+# a value page (a run's tuples, kept apart from its keys): a read of key
+# columns only does not read it and succeeds; a read of the values fails
+# naming it; verify reports it
+$node->safe_psql('postgres', q{
+	CREATE TABLE tv (pk int, ck int, v text) USING widecol
+	  WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+	INSERT INTO tv SELECT g % 10, g, repeat('v', 50) || g FROM generate_series(1, 20000) g;
+});
+my $tv_run = $node->safe_psql('postgres', "SELECT min(run_id) FROM widecol.runs('tv')");
+ok($tv_run > 0, "tv has a run ($tv_run)");
+my $tv_path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('tv')");
+$node->stop;
+open(my $vfh, '+<', $tv_path) or die "open $tv_path: $!";
+binmode $vfh;
+my $vblk;
+for (my $b = 1; $b * 8192 < -s $tv_path; $b++)
+{
+	my $page;
+	seek($vfh, $b * 8192, 0) or die;
+	read($vfh, $page, 8192) == 8192 or die;
+	my $special = unpack('v', substr($page, 16, 2));
+	next if $special == 0 || $special > 8192 - 24;
+	my $type = unpack('v', substr($page, $special, 2));
+	my $segment = unpack('Q<', substr($page, $special + 8, 8));
+	# the last one: an aggregate keeps a copy of its first input row
+	$vblk = $b if $type == 8 && $segment == $tv_run;
+}
+ok(defined $vblk, 'found a value page of the run (block ' . ($vblk // '?') . ')');
+# inside the payload (it starts after the 24-byte page header)
+seek($vfh, $vblk * 8192 + 64, 0) or die;
+read($vfh, $buf, 16) == 16 or die;
+seek($vfh, $vblk * 8192 + 64, 0) or die;
+print $vfh ($buf ^ ("\xff" x 16));
+close $vfh;
+$node->start;
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT pk) FROM tv'), '20000|10',
+	'a read of key columns only does not touch the value page');
+($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT sum(length(v)) FROM tv');
+isnt($ret, 0, 'a read of the values fails');
+like($stderr, qr/widecol: checksum mismatch in block $vblk of relation "tv" \(run $tv_run\)/,
+	'the error names relation, value page and run');
+like($node->safe_psql('postgres', "SELECT problems FROM widecol.verify('tv') WHERE segment = 'run'"),
+	qr/block $vblk: value page: checksum mismatch/, 'verify reports the value page');
 
 # a table whose metapage is unreadable: reads fail clearly, DROP still works
 $node->safe_psql('postgres', q{
