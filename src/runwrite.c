@@ -585,6 +585,8 @@ close_key_block(WcRunWriter *w)
 {
 	if (w->nrows == w->open_start)
 		return;
+	if (w->nclosed == WC_MAX_CLOSED_BLOCKS)
+		cut_values(w);			/* writes the closed blocks */
 	w->closed[w->nclosed++] = w->nrows;
 	w->open_start = w->nrows;
 	w->open_first_vp = NO_VALUE;
