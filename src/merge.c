@@ -325,9 +325,9 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 			s->bloom_hit = true;
 		}
 		if (backward)
-			wc_run_reader_seek_last(&s->reader, hi, hilen);
+			wc_run_reader_seek_last(&s->reader, it->hi, it->hilen);
 		else if (lo)
-			wc_run_reader_seek(&s->reader, lo, lolen);
+			wc_run_reader_seek(&s->reader, it->lo, it->lolen);
 		ns++;
 	}
 	it->nsources = ns;

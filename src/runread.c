@@ -522,11 +522,43 @@ descend(WcRunReader *r, const char *key, int keylen, bool backward)
 	r->block_valid = false;
 }
 
+/*
+ * The first row of the block just read after a seek: forward, the first
+ * whose key is >= the seek key; backward, the last whose key cut to the
+ * seek key's length is <= it (-1: none).  Binary search over the block's
+ * offsets: a key page holds a few hundred versions, and the rows before
+ * these would only be skipped one by one.
+ */
+static int
+seek_in_block(WcRunReader *r, bool backward)
+{
+	int			lo = 0,
+				hi = r->block.nrows;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+		WcRowHeader *row = WcBlockRow(&r->block, mid);
+		int			c = backward ?
+			wc_compare_keys(WcRowKey(row), Min(row->keylen, r->seek_len), r->seek_key, r->seek_len) :
+			wc_compare_keys(WcRowKey(row), row->keylen, r->seek_key, r->seek_len);
+
+		if (backward ? c <= 0 : c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	r->seek_key = NULL;
+	return backward ? lo - 1 : lo;
+}
+
 /* Position before the first version whose key is >= key. */
 void
 wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
 {
 	descend(r, key, keylen, false);
+	r->seek_key = key;
+	r->seek_len = keylen;
 }
 
 WcRowHeader *
@@ -566,7 +598,7 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 		wc_block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy);
 		r->block_valid = true;
 		r->blocks_read++;
-		r->row_pos = 0;
+		r->row_pos = r->seek_key ? seek_in_block(r, false) : 0;
 	}
 }
 
@@ -580,6 +612,8 @@ void
 wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen)
 {
 	descend(r, key, keylen, true);
+	r->seek_key = key;
+	r->seek_len = keylen;
 }
 
 /* The version before the current one (backward reads), or NULL at the start. */
@@ -610,7 +644,7 @@ wc_run_reader_prev(WcRunReader *r, ItemPointer tid)
 		wc_block_read(r->rel, r->data_blocks[r->data_pos--], &r->block, r->strategy);
 		r->block_valid = true;
 		r->blocks_read++;
-		r->row_pos = r->block.nrows - 1;
+		r->row_pos = r->seek_key ? seek_in_block(r, true) : r->block.nrows - 1;
 	}
 }
 

@@ -514,6 +514,8 @@ typedef struct WcRunReader
 	bool		block_valid;
 	const char *hi_key;			/* stop after keys > hi (prefix compare) */
 	int			hi_len;
+	const char *seek_key;		/* the next block read starts at this key */
+	int			seek_len;
 	int64		blocks_read;
 	char	   *bloom;			/* whole filter, from wc_run_bloom_load, or NULL */
 } WcRunReader;
