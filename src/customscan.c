@@ -966,15 +966,17 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->analyze)
 	{
 		int64		blocks = s->stats.blocks_read;
+		int64		values = s->stats.value_pages_read;
 
 		for (int i = 0; i < s->nparts; i++)
 			if (s->parts[i].iter)
-				blocks += wc_merge_live_blocks(s->parts[i].iter);
+				blocks += wc_merge_live_blocks(s->parts[i].iter, &values);
 		ExplainPropertyInteger("Partitions Read", NULL, s->total_parts, es);
 		ExplainPropertyInteger("Runs Considered", NULL, s->stats.runs_considered, es);
 		ExplainPropertyInteger("Runs Skipped by Key Range", NULL, s->stats.runs_skipped_range, es);
 		ExplainPropertyInteger("Runs Skipped by Bloom Filter", NULL, s->stats.runs_skipped_bloom, es);
-		ExplainPropertyInteger("Blocks Read", NULL, blocks, es);
+		ExplainPropertyInteger("Key Pages Read", NULL, blocks, es);
+		ExplainPropertyInteger("Value Pages Read", NULL, values, es);
 		ExplainPropertyInteger("Level 0 Versions", NULL, s->stats.l0_versions, es);
 		ExplainPropertyInteger("Versions Merged", NULL, s->stats.versions, es);
 		ExplainPropertyInteger("Tombstones Skipped", NULL, s->stats.tombstones, es);

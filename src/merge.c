@@ -636,15 +636,18 @@ wc_merge_return_dead(WcMergeIter *it)
 	it->return_dead = true;
 }
 
-/* Data blocks read so far by the runs of a live iterator. */
+/* Key pages (and value pages) read so far by the runs of a live iterator. */
 int64
-wc_merge_live_blocks(WcMergeIter *it)
+wc_merge_live_blocks(WcMergeIter *it, int64 *value_pages)
 {
 	int64		n = 0;
 
 	for (int i = 0; i < it->nsources; i++)
 		if (it->sources[i].is_run)
+		{
 			n += it->sources[i].reader.blocks_read;
+			*value_pages += it->sources[i].reader.block.values_read;
+		}
 	return n;
 }
 
@@ -656,7 +659,10 @@ wc_merge_end(WcMergeIter *it)
 						 it->own_stats.bloom_false_positives);
 	for (int i = 0; i < it->nsources; i++)
 		if (it->sources[i].is_run)
+		{
 			it->stats->blocks_read += it->sources[i].reader.blocks_read;
+			it->stats->value_pages_read += it->sources[i].reader.block.values_read;
+		}
 	MemoryContextDelete(it->cxt);
 }
 

@@ -292,6 +292,7 @@ load_values(Relation rel, WcBlock *block, int v, BufferAccessStrategy strategy)
 	UnlockReleaseBuffer(buf);
 	if (problem)
 		corrupt(rel, blkno, block->run_id, problem);
+	block->values_read++;
 }
 
 /*

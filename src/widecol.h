@@ -475,6 +475,7 @@ typedef struct WcBlock
 	WcValueRef	values[WC_MAX_VALUE_REFS];
 	uint32		value_off[WC_MAX_VALUE_REFS];	/* where each goes in raw */
 	bool		value_loaded[WC_MAX_VALUE_REFS];
+	int64		values_read;	/* value pages read into this block, ever */
 	/* the last value page loaded, kept for the next key page (it shares it) */
 	char	   *carry;
 	BlockNumber carry_blkno;
@@ -541,7 +542,8 @@ typedef struct WcMergeStats
 	int64		runs_considered;
 	int64		runs_skipped_range;
 	int64		runs_skipped_bloom;
-	int64		blocks_read;
+	int64		blocks_read;	/* key pages */
+	int64		value_pages_read;
 	int64		l0_versions;
 	int64		versions;
 	int64		tombstones;
@@ -579,7 +581,7 @@ extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
 extern void wc_merge_return_dead(WcMergeIter *it);
 extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
 extern int	wc_gc_grace_seconds;
-extern int64 wc_merge_live_blocks(WcMergeIter *it);
+extern int64 wc_merge_live_blocks(WcMergeIter *it, int64 *value_pages);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
 extern void wc_merge_end(WcMergeIter *it);
 typedef struct WcKeyRef
