@@ -547,7 +547,9 @@ typedef struct SeekState
 	WcMergeStats stats;
 	int			total_parts;
 	WcKeyDecoder keys;			/* decoded key values of the current row */
-	MemoryContext mcxt;			/* the manifest all partitions share */
+	MemoryContext mcxt;			/* what a seek allocates (bounds, the manifest all
+								 * partitions share, their merges): reset when
+								 * the scan is rescanned, once per outer row */
 } SeekState;
 
 static Node *
@@ -569,8 +571,8 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 
 	s->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
 	wc_key_decoder_init(&s->keys, CurrentMemoryContext);
-	s->mcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek manifest",
-									ALLOCSET_SMALL_SIZES);
+	s->mcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek",
+									ALLOCSET_DEFAULT_SIZES);
 }
 
 static int
@@ -717,7 +719,6 @@ seek_start(SeekState *s)
 	BoundKind  *kinds = palloc(sizeof(BoundKind) * Max(nbounds, 1));
 	WcMetaData	meta;
 	WcManifest *manifest;
-	MemoryContext oldcxt;
 
 	s->started = true;
 	lk = list_head(s->kinds);
@@ -799,9 +800,7 @@ seek_start(SeekState *s)
 	}
 
 	/* one merge iterator per partition, over one reading of the manifest */
-	oldcxt = MemoryContextSwitchTo(s->mcxt);
 	wc_merge_read_manifest(rel, estate->es_snapshot, &meta, &manifest);
-	MemoryContextSwitchTo(oldcxt);
 	s->nparts = list_length(prefixes);
 	s->total_parts = s->nparts;
 	s->parts = palloc0(sizeof(Partition) * s->nparts);
@@ -841,7 +840,13 @@ seek_next(ScanState *ss)
 	Partition  *part;
 
 	if (!s->started)
+	{
+		/* all of it goes when the scan is closed or rescanned */
+		MemoryContext old = MemoryContextSwitchTo(s->mcxt);
+
 		seek_start(s);
+		MemoryContextSwitchTo(old);
+	}
 	if (s->empty)
 		return ExecClearTuple(slot);
 	if (s->pending)

@@ -34,6 +34,7 @@ struct WcMergeIter
 	Relation	rel;
 	Snapshot	snapshot;
 	MemoryContext cxt;
+	MemoryContextCallback release;	/* gives the block buffers back */
 	Source	   *sources;
 	int			nsources;
 	binaryheap *heap;
@@ -191,6 +192,20 @@ run_out_of_range(WcMergeIter *it, WcRunSummary *run)
 }
 
 /* A new iterator in its own memory context (the caller switches to it). */
+/*
+ * The runs' block buffers come from the backend's pool: give them back when
+ * the iterator's memory goes, at its end or on an error.
+ */
+static void
+release_blocks(void *arg)
+{
+	WcMergeIter *it = (WcMergeIter *) arg;
+
+	for (int i = 0; i < it->nsources; i++)
+		if (it->sources[i].is_run)
+			wc_block_free(&it->sources[i].reader.block);
+}
+
 static WcMergeIter *
 iter_create(Relation rel, Snapshot snapshot)
 {
@@ -203,6 +218,9 @@ iter_create(Relation rel, Snapshot snapshot)
 	it->cxt = cxt;
 	it->counters = wc_table_info(rel)->ncounters > 0;
 	it->stats = &it->own_stats;
+	it->release.func = release_blocks;
+	it->release.arg = it;
+	MemoryContextRegisterResetCallback(cxt, &it->release);
 	return it;
 }
 
@@ -314,6 +332,7 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 		s = &it->sources[ns];
 		s->is_run = true;
 		wc_run_reader_open(&s->reader, rel, &m->runs[i], strategy);
+		s->reader.block.poolable = true;
 		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen)
 		{
 			it->own_stats.bloom_checks++;
@@ -608,6 +627,7 @@ wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns)
 	{
 		it->sources[i].is_run = true;
 		wc_run_reader_open(&it->sources[i].reader, rel, &runs[i], strategy);
+		it->sources[i].reader.block.poolable = true;
 	}
 	it->nsources = nruns;
 	iter_start(it);

@@ -88,6 +88,41 @@ read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 }
 
 /*
+ * Buffers of pooled blocks (the readers of a merge, wc_merge_*): a seek
+ * opens a reader per partition and run, and allocating their buffers anew
+ * each time (malloc growing the heap, fresh pages faulted in) showed in
+ * point-seek profiles.  A backend keeps a few buffers of one size.
+ */
+#define POOL_BUFFER_SIZE (128 * 1024)
+#define POOL_MAX 16
+#define RAW_HEADER MAXALIGN(sizeof(WcBlock *))
+
+static char *pool[POOL_MAX];
+static int	npool = 0;
+
+static char *
+buffer_get(WcBlock *block, Size size, bool *pooled)
+{
+	*pooled = block->poolable && size <= POOL_BUFFER_SIZE;
+	if (!*pooled)
+		return palloc(size);
+	if (npool > 0)
+		return pool[--npool];
+	return MemoryContextAlloc(TopMemoryContext, POOL_BUFFER_SIZE);
+}
+
+static void
+buffer_put(char *buf, bool pooled)
+{
+	if (!pooled)
+		pfree(buf);
+	else if (npool < POOL_MAX)
+		pool[npool++] = buf;
+	else
+		pfree(buf);
+}
+
+/*
  * Make room for `need` raw bytes after the slot that holds the block's
  * address (so that a row can find its block, see wc_block_load_tuple).
  */
@@ -99,12 +134,13 @@ block_reserve(WcBlock *block, Size need)
 		Size		cap = Max(need, WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32));
 
 		if (block->raw)
-			pfree(block->raw - MAXALIGN(sizeof(WcBlock *)));
-		block->raw = (char *) palloc(MAXALIGN(sizeof(WcBlock *)) + cap) +
-			MAXALIGN(sizeof(WcBlock *));
+			buffer_put(block->raw - RAW_HEADER, block->raw_pooled);
+		if (block->poolable && RAW_HEADER + cap <= POOL_BUFFER_SIZE)
+			cap = POOL_BUFFER_SIZE - RAW_HEADER;
+		block->raw = buffer_get(block, RAW_HEADER + cap, &block->raw_pooled) + RAW_HEADER;
 		block->rawcap = cap;
 	}
-	*(WcBlock **) (block->raw - MAXALIGN(sizeof(WcBlock *))) = block;
+	*(WcBlock **) (block->raw - RAW_HEADER) = block;
 }
 
 /*
@@ -120,7 +156,7 @@ keep_last_values(WcBlock *block)
 	if (block->raw == NULL || last < 0 || !block->value_loaded[last])
 		return;
 	if (block->carry == NULL)
-		block->carry = palloc(WC_MAX_RAW_BLOCK);
+		block->carry = buffer_get(block, WC_MAX_RAW_BLOCK, &block->carry_pooled);
 	memcpy(block->carry, block->raw + block->value_off[last], block->values[last].rawsize);
 	block->carry_blkno = block->values[last].blkno;
 	block->carry_size = block->values[last].rawsize;
@@ -321,13 +357,14 @@ wc_block_load_tuple(WcRowHeader *row)
 	row->flags &= ~WC_ROW_IN_BLOCK;	/* later asks go straight to it */
 }
 
+/* Free (or give back to the pool) a block's buffers. */
 void
 wc_block_free(WcBlock *block)
 {
 	if (block->raw)
-		pfree(block->raw - MAXALIGN(sizeof(WcBlock *)));
+		buffer_put(block->raw - RAW_HEADER, block->raw_pooled);
 	if (block->carry)
-		pfree(block->carry);
+		buffer_put(block->carry, block->carry_pooled);
 	block->raw = NULL;
 	block->carry = NULL;
 	block->rawcap = 0;

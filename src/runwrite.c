@@ -390,6 +390,7 @@ write_values(WcRunWriter *w, int k)
 	Size		plen;
 	uint16		flags;
 	uint32		vpno;
+	uint32		ntuples = 0;
 
 	if (bytes > 0)
 	{
@@ -405,7 +406,16 @@ write_values(WcRunWriter *w, int k)
 		vpno = w->next_vpno++;
 		w->vp_raw[vpno] = bytes;
 		w->vp_blk[vpno] = InvalidBlockNumber;
-		fill_page(w, next_pending(w), WC_PAGE_RUN_VALUES, flags, payload, plen, k, bytes);
+		for (int i = 0; i < k; i++)
+		{
+			Size		end = (w->vstart + i + 1 < w->nrows) ? w->voff[i + 1] : w->vrawlen;
+			bool		has = end > w->voff[i];
+
+			w->kvp[w->vstart + i] = has ? vpno : NO_VALUE;
+			w->kvoff[w->vstart + i] = w->voff[i];
+			ntuples += has;
+		}
+		fill_page(w, next_pending(w), WC_PAGE_RUN_VALUES, flags, payload, plen, ntuples, bytes);
 		w->pinfo[w->npending].leaf = -1;
 		w->pinfo[w->npending].vpno = vpno;
 		w->pending_tids[w->npending * WC_MAX_ROWS_PER_BLOCK] = NULL;
@@ -415,14 +425,6 @@ write_values(WcRunWriter *w, int k)
 		w->hdr.raw_bytes += bytes;
 		w->hdr.compressed_bytes += plen;
 		w->vratio = 0.7 * w->vratio + 0.3 * ((double) bytes / (double) plen);
-		for (int i = 0; i < k; i++)
-		{
-			Size		end = (w->vstart + i + 1 < w->nrows) ? w->voff[i + 1] : w->vrawlen;
-			bool		has = end > w->voff[i];
-
-			w->kvp[w->vstart + i] = has ? vpno : NO_VALUE;
-			w->kvoff[w->vstart + i] = w->voff[i];
-		}
 	}
 	else
 		for (int i = 0; i < k; i++)

@@ -476,6 +476,10 @@ typedef struct WcBlock
 	uint32		value_off[WC_MAX_VALUE_REFS];	/* where each goes in raw */
 	bool		value_loaded[WC_MAX_VALUE_REFS];
 	int64		values_read;	/* value pages read into this block, ever */
+	bool		poolable;		/* buffers may come from the backend's pool;
+								 * the owner must wc_block_free it */
+	bool		raw_pooled;
+	bool		carry_pooled;
 	/* the last value page loaded, kept for the next key page (it shares it) */
 	char	   *carry;
 	BlockNumber carry_blkno;
