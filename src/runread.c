@@ -5,6 +5,7 @@
 
 #include <lz4.h>
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/hsearch.h"
@@ -84,6 +85,59 @@ read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 
 	if (problem)
 		corrupt(rel, blk, run_id, problem);
+	return len;
+}
+
+/*
+ * Index and bloom pages a seek reads, kept by the backend after their
+ * checks: every seek descends from the same root and probes bloom pages, and
+ * checking an 8 kB page's CRC each time was a quarter of a lookup's time.
+ * Run pages never change while the run exists, and a run id is never reused
+ * within a storage (relfilenode), so an entry keyed by both is never stale.
+ * A direct-mapped table: a new page replaces the one in its slot.
+ */
+#define PAGE_CACHE_SLOTS 256
+
+typedef struct CachedPage
+{
+	RelFileNode node;
+	uint64		run_id;
+	BlockNumber blk;
+	bool		valid;
+	WcPageOpaqueData op;
+	Size		len;
+	char		payload[WC_PAYLOAD_CAPACITY];
+} CachedPage;
+
+static CachedPage *page_cache[PAGE_CACHE_SLOTS];
+
+static Size
+read_run_page_cached(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+					 char *payload, WcPageOpaqueData *op, BufferAccessStrategy strategy)
+{
+	uint32		h = hash_combine(hash_bytes((const unsigned char *) &rel->rd_node, sizeof(RelFileNode)),
+								 hash_combine((uint32) run_id, blk));
+	CachedPage *c = page_cache[h % PAGE_CACHE_SLOTS];
+	Size		len;
+
+	if (c && c->valid && c->blk == blk && c->run_id == run_id &&
+		RelFileNodeEquals(c->node, rel->rd_node) && c->op.type == type)
+	{
+		memcpy(payload, c->payload, c->len);
+		*op = c->op;
+		return c->len;
+	}
+	len = read_run_page(rel, blk, type, run_id, payload, op, strategy);
+	if (c == NULL)
+		c = page_cache[h % PAGE_CACHE_SLOTS] =
+			MemoryContextAlloc(TopMemoryContext, sizeof(CachedPage));
+	c->node = rel->rd_node;
+	c->run_id = run_id;
+	c->blk = blk;
+	c->op = *op;
+	c->len = len;
+	memcpy(c->payload, payload, len);
+	c->valid = true;
 	return len;
 }
 
@@ -475,11 +529,14 @@ parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
 /* Load leaf page `blk` into the reader's list of data blocks. */
 static void
 load_leaf(WcRunReader *r, BlockNumber blk, int *nentries_out, IndexEntry *entries,
-		  char *payload)
+		  char *payload, bool cached)
 {
 	WcPageOpaqueData op;
-	Size		len = read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
-									payload, &op, r->strategy);
+	Size		len = cached ?
+		read_run_page_cached(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+							 payload, &op, r->strategy) :
+		read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+					  payload, &op, r->strategy);
 	int			n = parse_index(r->rel, blk, r->hdr.run_id, payload, len, op.count, entries);
 
 	if (op.aux != 0)
@@ -530,11 +587,11 @@ descend(WcRunReader *r, const char *key, int keylen, bool backward)
 					hi;
 
 		if (level == 1)
-			load_leaf(r, blk, &n, entries, payload.data);
+			load_leaf(r, blk, &n, entries, payload.data, true);
 		else
 		{
-			len = read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
-								payload.data, &op, r->strategy);
+			len = read_run_page_cached(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+									   payload.data, &op, r->strategy);
 			n = parse_index(r->rel, blk, r->hdr.run_id, payload.data, len, op.count, entries);
 		}
 		/* binary search: the first entry past the target */
@@ -629,7 +686,7 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 
 			if (r->next_leaf >= r->hdr.leaf_first + r->hdr.nleaf_pages)
 				return NULL;
-			load_leaf(r, r->next_leaf, &n, entries, payload.data);
+			load_leaf(r, r->next_leaf, &n, entries, payload.data, false);
 			continue;
 		}
 		CHECK_FOR_INTERRUPTS();
@@ -674,7 +731,7 @@ wc_run_reader_prev(WcRunReader *r, ItemPointer tid)
 			/* next_leaf is one past the loaded leaf: load the one before it */
 			if (r->next_leaf <= r->hdr.leaf_first + 1)
 				return NULL;
-			load_leaf(r, r->next_leaf - 2, &n, entries, payload.data);
+			load_leaf(r, r->next_leaf - 2, &n, entries, payload.data, false);
 			r->data_pos = n - 1;
 			continue;
 		}
@@ -706,7 +763,7 @@ wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
 	{
 		int			n;
 
-		load_leaf(r, r->hdr.leaf_first + leaf, &n, entries, payload.data);
+		load_leaf(r, r->hdr.leaf_first + leaf, &n, entries, payload.data, false);
 		for (int i = 0; i < n && got < want; i++, seen++)
 			if (seen > 0 && seen % step == 0)
 			{
@@ -735,8 +792,8 @@ wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int p
 	page = wc_bloom_page_for(r->hdr.nbloom_pages, hash);
 	if (r->bloom)
 		return wc_bloom_test(r->bloom + (Size) page * BLCKSZ, hash);
-	read_run_page(rel, r->hdr.bloom_first + page, WC_PAGE_RUN_BLOOM, r->hdr.run_id,
-				  payload.data, &op, r->strategy);
+	read_run_page_cached(rel, r->hdr.bloom_first + page, WC_PAGE_RUN_BLOOM, r->hdr.run_id,
+						 payload.data, &op, r->strategy);
 	return wc_bloom_test(payload.data, hash);
 }
 
