@@ -147,6 +147,28 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 }
 
 /*
+ * Is this item a well-formed level-0 version?  Its lengths and the place of
+ * its tuple are trusted by every reader, so a damaged one is refused first.
+ */
+bool
+wc_l0_row_ok(const WcRowHeader *row, Size itemlen)
+{
+	return itemlen >= sizeof(WcRowHeader) && row->len == itemlen &&
+		row->pklen <= row->keylen && row->len >= WcRowTupleOffset(row->keylen) &&
+		row->tupoff == WcRowTupleOffset(row->keylen) &&
+		(row->flags & WC_ROW_IN_BLOCK) == 0;
+}
+
+static void
+l0_row_corrupt(Relation rel, BlockNumber blk, OffsetNumber off)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("widecol: malformed row version at item %u of level-0 block %u of relation \"%s\"",
+					off, blk, RelationGetRelationName(rel))));
+}
+
+/*
  * Call `cb` for every version in a generation, in page order, starting at
  * line pointer `*off` of block `*blk` (the generation's head and
  * FirstOffsetNumber for all of it).  On return *blk and *off name the last
@@ -188,6 +210,8 @@ wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 
 			if (!ItemIdIsNormal(iid))
 				continue;
+			if (!wc_l0_row_ok((WcRowHeader *) PageGetItem(page, iid), ItemIdGetLength(iid)))
+				l0_row_corrupt(rel, *blk, *off);
 			ItemPointerSet(&tid, *blk, *off);
 			cb((WcRowHeader *) PageGetItem(page, iid), &tid, arg);
 		}
@@ -217,6 +241,7 @@ wc_l0_fetch(Relation rel, ItemPointer tid)
 	Page		page;
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 	WcRowHeader *row = NULL;
+	Size		itemlen = 0;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
@@ -226,10 +251,13 @@ wc_l0_fetch(Relation rel, ItemPointer tid)
 
 		if (ItemIdIsNormal(iid))
 		{
-			row = palloc(ItemIdGetLength(iid));
-			memcpy(row, PageGetItem(page, iid), ItemIdGetLength(iid));
+			itemlen = ItemIdGetLength(iid);
+			row = palloc(itemlen);
+			memcpy(row, PageGetItem(page, iid), itemlen);
 		}
 	}
 	UnlockReleaseBuffer(buf);
+	if (row && !wc_l0_row_ok(row, itemlen))
+		l0_row_corrupt(rel, ItemPointerGetBlockNumber(tid), off);
 	return row;
 }

@@ -510,6 +510,8 @@ wc_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 			if (!ItemIdIsNormal(iid))
 				continue;
 			row = (WcRowHeader *) PageGetItem((Page) scan->an_page.data, iid);
+			if (!wc_l0_row_ok(row, ItemIdGetLength(iid)))
+				continue;		/* reads report it; ANALYZE only samples */
 		}
 		else
 			row = WcBlockRow(&scan->an_block, i);

@@ -343,8 +343,7 @@ verify_gen(Relation rel, const WcL0Gen *gen, Report *r)
 				continue;
 			row = (WcRowHeader *) PageGetItem(page, iid);
 			r->rows++;
-			if (row->len != ItemIdGetLength(iid) || row->pklen > row->keylen ||
-				WcRowTupleOffset(row->keylen) > row->len)
+			if (!wc_l0_row_ok(row, ItemIdGetLength(iid)))
 				problem(r, blk, "malformed row version at offset %u", off);
 		}
 		blk = WcPageGetOpaque(page)->aux;

@@ -288,6 +288,7 @@ extern void wc_l0_read_gen(Relation rel, const WcL0Gen *gen,
 extern void wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 								OffsetNumber *off, wc_l0_callback cb, void *arg);
 extern WcRowHeader *wc_l0_fetch(Relation rel, ItemPointer tid);
+extern bool wc_l0_row_ok(const WcRowHeader *row, Size itemlen);
 
 /* ---------- reads before a statement (beforestmt.c) ---------- */
 extern void wc_note_write(Relation rel, CommandId cid);
