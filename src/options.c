@@ -467,6 +467,27 @@ add_counter_columns(Relation rel, const char *value, WcTableInfo *info)
 	}
 }
 
+/*
+ * How many of the table's first columns are key columns: asking a version
+ * for only those needs no tuple (slot.c).
+ */
+static int
+key_prefix(const WcTableInfo *info)
+{
+	int			n = 0;
+
+	for (;;)
+	{
+		bool		key = false;
+
+		for (int i = 0; i < info->npk + info->nck && !key; i++)
+			key = info->cols[i].attnum - 1 == n;
+		if (!key)
+			return n;
+		n++;
+	}
+}
+
 /* Build a WcTableInfo from normalised widecol.* options; errors if invalid. */
 static void
 build_table_info(Relation rel, List *wc, WcTableInfo *info)
@@ -486,6 +507,7 @@ build_table_info(Relation rel, List *wc, WcTableInfo *info)
 		add_key_columns(rel, "partition_key", pk, true, info);
 	if (ck)
 		add_key_columns(rel, "clustering_key", ck, false, info);
+	info->key_prefix = key_prefix(info);
 	if (ttl)
 		info->default_ttl_us = parse_ttl(ttl);
 	if (counters)

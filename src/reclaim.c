@@ -238,12 +238,13 @@ run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
 	}
 	for (uint32 d = 0; d < hdr.nvaluedir_pages; d++)
 	{
-		p = wc_read_run_page_soft(rel, hdr.valuedir_first + d, WC_PAGE_RUN_VALUEDIR,
-								  run->run_id, payload.data, &len, &op, NULL);
-		if (p || op.count * sizeof(BlockNumber) > len)
-			continue;			/* freed before, as above */
-		for (uint32 e = 0; e < op.count && n < cap; e++)
-			blks[n++] = ((BlockNumber *) payload.data)[e];
+		BlockNumber vblks[WC_VALUEDIR_ENTRIES];
+		uint32		got;
+
+		/* a page freed before, as above, gives nothing */
+		(void) wc_read_value_dir_soft(rel, &hdr, d, vblks, &got);
+		for (uint32 e = 0; e < got && n < cap; e++)
+			blks[n++] = vblks[e];
 	}
 	for (uint32 i = 1; i < hdr.extent_pages && n < cap; i++)
 		blks[n++] = run->header_block + i;

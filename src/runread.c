@@ -493,6 +493,30 @@ read_header(WcRunReader *r)
 	e->hdr = r->hdr;
 }
 
+/*
+ * Page d of a run's value directory: its entries into out (room for
+ * WC_VALUEDIR_ENTRIES) and their count into *n.  NULL, or what is wrong.
+ */
+const char *
+wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
+					   BlockNumber *out, uint32 *n)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len;
+	const char *p = wc_read_run_page_soft(rel, hdr->valuedir_first + d, WC_PAGE_RUN_VALUEDIR,
+										  hdr->run_id, payload.data, &len, &op, NULL);
+
+	*n = 0;
+	if (p)
+		return p;
+	if (op.count > WC_VALUEDIR_ENTRIES || op.count * sizeof(BlockNumber) > len)
+		return "malformed value directory page";
+	memcpy(out, payload.data, op.count * sizeof(BlockNumber));
+	*n = op.count;
+	return NULL;
+}
+
 typedef WcIndexEntry IndexEntry;
 
 /* Parse an index page's payload into entries; false if it is malformed. */

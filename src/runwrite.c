@@ -606,6 +606,7 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 	int			vrows = w->nrows - w->vstart;
 	int			krows;
 	Size		kbytes;
+	WcRowHeader *kept;
 
 	CHECK_FOR_INTERRUPTS();
 	/* the value page being filled is full */
@@ -646,13 +647,13 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 		w->kraw = repalloc_huge(w->kraw, w->krawcap);
 	}
 
-	/* header and key */
-	memcpy(w->kraw + w->krawlen, row, Min(row->len, keypart));
+	/* header and key; where the tuple goes is set when the key page is built */
+	kept = (WcRowHeader *) (w->kraw + w->krawlen);
+	memcpy(kept, row, Min(row->len, keypart));
 	if (row->len < keypart)
-		memset(w->kraw + w->krawlen + row->len, 0, keypart - row->len);
-	((WcRowHeader *) (w->kraw + w->krawlen))->tupoff = 0;
-	((WcRowHeader *) (w->kraw + w->krawlen))->flags &= ~WC_ROW_IN_BLOCK;
-	((WcRowHeader *) (w->kraw + w->krawlen))->blockoff = 0;
+		memset((char *) kept + row->len, 0, keypart - row->len);
+	kept->flags &= ~WC_ROW_IN_BLOCK;
+	kept->blockoff = 0;
 	w->koff[w->nrows] = w->krawlen;
 	w->kvp[w->nrows] = NO_VALUE;
 	w->kvoff[w->nrows] = 0;

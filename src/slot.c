@@ -43,8 +43,6 @@ typedef struct WcSlot
 	Datum		keyvals[WC_MAX_KEY_COLUMNS];
 	char	   *data;			/* owned copy of by-reference values */
 	Bitmapset  *unused;			/* key columns no expression reads (see below) */
-	WcTableInfo *prefix_of;		/* the table key_prefix was computed for */
-	int			key_prefix;		/* its first columns that are key columns */
 } WcSlot;
 
 static void
@@ -55,8 +53,6 @@ wcslot_init(TupleTableSlot *slot)
 	ws->row = NULL;
 	ws->data = NULL;
 	ws->unused = NULL;
-	ws->prefix_of = NULL;
-	ws->key_prefix = 0;
 }
 
 static void
@@ -118,24 +114,6 @@ deform_stored(WcSlot *ws, int upto)
 	ws->off = off;
 }
 
-/* How many of the table's first columns are key columns. */
-static int
-key_prefix(const WcTableInfo *info)
-{
-	int			n = 0;
-
-	for (;;)
-	{
-		bool		key = false;
-
-		for (int i = 0; i < info->npk + info->nck && !key; i++)
-			key = info->cols[i].attnum - 1 == n;
-		if (!key)
-			return n;
-		n++;
-	}
-}
-
 static void
 wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 {
@@ -151,12 +129,7 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 	 * asking only for them leaves the tuple untouched: a run's value page is
 	 * then never read (see WcRowTuple).
 	 */
-	if (info != ws->prefix_of)
-	{
-		ws->prefix_of = info;
-		ws->key_prefix = info ? key_prefix(info) : 0;
-	}
-	if (natts > ws->key_prefix)
+	if (info == NULL || natts > info->key_prefix)
 		deform_stored(ws, natts);
 
 	/* key columns among [from, natts): the tuple has NULLs there */

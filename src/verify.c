@@ -140,19 +140,20 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 	valuedir = palloc(sizeof(BlockNumber) * Max(hdr.nvalue_pages, 1));
 	for (uint32 d = 0; d < hdr.nvaluedir_pages; d++)
 	{
+		BlockNumber vblks[WC_VALUEDIR_ENTRIES];
+		uint32		got;
+
 		r->pages++;
-		p = wc_read_run_page_soft(rel, hdr.valuedir_first + d, WC_PAGE_RUN_VALUEDIR,
-								  run->run_id, payload.data, &len, &op, NULL);
-		if (p == NULL && (op.count * sizeof(BlockNumber) > len ||
-						  nvaluedir + op.count > hdr.nvalue_pages))
-			p = "malformed value directory page";
+		p = wc_read_value_dir_soft(rel, &hdr, d, vblks, &got);
+		if (p == NULL && nvaluedir + got > hdr.nvalue_pages)
+			p = "more entries than the run has value pages";
 		if (p)
 		{
-			problem(r, hdr.valuedir_first + d, "%s", p);
+			problem(r, hdr.valuedir_first + d, "value directory: %s", p);
 			continue;
 		}
-		memcpy(valuedir + nvaluedir, payload.data, op.count * sizeof(BlockNumber));
-		nvaluedir += op.count;
+		memcpy(valuedir + nvaluedir, vblks, got * sizeof(BlockNumber));
+		nvaluedir += got;
 	}
 	if (nvaluedir != hdr.nvalue_pages)
 		problem(r, InvalidBlockNumber, "value directory lists %u value pages, summary says %u",
@@ -211,6 +212,8 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 					r->pages++;
 					lastvalue = vblk;
 				}
+				if (block.value_loaded[v])
+					continue;	/* shared with the key page before, checked */
 				p = (vblk >= nblocks) ? "value page past the end of the relation" :
 					wc_read_run_page_soft(rel, vblk, WC_PAGE_RUN_VALUES, run->run_id,
 										  vpayload.data, &len, &op, NULL);

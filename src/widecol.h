@@ -140,6 +140,7 @@ typedef struct WcTableInfo
 	int			npk;			/* partition key columns */
 	int			nck;			/* clustering key columns */
 	WcKeyColumn cols[WC_MAX_KEY_COLUMNS];	/* partition cols, then clustering */
+	int			key_prefix;		/* the first columns, all key columns */
 	int64		default_ttl_us; /* 0 = none */
 	int			ncounters;		/* widecol.counter_columns */
 	AttrNumber	counters[WC_MAX_KEY_COLUMNS];
@@ -503,6 +504,8 @@ extern const char *wc_decode_values(const char *payload, Size len,
 									const WcPageOpaqueData *op, WcBlock *block,
 									int v);
 extern void wc_block_free(WcBlock *block);
+extern const char *wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
+										  BlockNumber *out, uint32 *n);
 
 typedef struct WcRunReader
 {

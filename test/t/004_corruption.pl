@@ -12,6 +12,31 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+# The first or last page of a relation file whose widecol special space has
+# this type (and segment: run id or level-0 generation, when defined):
+# (block, page image), or () when there is none.
+sub find_page
+{
+	my ($path, $type, $segment, $which) = @_;
+	my @found;
+	open(my $fh, '<', $path) or die "open $path: $!";
+	binmode $fh;
+	for (my $b = 1; $b * 8192 < -s $path; $b++)
+	{
+		my $page;
+		seek($fh, $b * 8192, 0) or die;
+		read($fh, $page, 8192) == 8192 or die;
+		my $special = unpack('v', substr($page, 16, 2));
+		next if $special == 0 || $special > 8192 - 24;
+		next unless unpack('v', substr($page, $special, 2)) == $type;
+		next if defined $segment && unpack('Q<', substr($page, $special + 8, 8)) != $segment;
+		@found = ($b, $page);
+		last if $which eq 'first';
+	}
+	close $fh;
+	return @found;
+}
+
 my $node = PostgreSQL::Test::Cluster->new('corrupt');
 $node->init;    # no data checksums: widecol's own checksums must catch it
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'");
@@ -92,22 +117,11 @@ my $tv_run = $node->safe_psql('postgres', "SELECT min(run_id) FROM widecol.runs(
 ok($tv_run > 0, "tv has a run ($tv_run)");
 my $tv_path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('tv')");
 $node->stop;
+# the last one: an aggregate keeps a copy of its first input row
+my ($vblk) = find_page($tv_path, 8, $tv_run, 'last');
+ok(defined $vblk, 'found a value page of the run (block ' . ($vblk // '?') . ')');
 open(my $vfh, '+<', $tv_path) or die "open $tv_path: $!";
 binmode $vfh;
-my $vblk;
-for (my $b = 1; $b * 8192 < -s $tv_path; $b++)
-{
-	my $page;
-	seek($vfh, $b * 8192, 0) or die;
-	read($vfh, $page, 8192) == 8192 or die;
-	my $special = unpack('v', substr($page, 16, 2));
-	next if $special == 0 || $special > 8192 - 24;
-	my $type = unpack('v', substr($page, $special, 2));
-	my $segment = unpack('Q<', substr($page, $special + 8, 8));
-	# the last one: an aggregate keeps a copy of its first input row
-	$vblk = $b if $type == 8 && $segment == $tv_run;
-}
-ok(defined $vblk, 'found a value page of the run (block ' . ($vblk // '?') . ')');
 # inside the payload (it starts after the 24-byte page header)
 seek($vfh, $vblk * 8192 + 64, 0) or die;
 read($vfh, $buf, 16) == 16 or die;
@@ -134,27 +148,15 @@ $node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', 'SELECT count(*) FROM widecol.runs(\'tl\')'), '0', 'tl is all level 0');
 my $tl_path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('tl')");
 $node->stop;
+my ($lblk, $lpage) = find_page($tl_path, 2, undef, 'first');	# a level-0 page
+ok(defined $lblk, 'found the level-0 page (block ' . ($lblk // '?') . ')');
+# the first version's tuple offset (bytes 36-39 of its header) points far away
+my $item = unpack('V', substr($lpage, 24, 4)) & 0x7fff;
 open(my $lfh, '+<', $tl_path) or die "open $tl_path: $!";
 binmode $lfh;
-my $lblk;
-for (my $b = 1; $b * 8192 < -s $tl_path; $b++)
-{
-	my $page;
-	seek($lfh, $b * 8192, 0) or die;
-	read($lfh, $page, 8192) == 8192 or die;
-	my $special = unpack('v', substr($page, 16, 2));
-	next if $special == 0 || $special > 8192 - 24;
-	next unless unpack('v', substr($page, $special, 2)) == 2;	# a level-0 page
-	my $lp = unpack('V', substr($page, 24, 4));
-	my $item = $lp & 0x7fff;
-	# the version's tuple offset (bytes 36-39 of its header) points far away
-	seek($lfh, $b * 8192 + $item + 36, 0) or die;
-	print $lfh pack('V', 0x7fff0000);
-	$lblk = $b;
-	last;
-}
+seek($lfh, $lblk * 8192 + $item + 36, 0) or die;
+print $lfh pack('V', 0x7fff0000);
 close $lfh;
-ok(defined $lblk, 'found the level-0 page (block ' . ($lblk // '?') . ')');
 $node->start;
 ($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT * FROM tl');
 isnt($ret, 0, 'a read of the damaged version fails');
