@@ -677,12 +677,7 @@ wc_merge_end(WcMergeIter *it)
 	wc_stats_count_bloom(it->storage_id, it->own_stats.bloom_checks,
 						 it->own_stats.runs_skipped_bloom,
 						 it->own_stats.bloom_false_positives);
-	for (int i = 0; i < it->nsources; i++)
-		if (it->sources[i].is_run)
-		{
-			it->stats->blocks_read += it->sources[i].reader.blocks_read;
-			it->stats->value_pages_read += it->sources[i].reader.block.values_read;
-		}
+	it->stats->blocks_read += wc_merge_live_blocks(it, &it->stats->value_pages_read);
 	MemoryContextDelete(it->cxt);
 }
 
