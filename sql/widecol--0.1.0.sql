@@ -15,7 +15,8 @@ COMMENT ON ACCESS METHOD widecol IS 'wide-column LSM table access method';
 -- Storage ids name a relfilenode's manifest rows (kept in its metapage).
 CREATE SEQUENCE widecol.storage_id_seq;
 
--- The manifest: one row per sorted run ('r') and per retired level-0
+-- The manifest: one row per sorted run ('r'), per run being written or not
+-- yet freed ('w'), per dropped run not yet freed ('d') and per retired level-0
 -- generation ('f').  Heap MVCC on these rows publishes and drops runs
 -- atomically.  See src/README.md.
 CREATE TABLE widecol.segment (

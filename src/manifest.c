@@ -45,6 +45,8 @@ enum
 #define SEG_KIND_RUN	'r'
 #define SEG_KIND_FLUSHED 'f'
 #define SEG_KIND_DROPPED 'd'		/* a run replaced by compaction; pages not yet free */
+#define SEG_KIND_WRITING 'w'		/* a run's claim on its pages, from its first page
+									 * written until its pages are freed */
 
 static Oid
 segment_relid(bool index)
@@ -103,7 +105,8 @@ wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 		WcRunSummary *r;
 
 		heap_deform_tuple(tup, RelationGetDescr(segrel), v, n);
-		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_DROPPED)
+		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_DROPPED ||
+			DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_WRITING)
 			continue;
 		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_FLUSHED)
 		{
@@ -185,6 +188,18 @@ void
 wc_manifest_add_run(uint64 storage_id, const WcRunSummary *run)
 {
 	insert_row(storage_id, SEG_KIND_RUN, run, run->run_id);
+}
+
+/*
+ * Claim a run's pages before its first page is written: from now on a page
+ * carrying this run id is in use for every other backend (a dirty snapshot
+ * sees the row while we are in progress), and is free again only if we
+ * abort or once the run is reclaimed (see "Page reuse" in src/README.md).
+ */
+void
+wc_manifest_claim_run(uint64 storage_id, uint64 run_id)
+{
+	insert_row(storage_id, SEG_KIND_WRITING, NULL, run_id);
 }
 
 void
@@ -354,7 +369,7 @@ wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
 	return n;
 }
 
-/* Delete the 'd' rows of runs whose pages were freed. */
+/* Delete the 'd' and 'w' rows of runs whose pages were freed. */
 void
 wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n)
 {
@@ -367,8 +382,9 @@ wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n)
 	{
 		bool		isnull;
 		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
 
-		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_DROPPED)
+		if (kind != SEG_KIND_DROPPED && kind != SEG_KIND_WRITING)
 			continue;
 		for (int i = 0; i < n; i++)
 			if (run_ids[i] == id)
@@ -435,40 +451,45 @@ wc_manifest_gen_retired(WcManifest *m, uint64 gen)
 }
 
 /*
- * Is run run_id of storage storage_id still listed (as a run, or dropped
- * but not yet reclaimed)?  Read with a dirty snapshot: WC_RUN_FREEING when
- * the only row is being deleted by a transaction still in progress (a
+ * Is run run_id of storage storage_id still listed (being written, a run, or
+ * dropped but not yet reclaimed)?  Read with a dirty snapshot: WC_RUN_FREEING
+ * when the only rows are being deleted by a transaction still in progress (a
  * reclaim that has not committed), WC_RUN_GONE when no row is left (its
- * pages may be reused), else WC_RUN_LISTED.  Rows our own transaction
- * deleted are gone.
+ * writer aborted or it was reclaimed: its pages may be reused), else
+ * WC_RUN_LISTED.  Rows our own transaction deleted are gone.
  */
 WcRunState
 wc_manifest_run_state(uint64 storage_id, uint64 run_id)
 {
+	static const char kinds[] = {SEG_KIND_WRITING, SEG_KIND_RUN, SEG_KIND_DROPPED};
 	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
-	ScanKeyData key[1];
-	SnapshotData dirty;
-	SysScanDesc scan;
-	HeapTuple	tup;
+	Oid			index = segment_relid(true);
 	WcRunState	state = WC_RUN_GONE;
 
-	InitDirtySnapshot(dirty);
-	scan = begin_scan(segrel, storage_id, &dirty, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	for (int k = 0; k < lengthof(kinds) && state != WC_RUN_LISTED; k++)
 	{
-		bool		isnull;
-		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+		ScanKeyData key[3];
+		SnapshotData dirty;
+		SysScanDesc scan;
+		HeapTuple	tup;
 
-		if ((kind != SEG_KIND_RUN && kind != SEG_KIND_DROPPED) ||
-			(uint64) DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id,
-												RelationGetDescr(segrel), &isnull)) != run_id)
-			continue;
-		if (TransactionIdIsValid(dirty.xmax) && !TransactionIdIsValid(dirty.xmin))
-			state = Max(state, WC_RUN_FREEING);
-		else
-			state = WC_RUN_LISTED;
+		InitDirtySnapshot(dirty);
+		ScanKeyInit(&key[0], Anum_seg_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+					Int64GetDatum((int64) storage_id));
+		ScanKeyInit(&key[1], Anum_seg_kind, BTEqualStrategyNumber, F_CHAREQ,
+					CharGetDatum(kinds[k]));
+		ScanKeyInit(&key[2], Anum_seg_segment_id, BTEqualStrategyNumber, F_INT8EQ,
+					Int64GetDatum((int64) run_id));
+		scan = systable_beginscan(segrel, index, true, &dirty, 3, key);
+		while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			if (TransactionIdIsValid(dirty.xmax) && !TransactionIdIsValid(dirty.xmin))
+				state = Max(state, WC_RUN_FREEING);
+			else
+				state = WC_RUN_LISTED;
+		}
+		systable_endscan(scan);
 	}
-	systable_endscan(scan);
 	table_close(segrel, AccessShareLock);
 	return state;
 }

@@ -109,6 +109,7 @@ struct WcRunWriter
 	PendingPage pinfo[WC_PENDING_PAGES];
 	ItemPointer *pending_tids;	/* per page: WC_MAX_ROWS_PER_BLOCK slots */
 	XLogRecPtr	redo_at_start;
+	bool		claimed;		/* the manifest has our 'w' row */
 };
 
 
@@ -255,6 +256,20 @@ patch_value_refs(WcRunWriter *w, Page page, const PendingPage *pi)
 	WcPageGetOpaque(page)->crc = wc_page_crc(page);
 }
 
+/*
+ * Before our first page is written, the manifest must say that pages with
+ * our run id are taken: another backend checks exactly that before it
+ * reuses a page it found in the free space map (wc_reuse_page).
+ */
+static void
+claim_pages(WcRunWriter *w)
+{
+	if (w->claimed)
+		return;
+	wc_manifest_claim_run(w->storage_id, w->hdr.run_id);
+	w->claimed = true;
+}
+
 /* Page i of the batch goes to blkno: note where, patch what refers to it. */
 static void
 place_page(WcRunWriter *w, int i, BlockNumber blkno)
@@ -284,6 +299,7 @@ flush_pending(WcRunWriter *w)
 
 	if (w->npending == 0)
 		return;
+	claim_pages(w);
 	for (int i = 0; i < w->npending; i++)
 		pages[i] = (Page) (w->pending + (Size) i * BLCKSZ);
 
@@ -888,6 +904,7 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	nbloom = (w->npk > 0) ? wc_bloom_npages(w->npk) : 0;
 	nvaluedir = (w->next_vpno + WC_VALUEDIR_ENTRIES - 1) / WC_VALUEDIR_ENTRIES;
 	w->hdr.extent_pages = 1 + nindex + nbloom + nvaluedir;
+	claim_pages(w);
 	extent = allocate_extent(w, w->hdr.extent_pages);
 
 	/* child block numbers of upper levels are now known */

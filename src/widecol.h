@@ -345,6 +345,7 @@ typedef struct WcManifest
 
 extern WcManifest *wc_manifest_read(uint64 storage_id, Snapshot snapshot);
 extern void wc_manifest_add_run(uint64 storage_id, const WcRunSummary *run);
+extern void wc_manifest_claim_run(uint64 storage_id, uint64 run_id);
 extern void wc_manifest_retire_gen(uint64 storage_id, uint64 gen);
 extern void wc_manifest_forget_gen(uint64 storage_id, uint64 gen);
 extern bool wc_manifest_gen_removable(uint64 storage_id, uint64 gen,
@@ -363,8 +364,9 @@ extern void wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 g
 typedef enum WcRunState
 {
 	WC_RUN_GONE,				/* no manifest row: its pages may be reused */
-	WC_RUN_FREEING,				/* its row is being deleted, not yet committed */
-	WC_RUN_LISTED				/* a run, or dropped and not yet reclaimed */
+	WC_RUN_FREEING,				/* its rows are being deleted, not yet committed */
+	WC_RUN_LISTED				/* being written, a run, or dropped and not yet
+								 * reclaimed */
 } WcRunState;
 extern WcRunState wc_manifest_run_state(uint64 storage_id, uint64 run_id);
 extern Buffer wc_reuse_page(Relation rel, BufferAccessStrategy strategy, uint64 storage_id);
