@@ -36,7 +36,8 @@ OBJS = \
 	src/verify.o \
 	src/wal.o \
 	src/stats.o \
-	src/tablestats.o
+	src/tablestats.o \
+	src/damage.o
 
 DATA = sql/widecol--$(EXTVERSION).sql
 
@@ -63,4 +64,4 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # Every source includes the one shared header: rebuild all when it changes.
-$(OBJS): src/widecol.h
+$(OBJS): src/widecol.h src/damage.h

@@ -12,15 +12,18 @@ SET LOCAL widecol.ttl = '1h';
 INSERT INTO st VALUES (9, 9, 1, 'short-lived'), (9, 9, 2, 'short-lived');
 COMMIT;
 SELECT widecol.flush('st') > 0 AS flushed;
--- before expiry and after (two hours later)
+-- before expiry and after (30 days later: an earlier test file moved the
+-- server's write clock up to 2 days ahead, and write times never go back)
 SELECT live_rows, deleted_rows, expired_rows FROM widecol.row_stats('st');
-SET widecol.debug_clock_offset = '2h';
+SET widecol.debug_clock_offset = '30d';
 SELECT live_rows, deleted_rows, expired_rows FROM widecol.row_stats('st');
 RESET widecol.debug_clock_offset;
 SELECT runs, runs_per_level, versions, tombstones, live_rows, deleted_rows, expired_rows,
        partitions, compression_ratio > 1 AS compressed, level0_pages, level0_bytes,
-       total_bytes > 0 AS has_bytes
+       total_bytes > 0 AS has_bytes, damaged, damage
   FROM widecol.table_stats('st');
+-- a sound table has no damage marks (test/t/011_damaged_table.pl damages one)
+SELECT * FROM widecol.damage('st');
 -- the biggest partitions by bytes, with their rows
 SELECT * FROM widecol.large_partitions('st', 3);
 SELECT partition_key, live_rows FROM widecol.large_partitions('st') ORDER BY live_rows DESC, partition_key LIMIT 2;

@@ -106,6 +106,28 @@ RETURNS TABLE (partition_key text, live_rows bigint, bytes bigint)
 COMMENT ON FUNCTION widecol.large_partitions(regclass, int) IS
     'the n biggest partitions of a widecol table by the bytes of their live rows (a full read of the table)';
 
+-- Segments of a table whose pages failed their checks, found by the
+-- background worker (a failed compaction) or by widecol.verify.  While a
+-- table has rows here, maintenance leaves it alone.  Keyed by relfilenode
+-- too: a TRUNCATE or a rewrite gives the table new, undamaged storage.
+CREATE TABLE widecol.damage (
+    relid        oid NOT NULL,
+    relfilenode  oid NOT NULL,
+    segment      text NOT NULL,          -- run, level0, metapage
+    id           bigint NOT NULL,        -- run id or level-0 generation (0: unknown)
+    block        bigint,
+    problem      text NOT NULL,
+    found        timestamptz NOT NULL,
+    PRIMARY KEY (relid, relfilenode, segment, id)
+);
+REVOKE ALL ON widecol.damage FROM PUBLIC;
+
+CREATE FUNCTION widecol.damage(rel regclass)
+RETURNS TABLE (segment text, id bigint, block bigint, problem text, found timestamptz)
+    AS 'MODULE_PATHNAME', 'widecol_damage' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.damage(regclass) IS
+    'segments of a widecol table found damaged by the background worker or widecol.verify; maintenance skips the table while any are listed, and a verify that finds no problem clears them';
+
 -- A summary of a table's storage, like `nodetool tablestats`.  Run figures
 -- come from the run summaries; live/deleted/expired rows from a full read
 -- with the caller's snapshot; bloom filter counters from reads since the
@@ -119,7 +141,7 @@ RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bi
                bloom_checks bigint, bloom_false_positives bigint,
                bloom_false_positive_ratio numeric, pending_compaction_runs bigint,
                pending_compaction_bytes bigint, write_amplification numeric,
-               total_bytes bigint)
+               total_bytes bigint, damaged boolean, damage text)
 LANGUAGE sql VOLATILE AS $$
     WITH r AS (SELECT * FROM widecol.runs(rel)),
          s AS (SELECT * FROM widecol.row_stats(rel)),
@@ -139,11 +161,16 @@ LANGUAGE sql VOLATILE AS $$
            s.bloom_checks, s.bloom_false_positives,
            round(s.bloom_false_positives::numeric / nullif(s.bloom_checks - s.bloom_negatives, 0), 4),
            c.pending_runs, c.pending_bytes, c.write_amplification,
-           pg_total_relation_size(rel)
-      FROM s, c
+           pg_total_relation_size(rel),
+           d.n > 0, d.first
+      FROM s, c,
+           (SELECT count(*) AS n,
+                   min(segment || ' ' || id || coalesce(', block ' || block, '') || ': ' || problem) AS first
+              FROM widecol.damage(rel)) d
 $$;
 COMMENT ON FUNCTION widecol.table_stats(regclass) IS
-    'runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, pending compaction, write amplification, total bytes of a widecol table';
+    'runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, pending compaction, write amplification, total bytes of a widecol table; whether it is damaged (see widecol.damage)';
+
 
 -- ======================================================================
 -- image-metadata API (imageapi branch)

@@ -50,6 +50,7 @@
 #include "utils/timestamp.h"
 
 #include "widecol.h"
+#include "damage.h"
 
 PGDLLEXPORT void wc_launcher_main(Datum main_arg);
 PGDLLEXPORT void wc_worker_main(Datum main_arg);
@@ -357,6 +358,47 @@ abort_after_error(void)
 	return edata;
 }
 
+/*
+ * Maintenance of a table failed on a page that failed its checks: record
+ * the damage in a transaction of its own, so that the next rounds skip the
+ * table with a WARNING instead of failing on it again.  Called with
+ * interrupts held, after the failed transaction was aborted.
+ */
+static void
+record_damage(Oid relid, const WcDamage *found, const char *message)
+{
+	StartTransactionCommand();
+	PG_TRY();
+	{
+		Relation	rel;
+
+		PushActiveSnapshot(GetTransactionSnapshot());
+		rel = try_relation_open(relid, AccessShareLock);
+		if (rel)
+		{
+			wc_damage_after_error(rel, found, message);
+			relation_close(rel, AccessShareLock);
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(worker_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("widecol worker: table with OID %u is damaged (%s), and recording it failed: %s",
+						relid, message, edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
 /* One table in its own transaction; an error is logged and contained. */
 static void
 maintain_one(Oid relid)
@@ -379,7 +421,7 @@ maintain_one(Oid relid)
 				relname = MemoryContextStrdup(worker_cxt,
 											  quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 																		 RelationGetRelationName(rel)));
-				if (wc_table_info(rel)->autocompact)
+				if (wc_table_info(rel)->autocompact && !wc_damage_skip(rel))
 				{
 					wc_report_activity("widecol: maintaining %s", relname);
 					wc_maintain(rel, false, true, &busy);
@@ -395,13 +437,17 @@ maintain_one(Oid relid)
 	PG_CATCH();
 	{
 		ErrorData  *edata = abort_after_error();
+		WcDamage	found;
 
-		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg("widecol worker: maintenance of table %s failed: %s",
-						relname ? relname : psprintf("with OID %u", relid), edata->message),
-				 edata->detail ? errdetail("%s", edata->detail) : 0,
-				 errhint("The worker goes on with the other tables and tries this one again after widecol.naptime.")));
+		if (edata->sqlerrcode == ERRCODE_DATA_CORRUPTED && wc_take_corruption(relid, &found))
+			record_damage(relid, &found, edata->message);
+		else
+			ereport(WARNING,
+					(errcode(edata->sqlerrcode),
+					 errmsg("widecol worker: maintenance of table %s failed: %s",
+							relname ? relname : psprintf("with OID %u", relid), edata->message),
+					 edata->detail ? errdetail("%s", edata->detail) : 0,
+					 errhint("The worker goes on with the other tables and tries this one again after widecol.naptime.")));
 		FreeErrorData(edata);
 		RESUME_INTERRUPTS();
 	}

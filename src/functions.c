@@ -15,6 +15,7 @@
 #include "utils/lsyscache.h"
 
 #include "widecol.h"
+#include "damage.h"
 
 /*
  * Open a widecol table for a SQL function: maintenance (flush) needs
@@ -54,7 +55,10 @@ widecol_compact(PG_FUNCTION_ARGS)
 {
 	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
 	bool		major = PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
-	int64		n = wc_maintain(rel, major, false, NULL);
+	int64		n;
+
+	wc_damage_refuse(rel, "cannot compact");
+	n = wc_maintain(rel, major, false, NULL);
 
 	table_close(rel, NoLock);
 	PG_RETURN_INT64(n);

@@ -10,6 +10,7 @@
 #include "storage/bufmgr.h"
 
 #include "widecol.h"
+#include "damage.h"
 
 #define WcPageGetMeta(page) ((WcMetaData *) PageGetContents(page))
 
@@ -162,6 +163,7 @@ wc_l0_row_ok(const WcRowHeader *row, Size itemlen)
 static void
 l0_row_corrupt(Relation rel, BlockNumber blk, OffsetNumber off)
 {
+	wc_note_corruption(rel, "level0", 0, blk);
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("widecol: malformed row version at item %u of level-0 block %u of relation \"%s\"",
@@ -196,12 +198,15 @@ wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 		UnlockReleaseBuffer(buf);
 		page = (Page) copy.data;
 		if (WcPageGetOpaque(page)->segment != gen->gen)
+		{
+			wc_note_corruption(rel, "level0", gen->gen, *blk);
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("widecol: level-0 block %u of relation \"%s\" belongs to generation %llu, expected %llu",
 							*blk, RelationGetRelationName(rel),
 							(unsigned long long) WcPageGetOpaque(page)->segment,
 							(unsigned long long) gen->gen)));
+		}
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (; *off <= maxoff; (*off)++)
 		{

@@ -14,6 +14,7 @@
 #include "utils/timestamp.h"
 
 #include "widecol.h"
+#include "damage.h"
 
 #define WcPageGetMeta(page) ((WcMetaData *) PageGetContents(page))
 
@@ -58,12 +59,16 @@ wc_check_page(Relation rel, Buffer buf, uint16 expected_type)
 	if (PageIsNew(page) ||
 		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
 		WcPageGetOpaque(page)->type != expected_type)
+	{
+		wc_note_corruption(rel, expected_type == WC_PAGE_META ? "metapage" : "level0", 0,
+						   BufferGetBlockNumber(buf));
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("widecol: unexpected page in block %u of relation \"%s\"",
 						BufferGetBlockNumber(buf), RelationGetRelationName(rel)),
 				 errdetail("Expected page type %d, found %d.", expected_type,
 						   PageIsNew(page) ? 0 : WcPageGetOpaque(page)->type)));
+	}
 }
 
 static Buffer
@@ -76,12 +81,15 @@ meta_lock(Relation rel, int mode)
 	wc_check_page(rel, buf, WC_PAGE_META);
 	meta = WcPageGetMeta(BufferGetPage(buf));
 	if (meta->magic != WC_META_MAGIC || meta->version != WC_META_VERSION)
+	{
+		wc_note_corruption(rel, "metapage", 0, WC_META_BLOCK);
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("widecol: bad metapage in relation \"%s\"", RelationGetRelationName(rel)),
 				 errdetail("magic %08X version %u; this build reads version %u", meta->magic,
 						   meta->version, WC_META_VERSION),
 				 errhint("A table written by another version of widecol's storage format must be dumped with that version and restored.")));
+	}
 	return buf;
 }
 

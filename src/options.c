@@ -45,6 +45,7 @@
 #include "access/tableam.h"
 
 #include "widecol.h"
+#include "damage.h"
 
 static ProcessUtility_hook_type prev_utility_hook = NULL;
 static object_access_hook_type prev_object_access_hook = NULL;
@@ -1228,6 +1229,7 @@ wc_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		Relation	rel = relation_open(objectId, AccessExclusiveLock);
 		uint64		storage_id;
 
+		wc_damage_clear(rel);
 		if (wc_meta_storage_id(rel, &storage_id))
 			wc_manifest_drop_storage(storage_id);
 		else if (RelationGetNumberOfBlocks(rel) > 0)

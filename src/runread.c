@@ -12,12 +12,14 @@
 #include "utils/memutils.h"
 
 #include "widecol.h"
+#include "damage.h"
 
 
 
 static void
 corrupt(Relation rel, BlockNumber blk, uint64 run_id, const char *what)
 {
+	wc_note_corruption(rel, "run", run_id, blk);
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("widecol: %s in block %u of relation \"%s\" (run %llu)",
@@ -334,7 +336,7 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 		problem = wc_decode_block(PageGetContents(page), RunPagePayloadLen(page), &op, block);
 	UnlockReleaseBuffer(buf);
 	if (problem)
-		corrupt(rel, blkno, op.segment ? op.segment : block->run_id, problem);
+		corrupt(rel, blkno, block->run_id, problem);
 	block->blkno = blkno;
 	block->rel = rel;
 	block->strategy = strategy;

@@ -9,6 +9,8 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "funcapi.h"
 #include "storage/bufmgr.h"
 #include "miscadmin.h"
@@ -19,6 +21,7 @@
 #include "utils/tuplestore.h"
 
 #include "widecol.h"
+#include "damage.h"
 
 #define MAX_PROBLEMS 20
 
@@ -28,6 +31,7 @@ typedef struct Report
 	int			nproblems;
 	int64		pages;
 	int64		rows;
+	BlockNumber first_block;	/* of the first problem */
 } Report;
 
 static void
@@ -38,7 +42,8 @@ problem(Report *r, BlockNumber blk, const char *fmt,...)
 {
 	va_list		ap;
 
-	r->nproblems++;
+	if (r->nproblems++ == 0)
+		r->first_block = blk;
 	if (r->nproblems > MAX_PROBLEMS)
 		return;
 	if (r->problems.len > 0)
@@ -356,8 +361,14 @@ verify_gen(Relation rel, const WcL0Gen *gen, Report *r)
 		problem(r, InvalidBlockNumber, "metapage says %u pages, chain has %u", gen->npages, seen);
 }
 
-static void
-emit(ReturnSetInfo *rsinfo, const char *kind, int64 id, Report *r)
+/*
+ * Report a segment's result.  Damaged segments are recorded in
+ * widecol.damage (so that maintenance leaves the table alone); returns
+ * whether the segment was sound.
+ */
+static bool
+emit(ReturnSetInfo *rsinfo, Relation rel, const char *kind, int64 id, Report *r,
+	 bool record)
 {
 	Datum		values[6];
 	bool		nulls[6] = {0};
@@ -372,6 +383,13 @@ emit(ReturnSetInfo *rsinfo, const char *kind, int64 id, Report *r)
 	values[5] = CStringGetTextDatum(r->problems.data);
 	nulls[5] = r->nproblems == 0;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	if (r->nproblems > 0 && record)
+	{
+		WcDamage	d = {kind, (uint64) id, r->first_block, r->problems.data, 0};
+
+		wc_damage_record(rel, &d);
+	}
+	return r->nproblems == 0;
 }
 
 PG_FUNCTION_INFO_V1(widecol_verify);
@@ -383,6 +401,9 @@ widecol_verify(PG_FUNCTION_ARGS)
 	Relation	rel;
 	WcMetaData	meta;
 	WcManifest *m;
+	bool		sound = true;
+	/* a standby or a read-only transaction only reports */
+	bool		record = !RecoveryInProgress() && !XactReadOnly;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
@@ -403,7 +424,7 @@ widecol_verify(PG_FUNCTION_ARGS)
 			continue;
 		initStringInfo(&r.problems);
 		verify_gen(rel, &meta.gens[g], &r);
-		emit(rsinfo, "level0", (int64) meta.gens[g].gen, &r);
+		sound &= emit(rsinfo, rel, "level0", (int64) meta.gens[g].gen, &r, record);
 	}
 	for (int i = 0; i < m->nruns; i++)
 	{
@@ -411,8 +432,11 @@ widecol_verify(PG_FUNCTION_ARGS)
 
 		initStringInfo(&r.problems);
 		verify_run(rel, &m->runs[i], &r);
-		emit(rsinfo, "run", (int64) m->runs[i].run_id, &r);
+		sound &= emit(rsinfo, rel, "run", (int64) m->runs[i].run_id, &r, record);
 	}
+	/* nothing wrong any more (repaired, or restored): maintenance may resume */
+	if (sound && record)
+		wc_damage_clear(rel);
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;
 }

@@ -1,0 +1,34 @@
+/*
+ * damage.h — tables whose pages failed their checks (damage.c).
+ */
+#ifndef WIDECOL_DAMAGE_H
+#define WIDECOL_DAMAGE_H
+
+#include "postgres.h"
+
+#include "storage/block.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+/* One damaged segment of a table, as widecol.damage records it. */
+typedef struct WcDamage
+{
+	const char *segment;		/* "run", "level0", "metapage" */
+	uint64		id;				/* run id or level-0 generation; 0 if unknown */
+	BlockNumber block;			/* InvalidBlockNumber if unknown */
+	char	   *problem;
+	TimestampTz found;
+} WcDamage;
+
+/* Remember what the read path found corrupt, for the worker's error path. */
+extern void wc_note_corruption(Relation rel, const char *segment, uint64 id, BlockNumber blk);
+extern bool wc_take_corruption(Oid relid, WcDamage *out);
+
+extern void wc_damage_record(Relation rel, const WcDamage *d);
+extern int	wc_damage_find(Relation rel, WcDamage *first);
+extern void wc_damage_clear(Relation rel);
+extern void wc_damage_refuse(Relation rel, const char *what);
+extern bool wc_damage_skip(Relation rel);
+extern void wc_damage_after_error(Relation rel, const WcDamage *found, const char *message);
+
+#endif
