@@ -37,7 +37,8 @@ OBJS = \
 	src/wal.o \
 	src/stats.o \
 	src/tablestats.o \
-	src/damage.o
+	src/damage.o \
+	src/querytable.o
 
 DATA = sql/widecol--$(EXTVERSION).sql
 

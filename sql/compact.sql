@@ -8,9 +8,9 @@ CREATE FUNCTION k_diff() RETURNS bigint LANGUAGE sql AS $$
   SELECT (SELECT count(*) FROM (SELECT * FROM k EXCEPT ALL SELECT * FROM k_heap) a)
        + (SELECT count(*) FROM (SELECT * FROM k_heap EXCEPT ALL SELECT * FROM k) b) $$;
 INSERT INTO k_heap SELECT g % 10, g, repeat('v', 40) || g FROM generate_series(1, 6000) g;
-COPY (SELECT * FROM k_heap) TO '/tmp/widecol_compact.csv';
-COPY k FROM '/tmp/widecol_compact.csv';
-COPY k FROM '/tmp/widecol_compact.csv';
+\copy (SELECT * FROM k_heap) TO 'results/widecol_compact.csv'
+\copy k FROM 'results/widecol_compact.csv'
+\copy k FROM 'results/widecol_compact.csv'
 UPDATE k SET v = v || '!' WHERE pk = 3;
 UPDATE k_heap SET v = v || '!' WHERE pk = 3;
 DELETE FROM k WHERE pk = 4 AND ck < 3000;
@@ -46,11 +46,11 @@ SELECT age(relfrozenxid) < 10 AS relfrozenxid_recent FROM pg_class WHERE relname
 -- the pages of dropped runs come back: loading and compacting again and
 -- again keeps the table at a steady size
 SELECT pg_relation_size('k') AS size_before \gset
-COPY k FROM '/tmp/widecol_compact.csv';
+\copy k FROM 'results/widecol_compact.csv'
 SELECT widecol.compact('k', major => true) > 0;
-COPY k FROM '/tmp/widecol_compact.csv';
+\copy k FROM 'results/widecol_compact.csv'
 SELECT widecol.compact('k', major => true) > 0;
-COPY k FROM '/tmp/widecol_compact.csv';
+\copy k FROM 'results/widecol_compact.csv'
 SELECT widecol.compact('k', major => true) > 0;
 SELECT widecol.compact('k', major => true) > 0;
 SELECT pg_relation_size('k') < 2 * :size_before AS size_steady;
@@ -62,7 +62,7 @@ SELECT k_diff() AS differences_after_reloads;
 SELECT bool_and(ok) AS verified FROM widecol.verify('k');
 -- freed pages keep their old contents until reused: ANALYZE samples only
 -- runs the manifest lists (here every block, the table is small)
-COPY k FROM '/tmp/widecol_compact.csv';
+\copy k FROM 'results/widecol_compact.csv'
 SELECT widecol.compact('k', major => true) > 0;
 ANALYZE k;
 SELECT reltuples = (SELECT count(*) FROM k) AS reltuples_exact FROM pg_class WHERE relname = 'k';

@@ -2,9 +2,13 @@
 -- rule of minor compactions, and widecol.compactions (the history).
 -- Write times are set with the test-only widecol.debug_write_time (a Unix
 -- time), so that time windows and expiry are deterministic.
+-- The setting is a superuser's: a superuser gives the test role a function
+-- that sets it (NULL: back to the real clock).
 SET TimeZone = 'UTC';
-CREATE FUNCTION write_time(t timestamptz) RETURNS void LANGUAGE sql
-  AS $$ SELECT set_config('widecol.debug_write_time', extract(epoch FROM t)::text, false) $$;
+SET ROLE NONE;
+CREATE FUNCTION write_time(t timestamptz) RETURNS void LANGUAGE sql SECURITY DEFINER
+  AS $$ SELECT set_config('widecol.debug_write_time', coalesce(extract(epoch FROM t), 0)::text, false) $$;
+RESET ROLE;
 
 -- option validation
 CREATE TABLE cs_bad (k int) USING widecol
@@ -86,7 +90,7 @@ INSERT INTO tw VALUES (4, 'day 3, just before midnight');
 SELECT write_time('2025-01-04 00:00:01');
 INSERT INTO tw VALUES (5, 'day 4, just after midnight');
 SELECT widecol.flush('tw');
-RESET widecol.debug_write_time;
+SELECT write_time(NULL);
 SELECT level, nrows, min_write_ts, max_write_ts FROM widecol.runs('tw') ORDER BY run_id;
 SELECT widecol.compact('tw') AS written;
 -- one run per day; key 1 keeps its day-1 version in the day-1 run (it is
@@ -115,7 +119,7 @@ BEGIN
   END LOOP;
 END $$;
 INSERT INTO tw12 VALUES (1, 'day 11 overwrites day 0');
-RESET widecol.debug_write_time;
+SELECT write_time(NULL);
 SELECT widecol.flush('tw12');
 SELECT count(*) AS runs FROM widecol.runs('tw12');
 SELECT widecol.compact('tw12', true) AS written_major;
@@ -133,7 +137,7 @@ CREATE TABLE ex (k int, v text) USING widecol
 SELECT write_time('2020-01-01');
 INSERT INTO ex SELECT g, 'expired long ago' FROM generate_series(1, 100) g;
 SELECT widecol.flush('ex');
-RESET widecol.debug_write_time;
+SELECT write_time(NULL);
 INSERT INTO ex SELECT g, 'live' FROM generate_series(1001, 1010) g;
 SELECT widecol.flush('ex');
 SELECT count(*) AS live_rows FROM ex;
@@ -153,7 +157,7 @@ ALTER TABLE ex2 SET (widecol.default_ttl = '1 day');
 SELECT write_time('2020-01-01');
 INSERT INTO ex2 VALUES (5, 'new, expired');
 SELECT widecol.flush('ex2');
-RESET widecol.debug_write_time;
+SELECT write_time(NULL);
 SELECT * FROM ex2 ORDER BY k;
 SELECT widecol.compact('ex2') AS written;
 SELECT count(*) AS runs FROM widecol.runs('ex2');
@@ -233,4 +237,6 @@ SELECT age(relfrozenxid) < 5 AS relfrozenxid_recent FROM pg_class WHERE relname 
 SELECT has_table_privilege('public', 'widecol.compaction_history', 'SELECT') AS public_reads_table,
        has_table_privilege('public', 'widecol.compactions', 'SELECT') AS public_reads_view;
 DROP TABLE st, tw, tw12, ex, ex2, gc, tb, fz;
+SET ROLE NONE;
 DROP FUNCTION write_time(timestamptz);
+RESET ROLE;

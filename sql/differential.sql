@@ -414,9 +414,12 @@ BEGIN
             END IF;
           ELSIF r < 0.50 THEN
             SELECT * INTO b FROM widecol_diff_batch(shape, 30);
+            -- a server file is a superuser's (the suite runs as an ordinary role)
+            RETURN NEXT pfx || 'SET ROLE NONE';
             RETURN NEXT pfx || format('COPY (SELECT a, b FROM %s ORDER BY ord) TO %L WITH (FORMAT csv)', b.src, csv);
             RETURN NEXT pfx || format('COPY %I (a, b) FROM %L WITH (FORMAT csv)', tbl, csv);
             RETURN NEXT pfx || format('COPY %I (a, b) FROM %L WITH (FORMAT csv)', ref, csv);
+            RETURN NEXT pfx || 'RESET ROLE';
           ELSE
             IF r < 0.60 THEN
               whr := format('UPDATE {T} SET b = %s WHERE a = %s', widecol_diff_bval(), widecol_diff_rand(0, 9));
@@ -480,9 +483,11 @@ BEGIN
           ELSIF r < 0.39 THEN
             -- COPY batch (duplicates inside the file: later line wins)
             SELECT * INTO b FROM widecol_diff_batch(shape, 40);
+            RETURN NEXT pfx || 'SET ROLE NONE';
             RETURN NEXT pfx || format('COPY (SELECT pk, ck, v, n FROM %s ORDER BY ord) TO %L WITH (FORMAT csv)',
                                       b.src, csv);
             RETURN NEXT pfx || format('COPY %I (pk, ck, v, n) FROM %L WITH (FORMAT csv)', tbl, csv);
+            RETURN NEXT pfx || 'RESET ROLE';
             RETURN NEXT pfx || format('INSERT INTO %I (pk, ck, v, n) SELECT DISTINCT ON (pk, ck) pk, ck, v, n '
                                       'FROM %s ORDER BY pk, ck, ord DESC', ref, b.src) || upsert;
           ELSIF r < 0.58 OR (r >= 0.65 AND r < 0.84) THEN

@@ -40,8 +40,8 @@ SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(d * 100000 + i), 12, '0'))::uu
        1920 AS width, 1080 AS height, md5(d || '/' || i) AS content_hash,
        (ARRAY['{crack}', '{rust,crack}', '{}', '{ok}', '{crack,leak,rust}', NULL, '{rust}'])[1 + (i * 3 + d) % 7]::text[] AS tags
   FROM generate_series(1, 8) d, generate_series(0, 6 * 72 - 1) i;
-COPY (SELECT * FROM images_heap WHERE device_id <> 'cam-8') TO '/tmp/widecol_image_store.csv';
-COPY img.images FROM '/tmp/widecol_image_store.csv';
+\copy (SELECT * FROM images_heap WHERE device_id <> 'cam-8') TO 'results/widecol_image_store.csv'
+\copy img.images FROM 'results/widecol_image_store.csv'
 DO $$
 DECLARE r images_heap;
 BEGIN

@@ -290,7 +290,9 @@ SELECT relname FROM pg_class WHERE relname IN ('bad', 'widecol_qt_probe');
 ---------------------------------------------------------------------------
 -- privileges
 ---------------------------------------------------------------------------
+SET ROLE NONE;  -- roles are made by a superuser
 CREATE ROLE regress_qt_other;
+RESET ROLE;
 GRANT SELECT, INSERT, UPDATE, DELETE ON photos TO regress_qt_other;
 SET ROLE regress_qt_other;
 -- not the owner of the base
@@ -338,4 +340,6 @@ SELECT ok FROM widecol.check_query_table('photos_by_tag2');
 DROP FUNCTION heap_upsert(shots_heap), shots_in_step();
 DROP TABLE photos2, photos_by_tag2, shots_heap;
 SELECT count(*) FROM widecol.query_table;
+SET ROLE NONE;
 DROP ROLE regress_qt_other;
+RESET ROLE;

@@ -14,10 +14,10 @@ INSERT INTO img_heap
 SELECT 'cam-' || d, date '2025-01-01' + day, timestamptz '2025-01-01 00:00+00' + day * interval '1 day' + i * interval '30 minutes',
        i, format('raw/cam-%s/%s/%s.jpg', d, day, i)
   FROM generate_series(0, 9) day, generate_series(0, 39) i, generate_series(1, 6) d;
-COPY (SELECT * FROM img_heap WHERE day_bucket < '2025-01-06') TO '/tmp/widecol_seek_a.csv';
-COPY (SELECT * FROM img_heap WHERE day_bucket >= '2025-01-06') TO '/tmp/widecol_seek_b.csv';
-COPY img FROM '/tmp/widecol_seek_a.csv';
-COPY img FROM '/tmp/widecol_seek_b.csv';
+\copy (SELECT * FROM img_heap WHERE day_bucket < '2025-01-06') TO 'results/widecol_seek_a.csv'
+\copy (SELECT * FROM img_heap WHERE day_bucket >= '2025-01-06') TO 'results/widecol_seek_b.csv'
+\copy img FROM 'results/widecol_seek_a.csv'
+\copy img FROM 'results/widecol_seek_b.csv'
 UPDATE img SET object_key = object_key || '?v2' WHERE device_id = 'cam-2' AND day_bucket = '2025-01-03' AND image_id % 5 = 0;
 UPDATE img_heap SET object_key = object_key || '?v2' WHERE device_id = 'cam-2' AND day_bucket = '2025-01-03' AND image_id % 5 = 0;
 DELETE FROM img WHERE device_id = 'cam-3' AND image_id % 7 = 0;

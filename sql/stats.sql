@@ -6,7 +6,9 @@ CREATE TABLE st (dev int, day int, seq int, v text) USING widecol
 INSERT INTO st SELECT g % 10, 1, g, repeat('x', 10 * (g % 10)) FROM generate_series(1, 1000) g;
 INSERT INTO st SELECT 3, 2, g, 'big' || repeat('y', 500) FROM generate_series(1, 200) g;
 DELETE FROM st WHERE dev = 1 AND seq < 100;
+SET ROLE NONE;  -- the test clock is a superuser's
 SET widecol.debug_clock_offset = 0;
+RESET ROLE;
 BEGIN;
 SET LOCAL widecol.ttl = '1h';
 INSERT INTO st VALUES (9, 9, 1, 'short-lived'), (9, 9, 2, 'short-lived');
@@ -15,9 +17,13 @@ SELECT widecol.flush('st') > 0 AS flushed;
 -- before expiry and after (30 days later: an earlier test file moved the
 -- server's write clock up to 2 days ahead, and write times never go back)
 SELECT live_rows, deleted_rows, expired_rows FROM widecol.row_stats('st');
+SET ROLE NONE;  -- the test clock is a superuser's
 SET widecol.debug_clock_offset = '30d';
+RESET ROLE;
 SELECT live_rows, deleted_rows, expired_rows FROM widecol.row_stats('st');
+SET ROLE NONE;  -- the test clock is a superuser's
 RESET widecol.debug_clock_offset;
+RESET ROLE;
 SELECT runs, runs_per_level, versions, tombstones, live_rows, deleted_rows, expired_rows,
        partitions, compression_ratio > 1 AS compressed, level0_pages, level0_bytes,
        total_bytes > 0 AS has_bytes, damaged, damage

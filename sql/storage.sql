@@ -5,8 +5,7 @@
 --
 \set VERBOSITY default
 SET max_parallel_workers_per_gather = 0;
--- a scratch file for COPY, inside the instance's data directory
-SELECT current_setting('data_directory') || '/widecol_regress_storage.csv' AS csvfile \gset
+-- COPY files go through the client (\copy): a server file needs a superuser
 
 -- rows in one table and not in the other, both ways (0 = same multiset)
 CREATE FUNCTION s_diff(a regclass, b regclass) RETURNS bigint LANGUAGE plpgsql AS $$
@@ -108,24 +107,24 @@ DROP TABLE s_auto, s_noauto;
 ---------------------------------------------------------------------------
 CREATE TABLE s_copy (pk int, ck int, v text) USING widecol
     WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
-COPY (SELECT g % 7, g, 'row ' || g FROM generate_series(1, 5000) g) TO :'csvfile' WITH (FORMAT csv);
-COPY s_copy FROM :'csvfile' WITH (FORMAT csv);
+\copy (SELECT g % 7, g, 'row ' || g FROM generate_series(1, 5000) g) TO 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
+\copy s_copy FROM 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 SELECT widecol.level0_pages('s_copy');
 SELECT count(*) AS runs, sum(nrows) AS nrows, sum(ntombstones) AS ntombstones,
        sum(npartitions) AS npartitions, bool_and(compressed_bytes < raw_bytes) AS compressed
   FROM widecol.runs('s_copy');
 SELECT count(*), count(DISTINCT pk), min(ck), max(ck) FROM s_copy;
 -- a second COPY is a second run; the rows it repeats replace the old ones
-COPY (SELECT g % 7, g, 'again ' || g FROM generate_series(4001, 6000) g) TO :'csvfile' WITH (FORMAT csv);
-COPY s_copy FROM :'csvfile' WITH (FORMAT csv);
+\copy (SELECT g % 7, g, 'again ' || g FROM generate_series(4001, 6000) g) TO 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
+\copy s_copy FROM 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 SELECT widecol.level0_pages('s_copy');
 SELECT run_id, nrows FROM widecol.runs('s_copy');
 SELECT count(*), count(*) FILTER (WHERE v LIKE 'again%') AS replaced FROM s_copy;
 -- COPY with a small widecol.bulk_write_mem writes several runs
 TRUNCATE s_copy;
 SET widecol.bulk_write_mem = 1024;
-COPY (SELECT g % 7, g, repeat(md5(g::text), 4) FROM generate_series(1, 20000) g) TO :'csvfile' WITH (FORMAT csv);
-COPY s_copy FROM :'csvfile' WITH (FORMAT csv);
+\copy (SELECT g % 7, g, repeat(md5(g::text), 4) FROM generate_series(1, 20000) g) TO 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
+\copy s_copy FROM 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 RESET widecol.bulk_write_mem;
 SELECT widecol.level0_pages('s_copy');
 SELECT count(*) > 1 AS several_runs, sum(nrows) AS nrows FROM widecol.runs('s_copy');
@@ -187,8 +186,8 @@ SELECT 'dev-' || (g % 37), date '2025-01-01' + (g % 5),
   FROM generate_series(1, 20000) g;
 INSERT INTO s_big SELECT * FROM s_big_h WHERE n % 2 = 0;
 SELECT widecol.flush('s_big') >= 0 AS flushed;
-COPY (SELECT * FROM s_big_h WHERE n % 2 <> 0) TO :'csvfile' WITH (FORMAT csv);
-COPY s_big FROM :'csvfile' WITH (FORMAT csv);
+\copy (SELECT * FROM s_big_h WHERE n % 2 <> 0) TO 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
+\copy s_big FROM 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 SELECT count(*) FROM s_big;
 SELECT s_diff('s_big', 's_big_h') AS differences;
 SELECT (SELECT array_agg(n) FROM s_big) =
@@ -248,9 +247,9 @@ SELECT length(v), octet_length(v) FROM s_uni WHERE p = 'mixed 日本 abc';
 SELECT v FROM s_uni WHERE p = '日本語' AND c = 'a' AND b = '\x00';
 SELECT v FROM s_uni WHERE b = '\x0000';
 -- COPY round trip
-COPY s_uni TO :'csvfile' WITH (FORMAT csv);
+\copy s_uni TO 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 TRUNCATE s_uni;
-COPY s_uni FROM :'csvfile' WITH (FORMAT csv);
+\copy s_uni FROM 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 SELECT s_diff('s_uni', 's_uni_h') AS differences;
 DROP TABLE s_uni, s_uni_h;
 
@@ -288,8 +287,9 @@ DROP FUNCTION s_diff(regclass, regclass);
 -- storage metadata (runs, verify, storage_id) needs SELECT
 CREATE TABLE s_priv (pk int, v text) USING widecol WITH (widecol.partition_key = 'pk');
 INSERT INTO s_priv VALUES (1, 'a');
+SET ROLE NONE;  -- roles are made by a superuser
 CREATE ROLE widecol_s_reader;
-GRANT USAGE ON SCHEMA widecol TO widecol_s_reader;
+RESET ROLE;
 SET ROLE widecol_s_reader;
 SELECT widecol.flush('s_priv');
 SELECT * FROM widecol.runs('s_priv');
@@ -304,8 +304,9 @@ SELECT widecol.flush('s_priv');
 RESET ROLE;
 SELECT widecol.flush('s_priv');
 DROP TABLE s_priv;
-REVOKE USAGE ON SCHEMA widecol FROM widecol_s_reader;
+SET ROLE NONE;
 DROP ROLE widecol_s_reader;
+RESET ROLE;
 
 -- Runs keep keys and tuples on separate pages (key pages, value pages).  A
 -- read that asks for key columns only (count(*), grouping by the partition
@@ -328,7 +329,9 @@ SELECT bool_and(ok) AS verified FROM widecol.verify('s_kv');
 -- (statistics reach pg_statio_* when a statement ends, hence one per step)
 SET max_parallel_workers_per_gather = 0;
 SELECT pg_stat_force_next_flush();
+SET ROLE NONE;  -- resetting statistics is a superuser's
 SELECT pg_stat_reset_single_table_counters('s_kv'::regclass);
+RESET ROLE;
 SELECT count(*) FROM s_kv;
 SELECT pg_stat_force_next_flush();
 SELECT heap_blks_read + heap_blks_hit AS count_blocks FROM pg_statio_user_tables WHERE relid = 's_kv'::regclass \gset

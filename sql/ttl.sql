@@ -28,7 +28,9 @@ CREATE TEMP TABLE wt AS SELECT widecol.writetime(tableoid, ctid) AS t FROM ev WH
 UPDATE ev SET note = 'table default, updated' WHERE device = 1 AND ts = 1;
 SELECT widecol.writetime(tableoid, ctid) > (SELECT t FROM wt) AS newer FROM ev WHERE device = 1 AND ts = 1;
 -- after two hours the one-hour rows are gone, for seeks and full scans alike
+SET ROLE NONE;  -- the test clock is a superuser's
 SET widecol.debug_clock_offset = '2h';
+RESET ROLE;
 SELECT ts, note FROM ev WHERE device = 1 ORDER BY ts;
 SELECT count(*) FROM ev;
 EXPLAIN (COSTS OFF) SELECT ts, note FROM ev WHERE device = 1 ORDER BY ts;
@@ -36,7 +38,9 @@ EXPLAIN (COSTS OFF) SELECT ts, note FROM ev WHERE device = 1 ORDER BY ts;
 SELECT widecol.flush('ev') > 0 AS flushed;
 SELECT ts, note FROM ev ORDER BY ts;
 -- after two days only the row written with ttl 0 is left
+SET ROLE NONE;  -- the test clock is a superuser's
 SET widecol.debug_clock_offset = '2d';
+RESET ROLE;
 SELECT ts, note FROM ev ORDER BY ts;
 -- an expired row cannot be updated or deleted: it is not there
 UPDATE ev SET note = 'zombie' WHERE device = 1 AND ts = 1;
@@ -49,17 +53,14 @@ SET widecol.gc_grace = 0;
 SELECT widecol.compact('ev', true) AS kept;
 SELECT sum(nrows) AS versions_left FROM widecol.runs('ev');
 RESET widecol.gc_grace;
+SET ROLE NONE;  -- the test clock is a superuser's
 RESET widecol.debug_clock_offset;
+RESET ROLE;
 -- errors
 SET widecol.ttl = -5;
 SET widecol.ttl = 'forever';
 SELECT widecol.writetime('pg_class'::regclass, '(0,1)');
-CREATE ROLE wc_ttl_user;
-SET ROLE wc_ttl_user;
 SET widecol.debug_clock_offset = '1h';  -- superuser only
-RESET ROLE;
-DROP ROLE wc_ttl_user;
-RESET widecol.debug_clock_offset;
 -- a ctid that names no version
 SELECT widecol.writetime('ev'::regclass, '(9999,1)') IS NULL AS no_version;
 DROP TABLE ev;

@@ -209,15 +209,16 @@ SELECT pg_catalog.pg_extension_config_dump('widecol.query_table_id_seq', '');
 COMMENT ON TABLE widecol.query_table IS
     'query tables: widecol tables derived from a base table and kept in step with it by triggers';
 
--- Table owners register their own query tables with ordinary DML; a row
--- trigger (running as the caller) checks that the caller owns both tables,
--- so nobody can point another owner's triggers at a definition of theirs.
-GRANT SELECT, INSERT, UPDATE, DELETE ON widecol.query_table TO PUBLIC;
+-- The catalog is written only by widecol._qt_register (C, checks that the
+-- caller owns the base table and the query table, and that both have the
+-- same owner) and by the DROP event trigger below: no role has INSERT,
+-- UPDATE or DELETE on it, and ids come from the sequence, never from the
+-- caller.  Everyone may read it, as pg_trigger.
+GRANT SELECT ON widecol.query_table TO PUBLIC;
 -- Everyone who writes a base table runs widecol.query_table_trigger(), and
 -- table owners call the functions of this schema (each checks its own
 -- privileges; the manifest stays revoked).
 GRANT USAGE ON SCHEMA widecol TO PUBLIC;
-GRANT USAGE, SELECT ON SEQUENCE widecol.query_table_id_seq TO PUBLIC;
 
 -- true if the current user has the privileges of rel's owner, NULL if rel
 -- no longer exists
@@ -226,27 +227,16 @@ LANGUAGE sql STABLE AS $$
     SELECT pg_catalog.pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c WHERE c.oid = rel
 $$;
 
-CREATE FUNCTION widecol._query_table_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        -- rows of dropped tables may be removed by anyone
-        IF NOT coalesce(widecol._owns(OLD.base), true) OR NOT coalesce(widecol._owns(OLD.query_table), true) THEN
-            RAISE EXCEPTION 'must be owner of tables % and % to change their query table entry', OLD.base, OLD.query_table
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        IF NOT coalesce(widecol._owns(NEW.base), false) OR NOT coalesce(widecol._owns(NEW.query_table), false) THEN
-            RAISE EXCEPTION 'must be owner of tables % and % to register a query table', NEW.base, NEW.query_table
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
-        RETURN NEW;
-    END IF;
-    RETURN OLD;
-END $$;
-CREATE TRIGGER guard BEFORE INSERT OR UPDATE OR DELETE ON widecol.query_table
-    FOR EACH ROW EXECUTE FUNCTION widecol._query_table_guard();
+CREATE FUNCTION widecol._qt_register(query_table regclass, base regclass, definition text,
+                                     partition_key text, clustering_key text, key_columns name[],
+                                     columns name[], diff_update boolean, counters name[],
+                                     search_path text) RETURNS integer
+    AS 'MODULE_PATHNAME', 'widecol_qt_register' LANGUAGE C VOLATILE;
+
+-- The (name, value) pairs of a WITH (...) option list, parsed by
+-- PostgreSQL's grammar; only widecol.* options.
+CREATE FUNCTION widecol._parse_table_options(options text) RETURNS TABLE (name text, value text)
+    AS 'MODULE_PATHNAME', 'widecol_parse_table_options' LANGUAGE C STRICT IMMUTABLE;
 
 -- The rows a definition derives from the rows of src (a table or a
 -- transition table): the definition reads them under the name "base".
@@ -257,20 +247,10 @@ BEGIN
 END $$;
 
 -- Column names of a key option ('device_id, day', 'capture_time DESC, "Id"'),
--- as widecol parses them: identifiers, optionally quoted, then ASC/DESC.
--- (The helpers the triggers call on every statement are plpgsql, which
--- keeps their plans; a LANGUAGE sql function called from plpgsql is
--- planned again at each call.)
-CREATE FUNCTION widecol._key_columns(key text) RETURNS name[]
-LANGUAGE plpgsql IMMUTABLE AS $$
-BEGIN
-    RETURN (SELECT coalesce(array_agg(
-               CASE WHEN m[1] LIKE '"%' THEN replace(substr(m[1], 2, length(m[1]) - 2), '""', '"')
-                    ELSE lower(m[1]) END::name ORDER BY n), '{}')
-      FROM regexp_split_to_table(coalesce(key, ''), ',') WITH ORDINALITY AS p(part, n),
-           regexp_match(btrim(part), '^("(?:[^"]|"")+"|[^\s"]+)(?:\s+(?:asc|desc))?$', 'i') AS m
-     WHERE btrim(part) <> '');
-END $$;
+-- parsed by the parser CREATE TABLE uses ('{}' for NULL or blank; a
+-- malformed list is an error naming the option).
+CREATE FUNCTION widecol._key_columns(key text, option text DEFAULT 'partition_key') RETURNS name[]
+    AS 'MODULE_PATHNAME', 'widecol_key_columns' LANGUAGE C IMMUTABLE;
 
 -- "a = d.a AND b = d.b" over the key columns
 CREATE FUNCTION widecol._qt_key_join(keys name[], l text, r text) RETURNS text
@@ -376,13 +356,7 @@ CREATE FUNCTION widecol._read_before_statement_end() RETURNS void
 -- The key columns of a widecol table, partition key then clustering key
 -- ('{}' for a keyless table)
 CREATE FUNCTION widecol._table_key_columns(rel regclass) RETURNS name[]
-LANGUAGE plpgsql STABLE AS $$
-BEGIN
-    RETURN (SELECT widecol._key_columns(max(substr(o, 23)) FILTER (WHERE o LIKE 'widecol.partition_key=%'))
-        || widecol._key_columns(max(substr(o, 24)) FILTER (WHERE o LIKE 'widecol.clustering_key=%'))
-      FROM pg_class c LEFT JOIN LATERAL unnest(c.reloptions) AS o ON true
-     WHERE c.oid = rel);
-END $$;
+    AS 'MODULE_PATHNAME', 'widecol_table_key_columns' LANGUAGE C STRICT STABLE;
 
 -- The rows an INSERT into a widecol table replaced (their keys existed),
 -- as they were before it: widecol's INSERT of an existing key replaces the
@@ -464,6 +438,20 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = format('Drop the trigger (DROP TRIGGER %I ON %s) or recreate the query table.', TG_NAME, TG_RELID::regclass);
     END IF;
+    -- act only for the catalog row of this table, whose query table has
+    -- this table's owner (a trigger never writes into another role's table)
+    IF q.base <> TG_RELID THEN
+        RAISE EXCEPTION 'trigger % on table % names query table % of another table (%)', TG_NAME, TG_RELID::regclass, q.query_table, q.base
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Drop the trigger: DROP TRIGGER %I ON %s', TG_NAME, TG_RELID::regclass);
+    END IF;
+    IF (SELECT relowner FROM pg_catalog.pg_class WHERE oid = q.query_table)
+       IS DISTINCT FROM (SELECT relowner FROM pg_catalog.pg_class WHERE oid = TG_RELID) THEN
+        RAISE EXCEPTION 'query table % and its base table % have different owners', q.query_table, TG_RELID::regclass
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Give both the same owner: ALTER TABLE %s OWNER TO %s', q.query_table,
+                                (SELECT relowner::regrole FROM pg_catalog.pg_class WHERE oid = TG_RELID));
+    END IF;
     IF TG_OP = 'TRUNCATE' THEN
         EXECUTE format('TRUNCATE %s', q.query_table);
         RETURN NULL;
@@ -537,7 +525,9 @@ DECLARE
     nrows bigint;
     diff boolean := true;
     base_keys name[];
-    counter_cols name[] := widecol._key_columns(counters);
+    counter_cols name[] := widecol._key_columns(counters, 'counter_columns');
+    opts text;
+    qid integer;
     q widecol.query_table;
     err text;
     hint text;
@@ -615,7 +605,7 @@ BEGIN
     END IF;
 
     -- the keys must be columns of the definition
-    keys := widecol._key_columns(partition_key) || widecol._key_columns(clustering_key);
+    keys := widecol._key_columns(partition_key) || widecol._key_columns(clustering_key, 'clustering_key');
     IF cardinality(widecol._key_columns(partition_key)) = 0 THEN
         RAISE EXCEPTION 'query table needs a partition key' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -637,17 +627,19 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'A counter query table''s definition groups by its key columns and sums into its counter columns, for example: SELECT device_id, capture_time::date AS day, count(*) AS images FROM base GROUP BY 1, 2';
         END IF;
-        options := concat_ws(', ', format('"widecol.counter_columns" = %L', counters), options);
+    END IF;
+    -- options: parsed, then written back quoted (never pasted)
+    SELECT string_agg(CASE WHEN o.value IS NULL THEN quote_ident(o.name)
+                           ELSE format('%I = %L', o.name, o.value) END, ', ')
+      INTO opts FROM widecol._parse_table_options(options) AS o;
+    IF cardinality(counter_cols) > 0 THEN
+        opts := concat_ws(', ', format('"widecol.counter_columns" = %L', counters), opts);
     END IF;
     -- rows of the query table are identified by its key: it should include
     -- the base table's key, or two base rows can map to one derived row
     -- (a counter query table aggregates them on purpose)
     SELECT coalesce(array_agg(k), '{}') INTO base_keys FROM (
-        SELECT unnest(widecol._key_columns(substring(o FROM '^widecol\.partition_key=(.*)$'))) k
-          FROM pg_class c, unnest(c.reloptions) o WHERE c.oid = base
-        UNION
-        SELECT unnest(widecol._key_columns(substring(o FROM '^widecol\.clustering_key=(.*)$')))
-          FROM pg_class c, unnest(c.reloptions) o WHERE c.oid = base
+        SELECT unnest(widecol._table_key_columns(base)) k
         UNION
         SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
          WHERE i.indrelid = base AND i.indisprimary) s WHERE k IS NOT NULL;
@@ -661,13 +653,17 @@ BEGIN
                    qname, coldefs, partition_key,
                    CASE WHEN clustering_key IS NOT NULL AND btrim(clustering_key) <> ''
                         THEN format(', "widecol.clustering_key" = %L', clustering_key) ELSE '' END,
-                   CASE WHEN options IS NOT NULL THEN ', ' || options ELSE '' END);
+                   CASE WHEN opts IS NOT NULL THEN ', ' || opts ELSE '' END);
+    -- the query table belongs to the base table's owner (the triggers that
+    -- write it run as whoever writes the base, and check this)
+    IF (SELECT relowner FROM pg_class WHERE oid = qname::regclass) <> (SELECT relowner FROM pg_class WHERE oid = base) THEN
+        EXECUTE format('ALTER TABLE %s OWNER TO %s', qname,
+                       (SELECT relowner::regrole FROM pg_class WHERE oid = base));
+    END IF;
 
-    INSERT INTO widecol.query_table (query_table, base, definition, partition_key, clustering_key,
-                                     key_columns, columns, diff_update, counters, search_path)
-    VALUES (qname::regclass, base, def, partition_key, nullif(btrim(clustering_key), ''),
-            keys, cols, diff, counter_cols, current_setting('search_path'))
-    RETURNING * INTO q;
+    qid := widecol._qt_register(qname::regclass, base, def, partition_key, nullif(btrim(clustering_key), ''),
+                                keys, cols, diff, counter_cols, current_setting('search_path'));
+    SELECT * INTO q FROM widecol.query_table WHERE id = qid;
     PERFORM widecol._qt_create_triggers(q);
     IF populate THEN
         PERFORM widecol.rebuild_query_table(q.query_table);
@@ -691,6 +687,10 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION '% is not a query table', name USING ERRCODE = 'invalid_parameter_value',
             HINT = 'widecol.query_table lists the query tables.';
+    END IF;
+    IF NOT widecol._owns(q.query_table) THEN
+        RAISE EXCEPTION 'must be owner of table %', q.query_table USING ERRCODE = 'insufficient_privilege',
+            HINT = 'A query table is rebuilt by its owner (the owner of its base table).';
     END IF;
     EXECUTE format('LOCK TABLE %s IN SHARE MODE', q.base);
     PERFORM set_config('search_path', q.search_path, true);
@@ -1022,6 +1022,14 @@ BEGIN
     IF counts IS NULL THEN
         RETURN NULL;            -- the counter table was dropped: nothing to count
     END IF;
+    -- never write into a table of another role that took the name
+    IF (SELECT relowner FROM pg_catalog.pg_class WHERE oid = counts)
+       IS DISTINCT FROM (SELECT relowner FROM pg_catalog.pg_class WHERE oid = TG_RELID) THEN
+        RAISE EXCEPTION 'counter table % and image table % have different owners', counts, TG_RELID::regclass
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Give both the same owner: ALTER TABLE %s OWNER TO %s', counts,
+                                (SELECT relowner::regrole FROM pg_catalog.pg_class WHERE oid = TG_RELID));
+    END IF;
     IF TG_OP = 'TRUNCATE' THEN
         EXECUTE format('TRUNCATE %s', counts);
         RETURN NULL;
@@ -1165,11 +1173,14 @@ BEGIN
     EXECUTE format('CREATE TYPE %s.image_page_key AS (capture_time timestamptz, image_id uuid)', s);
     object := s || '.image_page_key'; kind := 'type'; RETURN NEXT;
 
+    -- Function bodies are passed as literals (%L) and the schema appears in
+    -- them only as a quoted identifier: no store name can end a literal or
+    -- a dollar quote.
     EXECUTE format($d$
         CREATE FUNCTION %1$s.image(id uuid) RETURNS SETOF %1$s.images
-        LANGUAGE sql STABLE AS $f$
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
             SELECT * FROM %1$s.images AS i WHERE i.image_id = image.id
-        $f$ $d$, s);
+        $f$, s));
     object := s || '.image(uuid)'; kind := 'function'; RETURN NEXT;
 
     -- The functions are plain SQL so that the planner inlines them: the
@@ -1192,20 +1203,20 @@ BEGIN
         CREATE FUNCTION %1$s.device_images(device text, from_time timestamptz, to_time timestamptz,
                                            max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
         RETURNS SETOF %1$s.device_daily_images
-        LANGUAGE sql STABLE AS $f$
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
             SELECT * FROM %1$s.device_daily_images AS i
              WHERE i.device_id = device_images.device %2$s
-        $f$ $d$, s, format(page_filter, 'device_images'));
+        $f$, s, format(page_filter, 'device_images')));
     object := s || '.device_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
 
     EXECUTE format($d$
         CREATE FUNCTION %1$s.tag_images(tag text, from_time timestamptz, to_time timestamptz,
                                         max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
         RETURNS SETOF %1$s.images_by_tag
-        LANGUAGE sql STABLE AS $f$
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
             SELECT * FROM %1$s.images_by_tag AS i
              WHERE i.tag = tag_images.tag %2$s
-        $f$ $d$, s, format(page_filter, 'tag_images'));
+        $f$, s, format(page_filter, 'tag_images')));
     object := s || '.tag_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
 
     -- Images carrying all the tags: a seek on the first tag's partitions,
@@ -1215,20 +1226,20 @@ BEGIN
         CREATE FUNCTION %1$s.tag_images_all(tags text[], from_time timestamptz, to_time timestamptz,
                                             max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
         RETURNS SETOF %1$s.images_by_tag
-        LANGUAGE sql STABLE AS $f$
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
             SELECT * FROM %1$s.images_by_tag AS i
              WHERE i.tag = (tag_images_all.tags)[1] AND i.tags @> tag_images_all.tags %2$s
-        $f$ $d$, s, format(page_filter, 'tag_images_all'));
+        $f$, s, format(page_filter, 'tag_images_all')));
     object := s || '.tag_images_all(text[], timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
 
     EXECUTE format($d$
         CREATE FUNCTION %1$s.batch_object_keys(batch text)
         RETURNS TABLE (image_id uuid, object_store text, object_key text)
-        LANGUAGE sql STABLE AS $f$
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
             SELECT b.image_id, b.object_store, b.object_key FROM %1$s.batch_images AS b
              WHERE b.batch_id = batch_object_keys.batch
              ORDER BY b.image_id
-        $f$ $d$, s);
+        $f$, s));
     object := s || '.batch_object_keys(text)'; kind := 'function'; RETURN NEXT;
 
     -- A seek over the day partitions (one per day of the range) with
@@ -1237,7 +1248,7 @@ BEGIN
     EXECUTE format($d$
         CREATE FUNCTION %1$s.daily_counts(from_day date, to_day date, by text DEFAULT 'device')
         RETURNS TABLE (day date, key text, images bigint)
-        LANGUAGE plpgsql STABLE AS $f$
+        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
         BEGIN
             IF by IS NULL OR by NOT IN ('device', 'tag', 'total') THEN
                 RAISE EXCEPTION 'daily_counts: by must be device, tag or total, not %%', coalesce(by, 'NULL')
@@ -1255,24 +1266,23 @@ BEGIN
                               ORDER BY 1, 2;
             END IF;
         END
-        $f$ $d$, s);
+        $f$, s));
     object := s || '.daily_counts(date, date, text)'; kind := 'function'; RETURN NEXT;
 
     -- counts anew from images (after upserts that replaced images, see the
     -- limits of query tables); writers wait meanwhile
     EXECUTE format($d$
         CREATE FUNCTION %1$s.rebuild_daily_counts() RETURNS bigint
-        LANGUAGE plpgsql AS $f$
+        LANGUAGE plpgsql AS %2$L $d$, s, format($f$
         DECLARE n bigint;
         BEGIN
             LOCK TABLE %1$s.images IN SHARE MODE;
             TRUNCATE %1$s.daily_counts;
-            EXECUTE format(widecol._image_store_count_sql(), '%1$s.daily_counts',
-                           'SELECT capture_time, device_id, tags, 1 AS n FROM %1$s.images');
+            EXECUTE format(widecol._image_store_count_sql(), %2$L, %3$L);
             GET DIAGNOSTICS n = ROW_COUNT;
             RETURN n;
         END
-        $f$ $d$, s);
+        $f$, s, s || '.daily_counts', format('SELECT capture_time, device_id, tags, 1 AS n FROM %s.images', s)));
     object := s || '.rebuild_daily_counts()'; kind := 'function'; RETURN NEXT;
 END $$;
 COMMENT ON FUNCTION widecol.create_image_store(name, interval) IS

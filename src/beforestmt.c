@@ -289,6 +289,7 @@ widecol_replaced_rows(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("widecol._replaced_rows() takes a row of a widecol table"),
 				 errhint("Call it as widecol._replaced_rows(NULL::table_name).")));
+	wc_check_row_access(relid, "widecol._replaced_rows()");
 	InitMaterializedSRF(fcinfo, 0);
 	w = inserted_keys(relid);
 	if (w == NULL)
@@ -304,8 +305,10 @@ PG_FUNCTION_INFO_V1(widecol_inserted_keys_replaced);
 Datum
 widecol_inserted_keys_replaced(PG_FUNCTION_ARGS)
 {
-	WriteCid   *w = inserted_keys(PG_GETARG_OID(0));
+	WriteCid   *w;
 
+	wc_check_row_access(PG_GETARG_OID(0), "widecol._inserted_keys_replaced()");
+	w = inserted_keys(PG_GETARG_OID(0));
 	PG_RETURN_BOOL(w != NULL && w->replaced != NIL);
 }
 

@@ -312,7 +312,7 @@ widecol_damage(PG_FUNCTION_ARGS)
 	HeapTuple	tup;
 
 	InitMaterializedSRF(fcinfo, 0);
-	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	if (!OidIsValid(dmgid))
 	{
 		table_close(rel, AccessShareLock);

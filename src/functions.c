@@ -13,23 +13,48 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 
 #include "widecol.h"
 #include "damage.h"
 
 /*
+ * May the current user read what the rows of relid hold, or figures derived
+ * from them, through a function?  It needs SELECT on the table, and no
+ * row-level security policy may apply to it: such functions read the
+ * storage, not the rows a policy lets through, so they refuse rather than
+ * count or show hidden rows.
+ */
+void
+wc_check_row_access(Oid relid, const char *function)
+{
+	const char *name = get_rel_name(relid) ? get_rel_name(relid) : "?";
+
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s does not apply the row-level security policies of table \"%s\"", function, name),
+				 errhint("Query the table itself, or call it as a role that bypasses row-level security (the table owner, or a role with BYPASSRLS).")));
+}
+
+/*
  * Open a widecol table for a SQL function: maintenance (flush) needs
- * ownership, reading its storage metadata needs SELECT.
+ * ownership, reading its storage or figures of its rows needs SELECT (and
+ * no row-level security policy that applies; see wc_check_row_access).
  */
 Relation
-wc_open_widecol(Oid relid, LOCKMODE mode, bool owner)
+wc_open_widecol(FunctionCallInfo fcinfo, LOCKMODE mode, bool owner)
 {
+	Oid			relid = PG_GETARG_OID(0);
 	Relation	rel;
 
-	if (owner ? !pg_class_ownercheck(relid, GetUserId())
-		: pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(owner ? ACLCHECK_NOT_OWNER : ACLCHECK_NO_PRIV, OBJECT_TABLE,
+	if (owner && !pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
 					   get_rel_name(relid) ? get_rel_name(relid) : "?");
+	if (!owner)
+		wc_check_row_access(relid, psprintf("widecol.%s()", get_func_name(fcinfo->flinfo->fn_oid)));
 	rel = table_open(relid, mode);
 	if (!wc_relation_is_widecol(relid))
 		ereport(ERROR,
@@ -42,7 +67,7 @@ PG_FUNCTION_INFO_V1(widecol_flush);
 Datum
 widecol_flush(PG_FUNCTION_ARGS)
 {
-	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
+	Relation	rel = wc_open_widecol(fcinfo, RowExclusiveLock, true);
 	int64		n = wc_flush(rel, true);
 
 	table_close(rel, NoLock);
@@ -53,7 +78,7 @@ PG_FUNCTION_INFO_V1(widecol_compact);
 Datum
 widecol_compact(PG_FUNCTION_ARGS)
 {
-	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), RowExclusiveLock, true);
+	Relation	rel = wc_open_widecol(fcinfo, RowExclusiveLock, true);
 	bool		major = PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	int64		n;
 
@@ -68,7 +93,7 @@ PG_FUNCTION_INFO_V1(widecol_storage_id);
 Datum
 widecol_storage_id(PG_FUNCTION_ARGS)
 {
-	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	WcMetaData	meta;
 
 	wc_meta_read(rel, &meta);
@@ -80,7 +105,7 @@ PG_FUNCTION_INFO_V1(widecol_level0_pages);
 Datum
 widecol_level0_pages(PG_FUNCTION_ARGS)
 {
-	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	WcMetaData	meta;
 
 	wc_meta_read(rel, &meta);
@@ -108,7 +133,7 @@ widecol_runs(PG_FUNCTION_ARGS)
 	WcManifest *m;
 
 	InitMaterializedSRF(fcinfo, 0);
-	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
 	qsort(m->runs, m->nruns, sizeof(WcRunSummary), run_id_cmp);
@@ -142,7 +167,7 @@ widecol_runs(PG_FUNCTION_ARGS)
 static WcRowHeader *
 version_at(FunctionCallInfo fcinfo)
 {
-	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	WcRowHeader *row = wc_fetch_version(rel, (ItemPointer) PG_GETARG_POINTER(1));
 
 	table_close(rel, AccessShareLock);

@@ -264,15 +264,35 @@ wc_merge_begin(Relation rel, Snapshot snapshot, const char *lo, int lolen,
 							   bloom_pklen, strategy, backward);
 }
 
-/* The metapage and the manifest as a merge with this snapshot sees them. */
+/*
+ * The metapage and the manifest as a merge with this snapshot sees them.
+ *
+ * The manifest first, the metapage's list of level-0 generations second: a
+ * generation leaves the metapage, and its pages are freed, before the
+ * transaction that deletes its 'f' row commits.  Read the other way round,
+ * a non-MVCC reader (SnapshotSelf: the write-conflict checks of UPDATE and
+ * DELETE) could list a generation, then miss its deleted 'f' row and read
+ * pages that had been freed meanwhile.  Read this way, a generation listed
+ * later and not retired in the manifest read earlier is protected by the
+ * reader's own snapshot (see "Level 0" in src/README.md).
+ */
 void
 wc_merge_read_manifest(Relation rel, Snapshot snapshot, WcMetaData *meta, WcManifest **m)
 {
 	/* non-MVCC snapshots: what is committed, and our own */
 	Snapshot	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
 
-	wc_meta_read(rel, meta);
-	*m = wc_manifest_read(meta->storage_id, catsnap);
+	uint64		storage_id = wc_storage_id(rel, false);
+
+	for (;;)
+	{
+		*m = wc_manifest_read(storage_id, catsnap);
+		wc_meta_read(rel, meta);
+		if (meta->storage_id == storage_id)
+			return;
+		/* a remembered id of an older relfilenode of the same number */
+		storage_id = wc_storage_id(rel, true);
+	}
 }
 
 /*

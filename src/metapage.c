@@ -48,7 +48,11 @@ wc_new_storage_id(void)
 
 	if (!OidIsValid(seq))
 		elog(ERROR, "widecol: sequence widecol.storage_id_seq is missing");
-	return (uint64) DatumGetInt64(DirectFunctionCall1(nextval_oid, ObjectIdGetDatum(seq)));
+	/*
+	 * Not nextval(): storage ids are widecol's own business, and a role that
+	 * may create or truncate a table needs no privilege on the sequence.
+	 */
+	return (uint64) nextval_internal(seq, false);
 }
 
 void
@@ -116,6 +120,28 @@ wc_meta_storage_id(Relation rel, uint64 *storage_id)
 		*storage_id = WcPageGetMeta(page)->storage_id;
 	UnlockReleaseBuffer(buf);
 	return ok;
+}
+
+/*
+ * The storage id of rel's relfilenode (fixed for its life), remembered for
+ * the last relfilenode asked about: a merge needs it before it reads the
+ * rest of the metapage.
+ */
+uint64
+wc_storage_id(Relation rel, bool refresh)
+{
+	static RelFileNode cached_node;
+	static uint64 cached_id = 0;
+
+	if (refresh || cached_id == 0 || !RelFileNodeEquals(cached_node, rel->rd_node))
+	{
+		WcMetaData	meta;
+
+		wc_meta_read(rel, &meta);
+		cached_node = rel->rd_node;
+		cached_id = meta.storage_id;
+	}
+	return cached_id;
 }
 
 void

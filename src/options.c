@@ -219,6 +219,18 @@ parse_key_list(const char *optname, const char *value)
 	return result;
 }
 
+/* The column names of a key list, as widecol parses them (for SQL). */
+List *
+wc_key_column_names(const char *optname, const char *value)
+{
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	foreach(lc, parse_key_list(optname, value))
+		names = lappend(names, ((KeySpec *) lfirst(lc))->name);
+	return names;
+}
+
 static int64
 parse_ttl(const char *value)
 {

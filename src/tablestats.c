@@ -28,7 +28,7 @@ PG_FUNCTION_INFO_V1(widecol_row_stats);
 Datum
 widecol_row_stats(PG_FUNCTION_ARGS)
 {
-	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	WcMergeIter *it = wc_merge_begin(rel, GetActiveSnapshot(), NULL, 0, NULL, 0, 0,
 									 GetAccessStrategy(BAS_BULKREAD), false);
 	int64		now = wc_now();
@@ -131,7 +131,7 @@ widecol_large_partitions(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the number of partitions must be at least 1")));
 	InitMaterializedSRF(fcinfo, 0);
-	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	if (wc_table_info(rel)->npk == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -192,7 +192,7 @@ PG_FUNCTION_INFO_V1(widecol_compaction_stats);
 Datum
 widecol_compaction_stats(PG_FUNCTION_ARGS)
 {
-	Relation	rel = wc_open_widecol(PG_GETARG_OID(0), AccessShareLock, false);
+	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	WcTableInfo *info = wc_table_info(rel);
 	WcMetaData	meta;
 	WcManifest *m;

@@ -396,7 +396,6 @@ PG_FUNCTION_INFO_V1(widecol_verify);
 Datum
 widecol_verify(PG_FUNCTION_ARGS)
 {
-	Oid			relid = PG_GETARG_OID(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	rel;
 	WcMetaData	meta;
@@ -406,13 +405,7 @@ widecol_verify(PG_FUNCTION_ARGS)
 	bool		record = !RecoveryInProgress() && !XactReadOnly;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid) ? get_rel_name(relid) : "?");
-	rel = table_open(relid, AccessShareLock);
-	if (!wc_relation_is_widecol(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a widecol table", RelationGetRelationName(rel))));
+	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
 

@@ -114,6 +114,7 @@ StaticAssertDecl(sizeof(WcMetaData) <= WC_PAYLOAD_CAPACITY, "metapage too large"
 extern void wc_meta_init_page(Page page, uint64 storage_id);
 extern uint64 wc_new_storage_id(void);
 extern void wc_meta_read(Relation rel, WcMetaData *meta);
+extern uint64 wc_storage_id(Relation rel, bool refresh);
 extern bool wc_meta_storage_id(Relation rel, uint64 *storage_id);
 extern uint64 wc_meta_next_segment_id(Relation rel);
 extern uint64 wc_meta_alloc_rowid(Relation rel);
@@ -159,6 +160,7 @@ typedef struct WcTableInfo
 #define WC_DEFAULT_WINDOW_US		((int64) 24 * 3600 * 1000000)
 
 extern const char *wc_compaction_name(int compaction);
+extern List *wc_key_column_names(const char *optname, const char *value);
 
 /*
  * The time window of a write time (microseconds since 2000): windows are
@@ -562,7 +564,8 @@ typedef struct WcMergeStats
 	int64		bloom_false_positives;	/* a bloom hit, but no row of the partition */
 } WcMergeStats;
 
-extern Relation wc_open_widecol(Oid relid, LOCKMODE mode, bool owner);
+extern Relation wc_open_widecol(FunctionCallInfo fcinfo, LOCKMODE mode, bool owner);
+extern void wc_check_row_access(Oid relid, const char *function);
 
 /* ---------- read-time counters (stats.c) ---------- */
 extern void wc_stats_shmem_request(void);

@@ -169,7 +169,8 @@ is(sql(q{SELECT count(*) || ':' || md5(string_agg(v, ',' ORDER BY k)) FROM big})
 	'big: the interrupted compaction lost nothing');
 is(sql(q{SELECT bool_and(ok) FROM widecol.verify('big')}), 't', 'big: verify ok');
 
-# bad now fails in every round; big, after it in OID order, is compacted
+# bad now fails on its damaged run and is skipped from then on; big, after it
+# in OID order, is compacted
 sql(q{ALTER TABLE bad SET (widecol.autocompact = on)});
 # (the four runs become one; the writes made during the first attempt are
 # flushed into a small run of another size tier)
@@ -181,8 +182,10 @@ ok($node->poll_query_until('postgres', q{
 is(sql(q{SELECT count(*) || ':' || md5(string_agg(v, ',' ORDER BY k)) FROM big}), $big_before,
 	'big: same contents after the compaction');
 ok($node->wait_for_log(
-		qr/WARNING:  widecol worker: maintenance of table public\.bad failed: widecol: checksum mismatch in block $blk/),
-	'the error in bad is logged as a WARNING naming the table');
+		qr/WARNING:  widecol worker: widecol table public\.bad is damaged: run \d+, block $blk: widecol: checksum mismatch in block $blk/),
+	'the damage in bad is logged as a WARNING naming the table and block');
+ok($node->wait_for_log(qr/WARNING:  widecol worker: skipping maintenance of damaged widecol table public\.bad/),
+	'later rounds skip bad with a WARNING (011_damaged_table tests this in detail)');
 is(sql(q{SELECT count(*) FROM widecol.runs('bad')}), '4', 'bad: its runs are still there');
 is(sql(q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'widecol launcher'}), '1',
 	'the launcher is still running');
