@@ -3,44 +3,14 @@ EXTENSION   = widecol
 MODULE_big  = widecol
 EXTVERSION  = 0.1.0
 
-OBJS = \
-	src/widecol.o \
-	src/options.o \
-	src/keyenc.o \
-	src/row.o \
-	src/metapage.o \
-	src/level0.o \
-	src/l0cache.o \
-	src/beforestmt.o \
-	src/bloom.o \
-	src/runwrite.o \
-	src/runread.o \
-	src/manifest.o \
-	src/merge.o \
-	src/flush.o \
-	src/compact.o \
-	src/strategy.o \
-	src/maintain.o \
-	src/history.o \
-	src/throttle.o \
-	src/bgworker.o \
-	src/reclaim.o \
-	src/scan.o \
-	src/slot.o \
-	src/modify.o \
-	src/conflict.o \
-	src/handler.o \
-	src/planner.o \
-	src/customscan.o \
-	src/functions.o \
-	src/verify.o \
-	src/wal.o \
-	src/stats.o \
-	src/tablestats.o \
-	src/damage.o \
-	src/querytable.o
+# Sources by layer (src/README.md, "Map"): the storage engine, the table
+# access method, the executor's seek path, maintenance, the SQL API.
+LAYERS = storage access executor maintenance api
+OBJS = src/widecol.o $(foreach l,$(LAYERS),$(patsubst %.c,%.o,$(sort $(wildcard $(srcdir)/src/$(l)/*.c))))
 
-DATA = sql/widecol--$(EXTVERSION).sql
+# The install script is assembled from one part per concern (sql/install/).
+INSTALL_PARTS = $(sort $(wildcard $(srcdir)/sql/install/*.sql))
+DATA_built = sql/widecol--$(EXTVERSION).sql
 
 # Regression suites run against a throwaway instance with widecol preloaded.
 REGRESS      = $(shell cat test/regress_schedule)
@@ -58,11 +28,14 @@ PG_CPPFLAGS += -I$(srcdir)/src
 PG_CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
                -Wno-missing-field-initializers -Wno-clobbered
 
-EXTRA_CLEAN = tmp_regress tmp_check tmp_check_iso test/output_iso results regression.diffs regression.out
+EXTRA_CLEAN = tmp_regress tmp_check tmp_check_iso test/output_iso results regression.diffs regression.out .deps
+
+# Each object depends on the headers it includes (gcc -MMD into .deps/).
+override autodepend = yes
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Every source includes the one shared header: rebuild all when it changes.
-$(OBJS): src/widecol.h src/damage.h
+sql/widecol--$(EXTVERSION).sql: $(INSTALL_PARTS)
+	@for f in $^; do cat $$f; echo; done > $@

@@ -119,3 +119,6 @@ RESET widecol.tombstone_failure_threshold;
 
 DROP FUNCTION same(text);
 DROP TABLE img, img_heap;
+
+-- the backend's caches answered the seeks above (storage/cache.c)
+SELECT cache, limit_bytes, hits > 0 AS answered FROM widecol.backend_caches() ORDER BY cache;

@@ -13,6 +13,13 @@
 #include "utils/timestamp.h"
 
 #include "widecol.h"
+#include "access/access.h"
+#include "executor/seek.h"
+#include "maintenance/maintenance.h"
+#include "storage/level0.h"
+#include "storage/merge.h"
+#include "storage/stats.h"
+#include "storage/wal.h"
 
 PG_MODULE_MAGIC;
 

@@ -112,7 +112,7 @@ wc_copy_tree() {
 	mkdir -p "$dst"
 	tar -C "$src" \
 		--exclude=./.git --exclude=./test-results \
-		--exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		--exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./.deps \
 		--exclude=./results --exclude='./regression.*' --exclude='./tmp_*' \
 		--exclude=./test/output_iso --exclude=./log \
 		-cf - . | tar -C "$dst" --no-same-owner -xf - || return 1

@@ -11,31 +11,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-
-# The first or last page of a relation file whose widecol special space has
-# this type (and segment: run id or level-0 generation, when defined):
-# (block, page image), or () when there is none.
-sub find_page
-{
-	my ($path, $type, $segment, $which) = @_;
-	my @found;
-	open(my $fh, '<', $path) or die "open $path: $!";
-	binmode $fh;
-	for (my $b = 1; $b * 8192 < -s $path; $b++)
-	{
-		my $page;
-		seek($fh, $b * 8192, 0) or die;
-		read($fh, $page, 8192) == 8192 or die;
-		my $special = unpack('v', substr($page, 16, 2));
-		next if $special == 0 || $special > 8192 - 24;
-		next unless unpack('v', substr($page, $special, 2)) == $type;
-		next if defined $segment && unpack('Q<', substr($page, $special + 8, 8)) != $segment;
-		@found = ($b, $page);
-		last if $which eq 'first';
-	}
-	close $fh;
-	return @found;
-}
+use lib 'test/perl';
+use WidecolTest;
 
 my $node = PostgreSQL::Test::Cluster->new('corrupt');
 $node->init;    # no data checksums: widecol's own checksums must catch it
@@ -78,14 +55,7 @@ my $path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relat
 $node->stop;
 
 # flip bytes in the middle of the block's compressed payload
-open(my $fh, '+<', $path) or die "open $path: $!";
-binmode $fh;
-seek($fh, $blk * 8192 + 2000, 0) or die;
-my $buf;
-read($fh, $buf, 16) == 16 or die;
-seek($fh, $blk * 8192 + 2000, 0) or die;
-print $fh ($buf ^ ("\xff" x 16));
-close $fh;
+flip_bytes($path, $blk, 2000, 16);
 $node->start;
 
 my ($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT count(*) FROM t');
@@ -120,14 +90,8 @@ $node->stop;
 # the last one: an aggregate keeps a copy of its first input row
 my ($vblk) = find_page($tv_path, 8, $tv_run, 'last');
 ok(defined $vblk, 'found a value page of the run (block ' . ($vblk // '?') . ')');
-open(my $vfh, '+<', $tv_path) or die "open $tv_path: $!";
-binmode $vfh;
 # inside the payload (it starts after the 24-byte page header)
-seek($vfh, $vblk * 8192 + 64, 0) or die;
-read($vfh, $buf, 16) == 16 or die;
-seek($vfh, $vblk * 8192 + 64, 0) or die;
-print $vfh ($buf ^ ("\xff" x 16));
-close $vfh;
+flip_bytes($tv_path, $vblk, 64, 16);
 $node->start;
 is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT pk) FROM tv'), '20000|10',
 	'a read of key columns only does not touch the value page');

@@ -15,6 +15,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 use Time::HiRes qw(time);
 
 my $node = PostgreSQL::Test::Cluster->new('bgw');
@@ -154,14 +156,7 @@ $node->stop('fast');
 my $elapsed = time() - $t0;
 cmp_ok($elapsed, '<', 6, sprintf('fast shutdown during a compaction took %.1fs', $elapsed));
 
-open(my $fh, '+<', $path) or die "open $path: $!";
-binmode $fh;
-seek($fh, $blk * 8192 + 2000, 0) or die;
-my $buf;
-read($fh, $buf, 16) == 16 or die;
-seek($fh, $blk * 8192 + 2000, 0) or die;
-print $fh ($buf ^ ("\xff" x 16));
-close $fh;
+flip_bytes($path, $blk, 2000, 16);
 
 $node->append_conf('postgresql.conf', 'widecol.compaction_throughput = 0');
 $node->start;

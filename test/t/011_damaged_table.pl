@@ -14,6 +14,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use lib 'test/perl';
+use WidecolTest;
 
 my $node = PostgreSQL::Test::Cluster->new('damaged');
 $node->init;
@@ -55,28 +57,8 @@ my $path = $node->data_dir . '/' . sql("SELECT pg_relation_filepath('d')");
 $node->stop;
 
 # flip bytes in the payload of the run's last value page
-my $vblk;
-{
-	open(my $fh, '+<', $path) or die "open $path: $!";
-	binmode $fh;
-	for (my $b = 1; $b * 8192 < -s $path; $b++)
-	{
-		my $page;
-		seek($fh, $b * 8192, 0) or die;
-		read($fh, $page, 8192) == 8192 or die;
-		my $special = unpack('v', substr($page, 16, 2));
-		next if $special == 0 || $special > 8192 - 24;
-		$vblk = $b
-		  if unpack('v', substr($page, $special, 2)) == 8
-		  && unpack('Q<', substr($page, $special + 8, 8)) == $run;
-	}
-	my $buf;
-	seek($fh, $vblk * 8192 + 64, 0) or die;
-	read($fh, $buf, 16) == 16 or die;
-	seek($fh, $vblk * 8192 + 64, 0) or die;
-	print $fh ($buf ^ ("\xff" x 16));
-	close $fh;
-}
+my ($vblk) = find_page($path, 8, $run, 'last');
+flip_bytes($path, $vblk, 64, 16) if defined $vblk;
 ok(defined $vblk, "damaged value page $vblk of run $run");
 $node->start;
 

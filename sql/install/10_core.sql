@@ -1,0 +1,182 @@
+-- widecol 0.1.0: wide-column LSM table access method
+\echo Use "CREATE EXTENSION widecol" to load this file. \quit
+
+-- Refuse to install unless the library was preloaded: the option hook and the
+-- shared write clock need shared_preload_libraries.
+CREATE FUNCTION widecol._assert_preloaded() RETURNS void
+    AS 'MODULE_PATHNAME', 'widecol_assert_preloaded' LANGUAGE C STRICT;
+SELECT widecol._assert_preloaded();
+
+CREATE FUNCTION widecol.widecol_am_handler(internal) RETURNS table_am_handler
+    AS 'MODULE_PATHNAME', 'widecol_am_handler' LANGUAGE C STRICT;
+CREATE ACCESS METHOD widecol TYPE TABLE HANDLER widecol.widecol_am_handler;
+COMMENT ON ACCESS METHOD widecol IS 'wide-column LSM table access method';
+
+-- Storage ids name a relfilenode's manifest rows (kept in its metapage).
+CREATE SEQUENCE widecol.storage_id_seq;
+
+-- The manifest: one row per sorted run ('r'), per run being written or not
+-- yet freed ('w'), per dropped run not yet freed ('d') and per retired level-0
+-- generation ('f').  Heap MVCC on these rows publishes and drops runs
+-- atomically.  See src/README.md.
+CREATE TABLE widecol.segment (
+    storage_id       bigint NOT NULL,
+    segment_id       bigint NOT NULL,
+    kind             "char" NOT NULL,
+    level            int,
+    header_block     bigint,
+    npages           bigint,
+    nrows            bigint,
+    ntombstones      bigint,
+    npartitions      bigint,
+    raw_bytes        bigint,
+    compressed_bytes bigint,
+    min_write_ts     timestamptz,
+    max_write_ts     timestamptz,
+    max_expire       timestamptz,
+    min_xid          bigint,
+    max_xid          bigint,
+    min_key          bytea,
+    max_key          bytea,
+    PRIMARY KEY (storage_id, kind, segment_id)
+);
+REVOKE ALL ON widecol.segment FROM PUBLIC;
+
+CREATE FUNCTION widecol.flush(rel regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'widecol_flush' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.flush(regclass) IS
+    'write level 0 of a widecol table into a sorted run; returns the number of row versions written';
+
+CREATE FUNCTION widecol.compact(rel regclass, major boolean DEFAULT false) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'widecol_compact' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.compact(regclass, boolean) IS
+    'flush level 0, drop runs whose rows have all expired, then run the table''s compaction strategy once (major = false) or merge all runs into one (major = true): drop shadowed and aborted versions, freeze xids, purge tombstones and expired rows older than widecol.gc_grace; returns the number of row versions written';
+
+-- WRITETIME() and TTL() of Cassandra: pass the row's tableoid and ctid,
+-- e.g. SELECT widecol.writetime(tableoid, ctid) FROM t WHERE ...
+CREATE FUNCTION widecol.writetime(rel regclass, version tid) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'widecol_writetime' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.writetime(regclass, tid) IS
+    'when the row version at this ctid was written (Cassandra''s WRITETIME)';
+
+CREATE FUNCTION widecol.ttl(rel regclass, version tid) RETURNS interval
+    AS 'MODULE_PATHNAME', 'widecol_ttl' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.ttl(regclass, tid) IS
+    'time left before the row version at this ctid expires, NULL if it never does (Cassandra''s TTL)';
+
+CREATE FUNCTION widecol.storage_id(rel regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'widecol_storage_id' LANGUAGE C STRICT STABLE;
+
+CREATE FUNCTION widecol.level0_pages(rel regclass) RETURNS int
+    AS 'MODULE_PATHNAME', 'widecol_level0_pages' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.level0_pages(regclass) IS
+    'pages in the active level-0 generation of a widecol table';
+
+CREATE FUNCTION widecol.runs(rel regclass)
+RETURNS TABLE (run_id bigint, level int, npages bigint, nrows bigint,
+               ntombstones bigint, npartitions bigint, raw_bytes bigint,
+               compressed_bytes bigint, min_write_ts timestamptz,
+               max_write_ts timestamptz)
+    AS 'MODULE_PATHNAME', 'widecol_runs' LANGUAGE C STRICT STABLE;
+COMMENT ON FUNCTION widecol.runs(regclass) IS 'the sorted runs of a widecol table with their summaries';
+
+CREATE FUNCTION widecol.verify(rel regclass)
+RETURNS TABLE (segment text, id bigint, pages bigint, rows bigint, ok boolean, problems text)
+    AS 'MODULE_PATHNAME', 'widecol_verify' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.verify(regclass) IS
+    'check every run (checksums, order, index, bloom filter, summary) and level-0 page of a widecol table';
+
+CREATE FUNCTION widecol.row_stats(rel regclass,
+    OUT live_rows bigint, OUT deleted_rows bigint, OUT expired_rows bigint,
+    OUT bloom_checks bigint, OUT bloom_negatives bigint, OUT bloom_false_positives bigint)
+    AS 'MODULE_PATHNAME', 'widecol_row_stats' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.row_stats(regclass) IS
+    'keys decided by a live, deleted or expired version (a full read of the table), and bloom filter counters since the server started';
+
+CREATE FUNCTION widecol.compaction_stats(rel regclass,
+    OUT pending_runs bigint, OUT pending_bytes bigint,
+    OUT bytes_ingested bigint, OUT bytes_compacted bigint, OUT write_amplification numeric)
+    AS 'MODULE_PATHNAME', 'widecol_compaction_stats' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.compaction_stats(regclass) IS
+    'runs and compressed bytes the table''s compaction strategy would merge now; bytes written into runs by flushes and bulk writes and by compactions, and their write amplification';
+
+CREATE FUNCTION widecol.large_partitions(rel regclass, n int DEFAULT 10)
+RETURNS TABLE (partition_key text, live_rows bigint, bytes bigint)
+    AS 'MODULE_PATHNAME', 'widecol_large_partitions' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.large_partitions(regclass, int) IS
+    'the n biggest partitions of a widecol table by the bytes of their live rows (a full read of the table)';
+
+-- Segments of a table whose pages failed their checks, found by the
+-- background worker (a failed compaction) or by widecol.verify.  While a
+-- table has rows here, maintenance leaves it alone.  Keyed by relfilenode
+-- too: a TRUNCATE or a rewrite gives the table new, undamaged storage.
+CREATE TABLE widecol.damage (
+    relid        oid NOT NULL,
+    relfilenode  oid NOT NULL,
+    segment      text NOT NULL,          -- run, level0, metapage
+    id           bigint NOT NULL,        -- run id or level-0 generation (0: unknown)
+    block        bigint,
+    problem      text NOT NULL,
+    found        timestamptz NOT NULL,
+    PRIMARY KEY (relid, relfilenode, segment, id)
+);
+REVOKE ALL ON widecol.damage FROM PUBLIC;
+
+CREATE FUNCTION widecol.damage(rel regclass)
+RETURNS TABLE (segment text, id bigint, block bigint, problem text, found timestamptz)
+    AS 'MODULE_PATHNAME', 'widecol_damage' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.damage(regclass) IS
+    'segments of a widecol table found damaged by the background worker or widecol.verify; maintenance skips the table while any are listed, and a verify that finds no problem clears them';
+
+-- This backend's caches (level-0 generations, index and bloom pages, run
+-- reader buffers): what they hold and how often they answered.
+CREATE FUNCTION widecol.backend_caches(OUT cache text, OUT entries bigint, OUT bytes bigint,
+                                       OUT limit_bytes bigint, OUT hits bigint, OUT misses bigint,
+                                       OUT evictions bigint)
+RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'widecol_backend_caches' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.backend_caches() IS
+    'this backend''s widecol caches: entries, bytes and their limit, hits, misses, evictions';
+
+-- A summary of a table's storage, like `nodetool tablestats`.  Run figures
+-- come from the run summaries; live/deleted/expired rows from a full read
+-- with the caller's snapshot; bloom filter counters from reads since the
+-- server started (a false positive: the filter let a read into a run that
+-- held no row of the partition).
+CREATE FUNCTION widecol.table_stats(rel regclass)
+RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bigint,
+               live_rows bigint, deleted_rows bigint, expired_rows bigint,
+               partitions bigint, raw_bytes bigint, compressed_bytes bigint,
+               compression_ratio numeric, level0_pages int, level0_bytes bigint,
+               bloom_checks bigint, bloom_false_positives bigint,
+               bloom_false_positive_ratio numeric, pending_compaction_runs bigint,
+               pending_compaction_bytes bigint, write_amplification numeric,
+               total_bytes bigint, damaged boolean, damage text)
+LANGUAGE sql VOLATILE AS $$
+    WITH r AS (SELECT * FROM widecol.runs(rel)),
+         s AS (SELECT * FROM widecol.row_stats(rel)),
+         c AS (SELECT * FROM widecol.compaction_stats(rel))
+    SELECT (SELECT count(*) FROM r),
+           coalesce((SELECT jsonb_object_agg(level, n ORDER BY level)
+                       FROM (SELECT level, count(*) AS n FROM r GROUP BY level) l), '{}'),
+           (SELECT coalesce(sum(nrows), 0)::bigint FROM r),
+           (SELECT coalesce(sum(ntombstones), 0)::bigint FROM r),
+           s.live_rows, s.deleted_rows, s.expired_rows,
+           (SELECT coalesce(sum(npartitions), 0)::bigint FROM r),
+           (SELECT coalesce(sum(raw_bytes), 0)::bigint FROM r),
+           (SELECT coalesce(sum(compressed_bytes), 0)::bigint FROM r),
+           (SELECT round(sum(raw_bytes)::numeric / nullif(sum(compressed_bytes), 0), 2) FROM r),
+           widecol.level0_pages(rel),
+           widecol.level0_pages(rel)::bigint * current_setting('block_size')::bigint,
+           s.bloom_checks, s.bloom_false_positives,
+           round(s.bloom_false_positives::numeric / nullif(s.bloom_checks - s.bloom_negatives, 0), 4),
+           c.pending_runs, c.pending_bytes, c.write_amplification,
+           pg_total_relation_size(rel),
+           d.n > 0, d.first
+      FROM s, c,
+           (SELECT count(*) AS n,
+                   min(segment || ' ' || id || coalesce(', block ' || block, '') || ': ' || problem) AS first
+              FROM widecol.damage(rel)) d
+$$;
+COMMENT ON FUNCTION widecol.table_stats(regclass) IS
+    'runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, pending compaction, write amplification, total bytes of a widecol table; whether it is damaged (see widecol.damage)';

@@ -1,0 +1,296 @@
+-- ---------------------------------------------------------------------
+-- Image store
+-- ---------------------------------------------------------------------
+
+-- Builds, in schema store, the image-metadata model of the design brief:
+--
+--   images               base table, one partition per image id
+--   device_daily_images  query table: (device_id, day) partitions, newest first
+--   images_by_tag        query table: one row per (tag, image), (tag, day) partitions
+--   batch_images         query table: the images of an upload batch
+--
+-- and the functions image, device_images, tag_images, tag_images_all,
+-- batch_object_keys, daily_counts.  Applications write images only; the
+-- query tables follow in the same transaction.
+--
+-- The counting trigger of an image store's images table (in any schema:
+-- the counter table is daily_counts next to it).  The same statement's
+-- rows are grouped first, so one counter increment per (day, dimension,
+-- value) is written.
+CREATE FUNCTION widecol._image_store_count() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    counts regclass := to_regclass(format('%I.daily_counts', TG_TABLE_SCHEMA));
+    replaced text;
+    new_src text := 'widecol_new_rows';
+    repeated boolean;
+    src text;
+BEGIN
+    IF counts IS NULL THEN
+        RETURN NULL;            -- the counter table was dropped: nothing to count
+    END IF;
+    -- never write into a table of another role that took the name
+    IF (SELECT relowner FROM pg_catalog.pg_class WHERE oid = counts)
+       IS DISTINCT FROM (SELECT relowner FROM pg_catalog.pg_class WHERE oid = TG_RELID) THEN
+        RAISE EXCEPTION 'counter table % and image table % have different owners', counts, TG_RELID::regclass
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Give both the same owner: ALTER TABLE %s OWNER TO %s', counts,
+                                (SELECT relowner::regrole FROM pg_catalog.pg_class WHERE oid = TG_RELID));
+    END IF;
+    IF TG_OP = 'TRUNCATE' THEN
+        EXECUTE format('TRUNCATE %s', counts);
+        RETURN NULL;
+    END IF;
+    -- +1 for new rows, -1 for old ones: deleted, updated, or replaced by an INSERT
+    IF TG_OP = 'INSERT' THEN
+        IF NOT EXISTS (SELECT FROM widecol_new_rows) THEN
+            RETURN NULL;        -- and the recorded keys are an earlier statement's
+        END IF;
+    END IF;
+    replaced := widecol._replaced_rows_sql(TG_RELID, TG_OP);
+    IF replaced IS NOT NULL THEN
+        IF TG_OP = 'INSERT' THEN
+            repeated := widecol._inserted_keys_repeat(TG_RELID);
+        ELSE
+            EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
+        END IF;
+        IF repeated THEN
+            new_src := widecol._new_rows_sql(TG_RELID);
+        END IF;
+    END IF;
+    src := concat_ws(' UNION ALL ',
+        CASE WHEN TG_OP <> 'DELETE' THEN 'SELECT capture_time, device_id, tags, 1 AS n FROM ' || new_src END,
+        CASE WHEN TG_OP <> 'INSERT' OR replaced IS NOT NULL
+             THEN format('SELECT capture_time, device_id, tags, -1 AS n FROM (%s) AS o',
+                         coalesce(replaced, 'SELECT * FROM widecol_old_rows')) END);
+    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
+        PERFORM widecol._read_before_statement(TG_RELID);
+    END IF;
+    EXECUTE format(widecol._image_store_count_sql(), counts, src);
+    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
+        PERFORM widecol._read_before_statement_end();
+    END IF;
+    RETURN NULL;
+END $$;
+
+-- INSERT of the counter increments of the rows of a query (capture_time,
+-- device_id, tags, n = +1 or -1) into a daily_counts table
+CREATE FUNCTION widecol._image_store_count_sql() RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT $q$
+        INSERT INTO %1$s (day, dimension, value, images)
+        SELECT day, dimension, value, sum(n) FROM (
+            SELECT widecol.day_bucket(r.capture_time) AS day, 'total' AS dimension, '' AS value, r.n FROM (%2$s) AS r
+            UNION ALL
+            SELECT widecol.day_bucket(r.capture_time), 'device', r.device_id, r.n FROM (%2$s) AS r
+            UNION ALL
+            SELECT widecol.day_bucket(r.capture_time), 'tag', t.tag, r.n
+              FROM (%2$s) AS r, LATERAL (SELECT DISTINCT tag FROM unnest(r.tags) AS tag WHERE tag IS NOT NULL) AS t
+        ) AS x
+        GROUP BY day, dimension, value
+        HAVING sum(n) <> 0$q$
+$$;
+
+-- Daily counts live in a counter table (widecol.counter_columns):
+--   daily_counts (day, dimension, value, images)   partition day, clustering (dimension, value)
+-- with one row per (day, 'device', device_id), (day, 'tag', tag) and
+-- (day, 'total', '').  A statement trigger on images adds +n for the rows a
+-- statement inserts and -n for those it deletes (an UPDATE does both), as
+-- blind counter increments: concurrent writers never wait for each other
+-- and no increment is lost.  daily_counts() is a seek over the day
+-- partitions.
+CREATE FUNCTION widecol.create_image_store(store name, ttl interval DEFAULT NULL)
+RETURNS TABLE (object text, kind text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_variable
+DECLARE
+    s text := quote_ident(store);
+    opts text := CASE WHEN ttl IS NULL THEN NULL ELSE format('"widecol.default_ttl" = %L', ttl) END;
+    page_filter text;
+BEGIN
+    IF store IS NULL THEN
+        RAISE EXCEPTION 'store schema name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF to_regclass(s || '.images') IS NOT NULL THEN
+        RAISE EXCEPTION 'schema % already holds a table images', s USING ERRCODE = 'duplicate_table',
+            HINT = 'Choose another schema for the image store, or drop it first: DROP SCHEMA ... CASCADE.';
+    END IF;
+    EXECUTE format('CREATE SCHEMA IF NOT EXISTS %s', s);
+
+    EXECUTE format($d$
+        CREATE TABLE %s.images (
+            image_id     uuid,
+            device_id    text NOT NULL,
+            capture_time timestamptz NOT NULL,
+            batch_id     text,
+            object_store text,
+            object_key   text,
+            width        integer,
+            height       integer,
+            content_hash text,
+            tags         text[]
+        ) USING widecol WITH ("widecol.partition_key" = 'image_id'%s)$d$,
+        s, CASE WHEN opts IS NULL THEN '' ELSE ', ' || opts END);
+    object := s || '.images'; kind := 'table'; RETURN NEXT;
+
+    PERFORM widecol.create_query_table(s || '.device_daily_images', (s || '.images')::regclass,
+        'SELECT device_id, widecol.day_bucket(capture_time) AS day, capture_time, image_id, batch_id,
+                object_store, object_key, width, height, content_hash, tags
+           FROM base',
+        'device_id, day', 'capture_time DESC, image_id DESC', opts);
+    object := s || '.device_daily_images'; kind := 'query table'; RETURN NEXT;
+
+    PERFORM widecol.create_query_table(s || '.images_by_tag', (s || '.images')::regclass,
+        'SELECT DISTINCT t.tag, widecol.day_bucket(b.capture_time) AS day, b.capture_time, b.image_id,
+                b.device_id, b.object_store, b.object_key, b.tags
+           FROM base AS b CROSS JOIN LATERAL unnest(b.tags) AS t(tag)
+          WHERE t.tag IS NOT NULL',
+        'tag, day', 'capture_time DESC, image_id DESC', opts);
+    object := s || '.images_by_tag'; kind := 'query table'; RETURN NEXT;
+
+    PERFORM widecol.create_query_table(s || '.batch_images', (s || '.images')::regclass,
+        'SELECT batch_id, image_id, object_store, object_key, device_id, capture_time
+           FROM base
+          WHERE batch_id IS NOT NULL',
+        'batch_id', 'image_id', opts);
+    object := s || '.batch_images'; kind := 'query table'; RETURN NEXT;
+
+    -- daily counts: a counter table kept by its own statement triggers
+    EXECUTE format($d$
+        CREATE TABLE %s.daily_counts (
+            day       date,
+            dimension text COLLATE "C",
+            value     text COLLATE "C",
+            images    bigint
+        ) USING widecol WITH ("widecol.partition_key" = 'day', "widecol.clustering_key" = 'dimension, value',
+                              "widecol.counter_columns" = 'images'%s)$d$,
+        s, CASE WHEN opts IS NULL THEN '' ELSE ', ' || opts END);
+    EXECUTE format('CREATE TRIGGER widecol_daily_counts_insert AFTER INSERT ON %s.images '
+                   'REFERENCING NEW TABLE AS widecol_new_rows FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    EXECUTE format('CREATE TRIGGER widecol_daily_counts_update AFTER UPDATE ON %s.images '
+                   'REFERENCING OLD TABLE AS widecol_old_rows NEW TABLE AS widecol_new_rows '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    EXECUTE format('CREATE TRIGGER widecol_daily_counts_delete AFTER DELETE ON %s.images '
+                   'REFERENCING OLD TABLE AS widecol_old_rows FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    EXECUTE format('CREATE TRIGGER widecol_daily_counts_truncate AFTER TRUNCATE ON %s.images '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    object := s || '.daily_counts'; kind := 'counter table'; RETURN NEXT;
+
+    -- keyset paging: the clustering key of the last row of the previous page
+    EXECUTE format('CREATE TYPE %s.image_page_key AS (capture_time timestamptz, image_id uuid)', s);
+    object := s || '.image_page_key'; kind := 'type'; RETURN NEXT;
+
+    -- Function bodies are passed as literals (%L) and the schema appears in
+    -- them only as a quoted identifier: no store name can end a literal or
+    -- a dollar quote.
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.image(id uuid) RETURNS SETOF %1$s.images
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
+            SELECT * FROM %1$s.images AS i WHERE i.image_id = image.id
+        $f$, s));
+    object := s || '.image(uuid)'; kind := 'function'; RETURN NEXT;
+
+    -- The functions are plain SQL so that the planner inlines them: the
+    -- device (or tag) and the day range become a WidecolSeek that merges the
+    -- day buckets lazily in capture-time order and stops after max_rows.
+    -- Rows are those of [from_time, to_time), newest first; the bucket and
+    -- capture-time bounds end at the page key when one is given, so a later
+    -- page starts reading where the previous one stopped.
+    page_filter := $p$
+               AND i.day BETWEEN widecol.day_bucket(%1$s.from_time)
+                             AND widecol.day_bucket(least(%1$s.to_time, (%1$s.after).capture_time + interval '1 microsecond')
+                                                    - interval '1 microsecond')
+               AND i.capture_time >= %1$s.from_time
+               AND i.capture_time < least(%1$s.to_time, (%1$s.after).capture_time + interval '1 microsecond')
+               AND (%1$s.after IS NULL OR (i.capture_time, i.image_id) < ((%1$s.after).capture_time, (%1$s.after).image_id))
+             ORDER BY i.capture_time DESC, i.image_id DESC
+             LIMIT %1$s.max_rows$p$;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.device_images(device text, from_time timestamptz, to_time timestamptz,
+                                           max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.device_daily_images
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
+            SELECT * FROM %1$s.device_daily_images AS i
+             WHERE i.device_id = device_images.device %2$s
+        $f$, s, format(page_filter, 'device_images')));
+    object := s || '.device_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.tag_images(tag text, from_time timestamptz, to_time timestamptz,
+                                        max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.images_by_tag
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
+            SELECT * FROM %1$s.images_by_tag AS i
+             WHERE i.tag = tag_images.tag %2$s
+        $f$, s, format(page_filter, 'tag_images')));
+    object := s || '.tag_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+
+    -- Images carrying all the tags: a seek on the first tag's partitions,
+    -- keeping the rows whose tag array holds the others.  Put the rarest tag
+    -- first.  No tags: no rows.
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.tag_images_all(tags text[], from_time timestamptz, to_time timestamptz,
+                                            max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.images_by_tag
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
+            SELECT * FROM %1$s.images_by_tag AS i
+             WHERE i.tag = (tag_images_all.tags)[1] AND i.tags @> tag_images_all.tags %2$s
+        $f$, s, format(page_filter, 'tag_images_all')));
+    object := s || '.tag_images_all(text[], timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.batch_object_keys(batch text)
+        RETURNS TABLE (image_id uuid, object_store text, object_key text)
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
+            SELECT b.image_id, b.object_store, b.object_key FROM %1$s.batch_images AS b
+             WHERE b.batch_id = batch_object_keys.batch
+             ORDER BY b.image_id
+        $f$, s));
+    object := s || '.batch_object_keys(text)'; kind := 'function'; RETURN NEXT;
+
+    -- A seek over the day partitions (one per day of the range) with
+    -- equality on the dimension; ranges of more than ten years (more
+    -- partitions than a seek takes) are a scan.
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.daily_counts(from_day date, to_day date, by text DEFAULT 'device')
+        RETURNS TABLE (day date, key text, images bigint)
+        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
+        BEGIN
+            IF by IS NULL OR by NOT IN ('device', 'tag', 'total') THEN
+                RAISE EXCEPTION 'daily_counts: by must be device, tag or total, not %%', coalesce(by, 'NULL')
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            IF to_day - from_day < 3650 THEN
+                RETURN QUERY SELECT c.day, CASE WHEN by = 'total' THEN 'all' ELSE c.value END, c.images
+                               FROM %1$s.daily_counts AS c
+                              WHERE c.day BETWEEN from_day AND to_day AND c.dimension = by AND c.images <> 0
+                              ORDER BY 1, 2;
+            ELSE
+                RETURN QUERY SELECT c.day, CASE WHEN by = 'total' THEN 'all' ELSE c.value END, c.images
+                               FROM %1$s.daily_counts AS c
+                              WHERE (c.day BETWEEN from_day AND to_day) IS TRUE AND c.dimension = by AND c.images <> 0
+                              ORDER BY 1, 2;
+            END IF;
+        END
+        $f$, s));
+    object := s || '.daily_counts(date, date, text)'; kind := 'function'; RETURN NEXT;
+
+    -- counts anew from images (after upserts that replaced images, see the
+    -- limits of query tables); writers wait meanwhile
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.rebuild_daily_counts() RETURNS bigint
+        LANGUAGE plpgsql AS %2$L $d$, s, format($f$
+        DECLARE n bigint;
+        BEGIN
+            LOCK TABLE %1$s.images IN SHARE MODE;
+            TRUNCATE %1$s.daily_counts;
+            EXECUTE format(widecol._image_store_count_sql(), %2$L, %3$L);
+            GET DIAGNOSTICS n = ROW_COUNT;
+            RETURN n;
+        END
+        $f$, s, s || '.daily_counts', format('SELECT capture_time, device_id, tags, 1 AS n FROM %s.images', s)));
+    object := s || '.rebuild_daily_counts()'; kind := 'function'; RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION widecol.create_image_store(name, interval) IS
+    'create an image-metadata store in a schema: images, device/day and tag/day query tables, batch table, daily counter table, query functions';

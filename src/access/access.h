@@ -1,0 +1,103 @@
+/*
+ * access/access.h — the table access method: handler, scans, tuple slot,
+ * writes, write conflicts, and the bookkeeping of statements that wrote.
+ */
+#ifndef WC_ACCESS_H
+#define WC_ACCESS_H
+
+#include "storage/keyenc.h"
+#include "storage/row.h"
+#include "access/tableam.h"
+#include "nodes/execnodes.h"
+#include "storage/lock.h"
+
+/* ---------- DDL hooks (options.c) ---------- */
+extern void wc_install_utility_hook(void);
+
+/* ---------- reads before a statement (beforestmt.c) ---------- */
+extern void wc_note_write(Relation rel, CommandId cid);
+extern void wc_note_inserted_key(Relation rel, const char *key, int keylen, int pklen,
+								 CommandId cid);
+extern Snapshot wc_snapshot_for_read(Relation rel, Snapshot snapshot, MemoryContext cxt);
+extern List *wc_replaced_rows(Oid relid);
+extern bool wc_inserted_keys_repeated(Oid relid);
+extern void wc_read_before_begin(Oid relid);
+extern void wc_read_before_end(void);
+extern void wc_beforestmt_init(void);
+
+/* ---------- scan / modify / fetch ---------- */
+extern WcRowHeader *wc_fetch_version(Relation rel, ItemPointer tid);
+extern bool wc_version_is_current(Relation rel, WcRowHeader *row,
+								  ItemPointer tid, Snapshot snapshot);
+extern void wc_store_row(TupleTableSlot *slot, Relation rel,
+						 WcRowHeader *row, ItemPointer tid);
+extern void wc_store_row_ref(TupleTableSlot *slot, Relation rel,
+							 WcRowHeader *row, ItemPointer tid,
+							 WcKeyDecoder *dec);
+
+extern const TableAmRoutine *wc_get_routine(void);
+
+/* ---------- tuple slot (slot.c) ---------- */
+extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;
+extern void wc_slot_mark_unused_columns(PlanState *top);
+extern void wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,
+								  ItemPointer tid, Oid relid, WcKeyDecoder *dec);
+
+/* scan.c */
+extern TableScanDesc wc_scan_begin(Relation rel, Snapshot snapshot,
+								   int nkeys, struct ScanKeyData *key,
+								   ParallelTableScanDesc pscan, uint32 flags);
+extern void wc_scan_end(TableScanDesc scan);
+extern Size wc_parallelscan_estimate(Relation rel);
+extern Size wc_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan);
+extern void wc_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan);
+extern void wc_scan_rescan(TableScanDesc scan, struct ScanKeyData *key,
+						   bool set_params, bool allow_strat,
+						   bool allow_sync, bool allow_pagemode);
+extern bool wc_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
+								TupleTableSlot *slot);
+extern bool wc_fetch_row_version(Relation rel, ItemPointer tid,
+								 Snapshot snapshot, TupleTableSlot *slot);
+extern bool wc_tid_valid(TableScanDesc scan, ItemPointer tid);
+extern void wc_get_latest_tid(TableScanDesc scan, ItemPointer tid);
+extern bool wc_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+								  Snapshot snapshot);
+extern bool wc_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+									   BufferAccessStrategy bstrategy);
+extern bool wc_scan_analyze_next_tuple(TableScanDesc scan,
+									   TransactionId OldestXmin,
+									   double *liverows, double *deadrows,
+									   TupleTableSlot *slot);
+
+/* modify.c */
+extern void wc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+							int options, struct BulkInsertStateData *bistate);
+extern void wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+							CommandId cid, int options,
+							struct BulkInsertStateData *bistate);
+extern void wc_finish_bulk_insert(Relation rel, int options);
+extern TM_Result wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+								 Snapshot snapshot, Snapshot crosscheck,
+								 bool wait, TM_FailureData *tmfd,
+								 bool changingPart);
+extern TM_Result wc_tuple_update(Relation rel, ItemPointer otid,
+								 TupleTableSlot *slot, CommandId cid,
+								 Snapshot snapshot, Snapshot crosscheck,
+								 bool wait, TM_FailureData *tmfd,
+								 LockTupleMode *lockmode,
+								 bool *update_indexes);
+extern void wc_modify_init(void);
+extern bool wc_key_moved_here(Relation rel, const char *key, int len, CommandId cid);
+
+/* conflict.c */
+extern TM_Result wc_check_write_conflict(Relation rel, WcRowHeader *old,
+										 ItemPointer otid, CommandId cid,
+										 bool wait, TM_FailureData *tmfd,
+										 bool moved_here, LOCKTAG *tag);
+extern void wc_key_unlock(LOCKTAG *tag);
+extern TM_Result wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+							   TupleTableSlot *slot, CommandId cid,
+							   LockTupleMode mode, LockWaitPolicy wait_policy,
+							   uint8 flags, TM_FailureData *tmfd);
+
+#endif

@@ -1,0 +1,621 @@
+/*
+ * modify.c — INSERT, COPY, UPDATE and DELETE.
+ *
+ * Every write is a new row version: single rows go to level 0, bulk writes
+ * are sorted in memory and written as a run.  See src/README.md.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/table.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "common/hashfn.h"
+#include "pgstat.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "widecol.h"
+#include "access/access.h"
+#include "maintenance/maintenance.h"
+#include "storage/keyenc.h"
+#include "storage/level0.h"
+#include "storage/manifest.h"
+#include "storage/metapage.h"
+#include "storage/row.h"
+#include "storage/run.h"
+#include "storage/tableinfo.h"
+
+/* ---------- keys ---------- */
+
+/*
+ * A version of the row in slot (or a tombstone), noted as written by this
+ * command: reads of the table inside a query-table trigger may be asked to
+ * see it as it was before (beforestmt.c).
+ */
+static WcRowHeader *
+form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
+		 int pklen, bool tombstone, CommandId cid)
+{
+	wc_note_write(rel, cid);
+	return wc_form_row(rel, slot, key, keylen, pklen, tombstone, cid);
+}
+
+static void
+row_key(Relation rel, TupleTableSlot *slot, StringInfo key, int *pklen)
+{
+	WcTableInfo *info = wc_table_info(rel);
+
+	resetStringInfo(key);
+	if (WcTableIsKeyless(info))
+	{
+		wc_encode_rowid(wc_meta_alloc_rowid(rel), key);
+		*pklen = 0;
+		return;
+	}
+	slot_getallattrs(slot);
+	wc_encode_key(rel, info, slot->tts_values, slot->tts_isnull, key, pklen);
+}
+
+/* ---------- keys moved by the current command (see README, MVCC) ---------- */
+
+typedef struct MovedKey
+{
+	Oid			relid;
+	CommandId	cid;
+	int			len;
+	const char *data;
+} MovedKey;
+
+/*
+ * Keys moved onto by key-changing UPDATEs, per (relation, command), for the
+ * whole transaction: a nested command (a trigger) must not make the outer
+ * command forget its moves.
+ */
+static HTAB *moved_keys = NULL;
+static MemoryContext moved_cxt = NULL;
+
+static uint32
+moved_hash(const void *key, Size keysize)
+{
+	const MovedKey *k = key;
+
+	return hash_bytes((const unsigned char *) k->data, k->len) ^ k->relid ^ (k->cid << 7);
+}
+
+static int
+moved_match(const void *a, const void *b, Size keysize)
+{
+	const MovedKey *x = a;
+	const MovedKey *y = b;
+
+	if (x->relid != y->relid || x->cid != y->cid || x->len != y->len)
+		return 1;
+	return memcmp(x->data, y->data, x->len);
+}
+
+static HTAB *
+moved_table(bool create)
+{
+	if (moved_keys == NULL && create)
+	{
+		HASHCTL		ctl;
+
+		moved_cxt = AllocSetContextCreate(TopTransactionContext, "widecol moved keys",
+										  ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = sizeof(MovedKey);
+		ctl.entrysize = sizeof(MovedKey);
+		ctl.hash = moved_hash;
+		ctl.match = moved_match;
+		ctl.hcxt = moved_cxt;
+		moved_keys = hash_create("widecol moved keys", 256, &ctl,
+								 HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+	}
+	return moved_keys;
+}
+
+static void
+remember_moved(Relation rel, const char *key, int len, CommandId cid)
+{
+	HTAB	   *h = moved_table(true);
+	MovedKey	k = {RelationGetRelid(rel), cid, len, key};
+	bool		found;
+	MovedKey   *e = hash_search(h, &k, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		char	   *copy = MemoryContextAlloc(moved_cxt, Max(len, 1));
+
+		memcpy(copy, key, len);
+		e->data = copy;
+	}
+}
+
+bool
+wc_key_moved_here(Relation rel, const char *key, int len, CommandId cid)
+{
+	HTAB	   *h = moved_table(false);
+	MovedKey	k = {RelationGetRelid(rel), cid, len, key};
+
+	return h != NULL && hash_search(h, &k, HASH_FIND, NULL) != NULL;
+}
+
+/* ---------- single-row writes ---------- */
+
+static void
+write_version(Relation rel, WcRowHeader *row, ItemPointer tid)
+{
+	if (wc_l0_append(rel, row, tid))
+		wc_flush(rel, false);
+}
+
+/* ---------- bulk writes ---------- */
+
+typedef struct BulkState
+{
+	Oid			relid;
+	RelFileNode node;
+	SubTransactionId subid;
+	MemoryContext cxt;
+	WcRowHeader **rows;
+	int64		n;
+	int64		cap;
+	char	   *arena;			/* rows, packed */
+	Size		arena_size;		/* widecol.bulk_write_mem */
+	Size		used;
+	StringInfoData key;			/* reused for every row's key */
+	bool		statement;		/* rows of a multi-row INSERT, see below */
+	struct BulkState *next;
+} BulkState;
+
+static BulkState *bulk_states = NULL;
+
+/* Sort rows and write them as one run; tids[i] (if given) gets row i's TID. */
+static void
+write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
+{
+	WcRunWriter *w;
+	WcRunSummary summary;
+
+	if (n == 0)
+		return;
+	if (tids)
+	{
+		/* sort an index permutation so TIDs follow their rows */
+		int64	   *perm = palloc(sizeof(int64) * n);
+
+		wc_sort_rows(rows, n, perm);
+		w = wc_run_writer_begin(rel, 1);
+		for (int64 i = 0; i < n; i++)
+			wc_run_writer_add(w, rows[perm[i]], tids[perm[i]]);
+	}
+	else
+	{
+		wc_sort_rows(rows, n, NULL);
+		w = wc_run_writer_begin(rel, 1);
+		for (int64 i = 0; i < n; i++)
+			wc_run_writer_add(w, rows[i], NULL);
+	}
+	wc_run_writer_finish(w, &summary);
+	wc_meta_count_written(rel, false, summary.st.compressed_bytes);
+	elog(DEBUG1, "widecol: wrote run %llu of \"%s\": %lld versions",
+		 (unsigned long long) summary.run_id, RelationGetRelationName(rel),
+		 (long long) n);
+}
+
+static BulkState *
+bulk_state(Relation rel, bool create)
+{
+	BulkState  *s;
+
+	for (s = bulk_states; s; s = s->next)
+		if (s->relid == RelationGetRelid(rel) && RelFileNodeEquals(s->node, rel->rd_node))
+			return s;
+	if (!create)
+		return NULL;
+	s = MemoryContextAllocZero(TopTransactionContext, sizeof(BulkState));
+	s->relid = RelationGetRelid(rel);
+	s->node = rel->rd_node;
+	s->subid = GetCurrentSubTransactionId();
+	s->cxt = AllocSetContextCreate(TopTransactionContext, "widecol bulk write",
+								   ALLOCSET_DEFAULT_SIZES);
+	s->cap = 1024;
+	s->rows = MemoryContextAlloc(s->cxt, sizeof(WcRowHeader *) * s->cap);
+	/* untouched pages of a large allocation cost nothing until used */
+	s->arena_size = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
+	s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
+	s->key.data = MemoryContextAlloc(s->cxt, WC_MAX_KEY_SIZE + 64);
+	s->key.maxlen = WC_MAX_KEY_SIZE + 64;
+	resetStringInfo(&s->key);
+	s->next = bulk_states;
+	bulk_states = s;
+	return s;
+}
+
+/* Sort and write what is buffered; the arena is kept for the next rows. */
+static void
+bulk_write(Relation rel, BulkState *s)
+{
+	write_sorted_run(rel, s->rows, s->n, NULL);
+	s->n = 0;
+	s->used = 0;
+}
+
+static void
+bulk_forget(BulkState *s)
+{
+	BulkState **p;
+
+	for (p = &bulk_states; *p; p = &(*p)->next)
+		if (*p == s)
+		{
+			*p = s->next;
+			break;
+		}
+	MemoryContextDelete(s->cxt);
+	pfree(s);
+}
+
+/*
+ * Rows are packed into one arena that is reused run after run: touching
+ * fresh memory for every row (page faults) cost more than sorting.
+ */
+static void
+bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	BulkState  *s = bulk_state(rel, true);
+	int			pklen;
+	WcRowHeader *row;
+	Size		need;
+
+	row_key(rel, slot, &s->key, &pklen);
+	row = form_row(rel, slot, s->key.data, s->key.len, pklen, false, cid);
+	wc_note_inserted_key(rel, s->key.data, s->key.len, pklen, cid);
+	need = MAXALIGN(row->len);
+	if (s->used + need > s->arena_size)
+		bulk_write(rel, s);
+	wc_row_copy((WcRowHeader *) (s->arena + s->used), row);
+	if (s->n == s->cap)
+	{
+		s->cap *= 2;
+		s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * s->cap);
+	}
+	s->rows[s->n++] = (WcRowHeader *) (s->arena + s->used);
+	s->used += need;
+	pfree(row);
+	ItemPointerSetInvalid(&slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+/*
+ * Multi-row INSERTs (INSERT ... SELECT, VALUES lists, the statements query
+ * tables run) would write every row into level 0, one WAL record each, as
+ * PostgreSQL 15 has no bulk insert for them.  So the second and later rows
+ * of one command are buffered like COPY's and written as a sorted run when
+ * the statement's executor finishes, before its AFTER statement triggers
+ * run; fewer than WC_STATEMENT_RUN_MIN rows go to level 0 instead.  The
+ * first row of a command goes to level 0 at once (single-row INSERTs stay
+ * as they were) unless the planner expects the INSERT to write several.  Buffered rows get no TID (as COPY's), so tables with
+ * AFTER ROW INSERT triggers, which fetch new rows by TID, are not buffered.
+ */
+#define WC_STATEMENT_RUN_MIN 256
+
+static Oid	last_insert_rel = InvalidOid;
+static CommandId last_insert_cid = InvalidCommandId;
+static CommandId bulk_insert_cid = InvalidCommandId;
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorFinish_hook_type prev_executor_finish = NULL;
+
+/*
+ * An INSERT whose source the planner expects to return several rows is
+ * buffered from its first row, so that it writes one run, not a level-0
+ * row and a run.
+ */
+static void
+wc_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	Plan	   *top;
+
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	if (queryDesc->planstate)
+		wc_slot_mark_unused_columns(queryDesc->planstate);
+	top = queryDesc->plannedstmt->planTree;
+	if (queryDesc->operation == CMD_INSERT && top && IsA(top, ModifyTable) &&
+		outerPlan(top) && outerPlan(top)->plan_rows > 1 && queryDesc->estate)
+		bulk_insert_cid = queryDesc->estate->es_output_cid;
+}
+
+static bool
+buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	BulkState  *s = bulk_state(rel, false);
+
+	if (s == NULL)
+	{
+		if (rel->trigdesc && rel->trigdesc->trig_insert_after_row)
+			return false;
+		if (cid != bulk_insert_cid &&
+			(last_insert_rel != RelationGetRelid(rel) || last_insert_cid != cid))
+		{
+			last_insert_rel = RelationGetRelid(rel);
+			last_insert_cid = cid;
+			return false;		/* the first row of this command */
+		}
+		s = bulk_state(rel, true);
+		s->statement = true;
+	}
+	else if (!s->statement)
+		return false;
+	bulk_add(rel, slot, cid);
+	return true;
+}
+
+/* Write the buffered rows of finished multi-row INSERTs. */
+static void
+finish_statement_buffers(void)
+{
+	BulkState  *s = bulk_states;
+
+	while (s)
+	{
+		BulkState  *next = s->next;
+
+		if (s->statement)
+		{
+			Relation	rel = table_open(s->relid, NoLock);
+
+			if (s->n >= WC_STATEMENT_RUN_MIN)
+				bulk_write(rel, s);
+			else
+				for (int64 i = 0; i < s->n; i++)
+				{
+					ItemPointerData tid;
+
+					write_version(rel, s->rows[i], &tid);
+				}
+			table_close(rel, NoLock);
+			bulk_forget(s);
+		}
+		s = next;
+	}
+	last_insert_rel = InvalidOid;
+}
+
+static void
+wc_executor_finish(QueryDesc *queryDesc)
+{
+	finish_statement_buffers();
+	if (prev_executor_finish)
+		prev_executor_finish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
+}
+
+void
+wc_finish_bulk_insert(Relation rel, int options)
+{
+	BulkState  *s = bulk_state(rel, false);
+
+	if (s)
+	{
+		bulk_write(rel, s);
+		bulk_forget(s);
+	}
+}
+
+static void
+wc_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			finish_statement_buffers();
+			if (bulk_states != NULL)
+				elog(ERROR, "widecol: bulk write was not finished before commit");
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			/* the memory went with TopTransactionContext */
+			bulk_states = NULL;
+			last_insert_rel = InvalidOid;
+			bulk_insert_cid = InvalidCommandId;
+			moved_keys = NULL;
+			moved_cxt = NULL;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+wc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		BulkState  *s = bulk_states;
+
+		while (s)
+		{
+			BulkState  *next = s->next;
+
+			if (s->subid == mySubid)
+				bulk_forget(s);
+			s = next;
+		}
+	}
+}
+
+void
+wc_modify_init(void)
+{
+	RegisterXactCallback(wc_xact_callback, NULL);
+	RegisterSubXactCallback(wc_subxact_callback, NULL);
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = wc_executor_start;
+	prev_executor_finish = ExecutorFinish_hook;
+	ExecutorFinish_hook = wc_executor_finish;
+}
+
+/* ---------- table AM callbacks ---------- */
+
+void
+wc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+				struct BulkInsertStateData *bistate)
+{
+	StringInfoData key;
+	int			pklen;
+	WcRowHeader *row;
+
+	if (bistate != NULL)
+	{
+		/* CREATE TABLE AS, table rewrites: a bulk write ended by finish_bulk_insert */
+		bulk_add(rel, slot, cid);
+		pgstat_count_heap_insert(rel, 1);
+		return;
+	}
+	if (buffer_statement_row(rel, slot, cid))
+	{
+		pgstat_count_heap_insert(rel, 1);
+		return;
+	}
+	initStringInfo(&key);
+	row_key(rel, slot, &key, &pklen);
+	row = form_row(rel, slot, key.data, key.len, pklen, false, cid);
+	wc_note_inserted_key(rel, key.data, key.len, pklen, cid);
+	write_version(rel, row, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	pgstat_count_heap_insert(rel, 1);
+	pfree(row);
+	pfree(key.data);
+}
+
+void
+wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+				CommandId cid, int options, struct BulkInsertStateData *bistate)
+{
+	/* AFTER ROW triggers fetch new rows by TID: write the batch now */
+	if (rel->trigdesc && rel->trigdesc->trig_insert_after_row)
+	{
+		WcRowHeader **rows = palloc(sizeof(WcRowHeader *) * nslots);
+		ItemPointer *tids = palloc(sizeof(ItemPointer) * nslots);
+		StringInfoData key;
+
+		initStringInfo(&key);
+		for (int i = 0; i < nslots; i++)
+		{
+			int			pklen;
+
+			row_key(rel, slots[i], &key, &pklen);
+			rows[i] = form_row(rel, slots[i], key.data, key.len, pklen, false, cid);
+			wc_note_inserted_key(rel, key.data, key.len, pklen, cid);
+			tids[i] = &slots[i]->tts_tid;
+			slots[i]->tts_tableOid = RelationGetRelid(rel);
+		}
+		write_sorted_run(rel, rows, nslots, tids);
+	}
+	else
+	{
+		for (int i = 0; i < nslots; i++)
+			bulk_add(rel, slots[i], cid);
+	}
+	pgstat_count_heap_insert(rel, nslots);
+}
+
+TM_Result
+wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+				Snapshot snapshot, Snapshot crosscheck, bool wait,
+				TM_FailureData *tmfd, bool changingPart)
+{
+	WcRowHeader *old = wc_fetch_version(rel, tid);
+	ItemPointerData ttid;
+	bool		moved;
+	LOCKTAG		tag;
+	TM_Result	result;
+
+	if (old == NULL)
+		elog(ERROR, "widecol: version to delete at (%u,%u) of \"%s\" not found",
+			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			 RelationGetRelationName(rel));
+	moved = wc_key_moved_here(rel, WcRowKey(old), old->keylen, cid);
+	result = wc_check_write_conflict(rel, old, tid, cid, wait, tmfd, moved, &tag);
+	if (result != TM_Ok)
+		return result;
+	if (!moved)
+	{
+		WcRowHeader *tomb = form_row(rel, NULL, WcRowKey(old), old->keylen,
+										old->pklen, true, cid);
+
+		write_version(rel, tomb, &ttid);
+	}
+	wc_key_unlock(&tag);
+	pgstat_count_heap_delete(rel);
+	return TM_Ok;
+}
+
+TM_Result
+wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+				bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+				bool *update_indexes)
+{
+	WcRowHeader *old = wc_fetch_version(rel, otid);
+	WcTableInfo *info = wc_table_info(rel);
+	StringInfoData key;
+	int			pklen;
+	WcRowHeader *row;
+	bool		moved;
+	LOCKTAG		tag;
+	TM_Result	result;
+
+	*lockmode = LockTupleExclusive;
+	*update_indexes = false;
+	if (old == NULL)
+		elog(ERROR, "widecol: version to update at (%u,%u) of \"%s\" not found",
+			 ItemPointerGetBlockNumber(otid), ItemPointerGetOffsetNumber(otid),
+			 RelationGetRelationName(rel));
+	initStringInfo(&key);
+	if (WcTableIsKeyless(info))
+	{
+		appendBinaryStringInfo(&key, WcRowKey(old), old->keylen);
+		pklen = 0;
+	}
+	else
+	{
+		slot_getallattrs(slot);
+		wc_encode_key(rel, info, slot->tts_values, slot->tts_isnull, &key, &pklen);
+	}
+
+	moved = wc_key_moved_here(rel, WcRowKey(old), old->keylen, cid);
+	result = wc_check_write_conflict(rel, old, otid, cid, wait, tmfd, moved, &tag);
+	if (result != TM_Ok)
+		return result;
+	if (wc_compare_keys(key.data, key.len, WcRowKey(old), old->keylen) != 0)
+	{
+		/* the key changed: the row moves (tombstone + new version) */
+		if (!moved)
+		{
+			WcRowHeader *tomb = form_row(rel, NULL, WcRowKey(old), old->keylen,
+											old->pklen, true, cid);
+			ItemPointerData ttid;
+
+			write_version(rel, tomb, &ttid);
+		}
+		remember_moved(rel, key.data, key.len, cid);
+	}
+	row = form_row(rel, slot, key.data, key.len, pklen, false, cid);
+	/* UPDATE read the (summed) row: its counters are values, not increments */
+	row->flags &= ~WC_ROW_DELTA;
+	write_version(rel, row, &slot->tts_tid);
+	wc_key_unlock(&tag);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	pgstat_count_heap_update(rel, false);
+	return TM_Ok;
+}

@@ -1,0 +1,560 @@
+/*
+ * scan.c — sequential scans, fetch by TID, and ANALYZE sampling.
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "widecol.h"
+#include "access/access.h"
+#include "storage/keyenc.h"
+#include "storage/level0.h"
+#include "storage/manifest.h"
+#include "storage/merge.h"
+#include "storage/metapage.h"
+#include "storage/page.h"
+#include "storage/row.h"
+#include "storage/run.h"
+#include "storage/tableinfo.h"
+
+typedef struct WcScanDescData
+{
+	TableScanDescData rs_base;
+	WcMergeIter *iter;
+	BufferAccessStrategy strategy;
+	MemoryContext cxt;			/* lives as long as the scan (not per tuple) */
+	WcKeyDecoder keys;			/* decoded key values of the current row */
+	bool		serial_done;	/* a serial scan's one merge was opened */
+	StringInfo	range_end;		/* parallel: this range ends before this key */
+	StringInfoData range_end_buf;
+
+	/* ANALYZE: the rows of the sampled block */
+	bool		an_is_l0;
+	PGAlignedBlock an_page;
+	WcBlock		an_block;
+	int			an_pos;
+	int			an_n;
+	BlockNumber an_blkno;
+	WcManifest *an_manifest;	/* runs the sample may read (others are gone) */
+} WcScanDescData;
+
+typedef WcScanDescData *WcScanDesc;
+
+/*
+ * A parallel sequential scan divides the key space into ranges; each
+ * process claims the next range and merges level 0 and the runs over it
+ * (every version of a key lies in one range, so each key is decided once).
+ * The split keys come from the biggest run's index, so ranges hold about
+ * equal shares of its blocks.  Shared memory: this struct, the keys, then
+ * the snapshot PostgreSQL serializes after them.
+ */
+#define WC_PARALLEL_RANGES	16
+
+typedef struct WcParallelScanData
+{
+	ParallelTableScanDescData base;
+	pg_atomic_uint32 next_range;
+	uint32		nranges;
+	uint32		key_off[WC_PARALLEL_RANGES];	/* range i ends before key i */
+	uint16		key_len[WC_PARALLEL_RANGES];
+	char		keys[FLEXIBLE_ARRAY_MEMBER];
+} WcParallelScanData;
+
+typedef WcParallelScanData *WcParallelScan;
+
+/*
+ * Put a version into a (virtual) slot: the stored tuple's columns, with the
+ * key columns decoded from the key (the tuple holds NULLs there), and the
+ * defaults of columns added after the version was written.
+ */
+static void
+fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
+		  WcKeyDecoder *dec)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	MinimalTuple mt = WcRowTuple(row);
+	HeapTupleData htup;
+	WcTableInfo *info = wc_table_info(rel);
+	int			stored;
+
+	ExecClearTuple(slot);
+	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	heap_deform_tuple(&htup, desc, slot->tts_values, slot->tts_isnull);
+	stored = HeapTupleHeaderGetNatts(htup.t_data);
+	for (int i = stored; i < desc->natts; i++)
+		slot->tts_values[i] = getmissingattr(desc, i + 1, &slot->tts_isnull[i]);
+	if (WcTableIsKeyless(info))
+		;
+	else if (dec)
+		wc_key_decode(dec, info, WcRowKey(row), row->keylen, row->pklen,
+					  slot->tts_values, slot->tts_isnull);
+	else
+		wc_decode_key_into(info, WcRowKey(row), row->keylen,
+						   slot->tts_values, slot->tts_isnull);
+	ExecStoreVirtualTuple(slot);
+	slot->tts_tid = *tid;
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+/* Store a copy of a version: the slot owns its values. */
+void
+wc_store_row(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
+{
+	fill_slot(slot, rel, row, tid, NULL);
+	ExecMaterializeSlot(slot);
+}
+
+/*
+ * Store a version that stays valid until the scan's next call (a merge
+ * iterator's current row) without copying it, as heap scans keep tuples in
+ * pinned buffers.  Decoded key values live in the read's key decoder, valid
+ * until its next row.
+ */
+void
+wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
+				 WcKeyDecoder *dec)
+{
+	/* widecol's own slot deforms on demand (slot.c); others get every column */
+	if (slot->tts_ops == &WcSlotOps)
+		wc_slot_store_version(slot, wc_table_info(rel), row, tid, RelationGetRelid(rel), dec);
+	else
+		fill_slot(slot, rel, row, tid, dec);
+}
+
+TableScanDesc
+wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+			  struct ScanKeyData *key, ParallelTableScanDesc pscan,
+			  uint32 flags)
+{
+	WcScanDesc	scan;
+
+	if (flags & SO_TYPE_SAMPLESCAN)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("TABLESAMPLE is not supported on widecol table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errhint("Use a WHERE clause on the key, or sample with random() in the query.")));
+	if (flags & (SO_TYPE_BITMAPSCAN | SO_TYPE_TIDRANGESCAN))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this scan type is not supported on widecol tables")));
+
+	scan = palloc0(sizeof(WcScanDescData));
+	scan->cxt = CurrentMemoryContext;
+	wc_key_decoder_init(&scan->keys, CurrentMemoryContext);
+	scan->rs_base.rs_rd = rel;
+	scan->rs_base.rs_snapshot = snapshot;
+	scan->rs_base.rs_nkeys = nkeys;
+	scan->rs_base.rs_key = key;
+	scan->rs_base.rs_flags = flags;
+	scan->rs_base.rs_parallel = pscan;
+	initStringInfo(&scan->range_end_buf);
+	if (flags & SO_TYPE_ANALYZE)
+		scan->strategy = NULL;
+	else
+		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
+	return &scan->rs_base;
+}
+
+void
+wc_scan_end(TableScanDesc sscan)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+
+	if (scan->iter)
+		wc_merge_end(scan->iter);
+	if (scan->strategy)
+		FreeAccessStrategy(scan->strategy);
+	if (scan->rs_base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->rs_base.rs_snapshot);
+	MemoryContextDelete(scan->keys.cxt);
+	pfree(scan);
+}
+
+void
+wc_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
+			   bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+
+	if (scan->iter)
+		wc_merge_end(scan->iter);
+	scan->iter = NULL;
+	scan->serial_done = false;
+}
+
+/*
+ * Open the merge for the next key range: the whole table for a serial scan
+ * (once), the next unclaimed range of a parallel one.  False when none is
+ * left.
+ */
+static bool
+start_range(WcScanDesc scan)
+{
+	WcParallelScan p = (WcParallelScan) scan->rs_base.rs_parallel;
+	const char *lo = NULL;
+	int			lolen = 0;
+	MemoryContext old;
+
+	scan->range_end = NULL;
+	if (p != NULL)
+	{
+		uint32		i = pg_atomic_fetch_add_u32(&p->next_range, 1);
+
+		if (i >= p->nranges)
+			return false;
+		if (i > 0)
+		{
+			lo = p->keys + p->key_off[i - 1];
+			lolen = p->key_len[i - 1];
+		}
+		if (i < p->nranges - 1)
+		{
+			scan->range_end = &scan->range_end_buf;
+			resetStringInfo(scan->range_end);
+			appendBinaryStringInfo(scan->range_end, p->keys + p->key_off[i], p->key_len[i]);
+		}
+	}
+	else if (scan->serial_done)
+		return false;
+	scan->serial_done = true;
+	/* callers may call us in a per-tuple context (ALTER TABLE rewrites) */
+	old = MemoryContextSwitchTo(scan->cxt);
+	{
+		WcMergeRange range = {.lo = lo, .lolen = lolen,
+			.hi = scan->range_end ? scan->range_end->data : NULL,
+			.hilen = scan->range_end ? scan->range_end->len : 0,
+		.strategy = scan->strategy};
+
+		scan->iter = wc_merge_begin(scan->rs_base.rs_rd,
+									wc_snapshot_for_read(scan->rs_base.rs_rd,
+														 scan->rs_base.rs_snapshot, scan->cxt),
+									&range);
+	}
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+bool
+wc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					TupleTableSlot *slot)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+	WcRowHeader *row;
+	ItemPointerData tid;
+
+	if (ScanDirectionIsBackward(direction))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backward scans of widecol tables are not supported"),
+				 errhint("Declare the cursor without SCROLL.")));
+	for (;;)
+	{
+		if (scan->iter == NULL && !start_range(scan))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		row = wc_merge_next(scan->iter, &tid);
+		if (row != NULL && scan->range_end != NULL &&
+			wc_compare_keys(WcRowKey(row), row->keylen,
+							scan->range_end->data, scan->range_end->len) >= 0)
+			row = NULL;			/* the next range's first key */
+		if (row != NULL)
+			break;
+		if (scan->rs_base.rs_parallel == NULL)
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		wc_merge_end(scan->iter);
+		scan->iter = NULL;
+	}
+	wc_store_row_ref(slot, scan->rs_base.rs_rd, row, &tid, &scan->keys);
+	return true;
+}
+
+Size
+wc_parallelscan_estimate(Relation rel)
+{
+	return add_size(offsetof(WcParallelScanData, keys),
+					mul_size(WC_PARALLEL_RANGES - 1, WC_MAX_KEY_SIZE));
+}
+
+/* Split the key space for a parallel scan (in the leader, once). */
+Size
+wc_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	WcParallelScan p = (WcParallelScan) pscan;
+	WcMetaData	meta;
+	WcManifest *m;
+	StringInfo	keys[WC_PARALLEL_RANGES - 1];
+	int			nkeys = 0,
+				biggest = -1;
+	uint32		off = 0;
+
+	p->base.phs_relid = RelationGetRelid(rel);
+	p->base.phs_syncscan = false;
+	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
+	for (int i = 0; i < m->nruns; i++)
+		if (biggest < 0 || m->runs[i].npages > m->runs[biggest].npages)
+			biggest = i;
+	if (biggest >= 0)
+	{
+		WcRunReader r;
+
+		wc_run_reader_open(&r, rel, &m->runs[biggest], NULL);
+		nkeys = wc_run_split_keys(&r, WC_PARALLEL_RANGES - 1, keys);
+	}
+	for (int i = 0; i < nkeys; i++)
+	{
+		p->key_off[i] = off;
+		p->key_len[i] = keys[i]->len;
+		memcpy(p->keys + off, keys[i]->data, keys[i]->len);
+		off += keys[i]->len;
+	}
+	p->nranges = nkeys + 1;
+	pg_atomic_init_u32(&p->next_range, 0);
+	return wc_parallelscan_estimate(rel);
+}
+
+void
+wc_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	pg_atomic_write_u32(&((WcParallelScan) pscan)->next_range, 0);
+}
+
+/* A palloc'd copy of the version a TID names, or NULL. */
+WcRowHeader *
+wc_fetch_version(Relation rel, ItemPointer tid)
+{
+	BlockNumber blk = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+	Buffer		buf;
+	uint16		type;
+	WcRowHeader *row = NULL;
+
+	if (blk == WC_META_BLOCK || blk >= RelationGetNumberOfBlocks(rel) || off < 1)
+		return NULL;
+	buf = ReadBuffer(rel, blk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	type = PageIsNew(BufferGetPage(buf)) ? 0 : WcPageGetOpaque(BufferGetPage(buf))->type;
+	UnlockReleaseBuffer(buf);
+
+	if (type == WC_PAGE_L0)
+		row = wc_l0_fetch(rel, tid);
+	else if (type == WC_PAGE_RUN_DATA)
+	{
+		WcBlock		block = {0};
+
+		wc_block_read(rel, blk, &block, NULL);
+		if (off <= block.nrows)
+			row = wc_row_copy(NULL, WcBlockRow(&block, off - 1));
+		wc_block_free(&block);
+	}
+	return row;
+}
+
+/*
+ * Is this the version a scan with `snapshot` returns for its key: visible,
+ * the newest visible one, and not a tombstone?
+ */
+bool
+wc_version_is_current(Relation rel, WcRowHeader *row, ItemPointer tid,
+					  Snapshot snapshot)
+{
+	ItemPointerData cur;
+	WcRowHeader *live;
+
+	snapshot = wc_snapshot_for_read(rel, snapshot, CurrentMemoryContext);
+	if (WcRowIsTombstone(row) || !wc_version_visible(row, snapshot))
+		return false;
+	if (snapshot->snapshot_type == SNAPSHOT_ANY)
+		return true;
+	live = wc_lookup_key(rel, snapshot, WcRowKey(row), row->keylen, row->pklen,
+						 false, &cur);
+	/* the same version, wherever a flush may have moved it */
+	return live != NULL && wc_same_version(live, row);
+}
+
+bool
+wc_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+					 TupleTableSlot *slot)
+{
+	WcRowHeader *row = wc_fetch_version(rel, tid);
+
+	snapshot = wc_snapshot_for_read(rel, snapshot, CurrentMemoryContext);
+	if (row == NULL || WcRowIsTombstone(row) ||
+		!wc_version_is_current(rel, row, tid, snapshot))
+		return false;
+	if (WcRowIsDelta(row))
+	{
+		/*
+		 * A counter delta holds increments: return the sum the key has at
+		 * this version (UPDATE builds its new row from this).  Callers that
+		 * pass SnapshotAny fetch the version they just found or locked, the
+		 * newest committed one: a fresh snapshot folds it.
+		 */
+		ItemPointerData cur;
+		WcRowHeader *live = wc_lookup_key(rel, IsMVCCSnapshot(snapshot) ? snapshot
+										  : GetLatestSnapshot(),
+										  WcRowKey(row), row->keylen, row->pklen,
+										  false, &cur);
+
+		if (live == NULL || !wc_same_version(live, row))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not read the counters of a row of widecol table \"%s\": it changed concurrently",
+							RelationGetRelationName(rel)),
+					 errhint("Retry the statement.")));
+		row = live;
+	}
+	wc_store_row(slot, rel, row, tid);
+	return true;
+}
+
+bool
+wc_tid_valid(TableScanDesc scan, ItemPointer tid)
+{
+	BlockNumber blk = ItemPointerGetBlockNumber(tid);
+
+	return ItemPointerIsValid(tid) && blk != WC_META_BLOCK &&
+		blk < RelationGetNumberOfBlocks(scan->rs_rd);
+}
+
+void
+wc_get_latest_tid(TableScanDesc scan, ItemPointer tid)
+{
+	/* a TID names one version; the latest version has its own TID */
+}
+
+bool
+wc_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
+{
+	WcRowHeader *row = wc_fetch_version(rel, &slot->tts_tid);
+
+	return row != NULL && wc_version_is_current(rel, row, &slot->tts_tid, snapshot);
+}
+
+/* ---------- ANALYZE ---------- */
+
+static bool
+manifest_has_run(const WcManifest *m, uint64 run_id)
+{
+	for (int i = 0; i < m->nruns; i++)
+		if (m->runs[i].run_id == run_id)
+			return true;
+	return false;
+}
+
+bool
+wc_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+						   BufferAccessStrategy bstrategy)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+	Relation	rel = sscan->rs_rd;
+	Buffer		buf;
+	uint16		type;
+
+	scan->an_n = 0;
+	scan->an_pos = 0;
+	scan->an_blkno = blockno;
+	if (blockno == WC_META_BLOCK)
+		return true;
+	if (scan->an_manifest == NULL)
+	{
+		WcMetaData	meta;
+		MemoryContext old = MemoryContextSwitchTo(scan->cxt);
+
+		wc_merge_read_manifest(rel, ActiveSnapshotSet() ? GetActiveSnapshot() : GetLatestSnapshot(),
+							   &meta, &scan->an_manifest);
+		MemoryContextSwitchTo(old);
+	}
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blockno, RBM_NORMAL, bstrategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	type = PageIsNew(BufferGetPage(buf)) ? 0 : WcPageGetOpaque(BufferGetPage(buf))->type;
+	/* pages of runs the manifest no longer lists wait for reuse: not data */
+	if (type == WC_PAGE_RUN_DATA &&
+		!manifest_has_run(scan->an_manifest, WcPageGetOpaque(BufferGetPage(buf))->segment))
+		type = WC_PAGE_FREE;
+	if (type == WC_PAGE_L0)
+	{
+		memcpy(scan->an_page.data, BufferGetPage(buf), BLCKSZ);
+		scan->an_is_l0 = true;
+		scan->an_n = PageGetMaxOffsetNumber((Page) scan->an_page.data);
+	}
+	UnlockReleaseBuffer(buf);
+	if (type == WC_PAGE_RUN_DATA)
+	{
+		scan->an_block.run_id = 0;
+		wc_block_read(rel, blockno, &scan->an_block, bstrategy);
+		scan->an_is_l0 = false;
+		scan->an_n = scan->an_block.nrows;
+	}
+	return true;
+}
+
+/*
+ * Every committed, non-tombstone version counts as a live row; older
+ * versions shadowed by newer ones are counted too (an overestimate that
+ * compaction removes).
+ */
+bool
+wc_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+						   double *liverows, double *deadrows,
+						   TupleTableSlot *slot)
+{
+	WcScanDesc	scan = (WcScanDesc) sscan;
+
+	while (scan->an_pos < scan->an_n)
+	{
+		WcRowHeader *row;
+		ItemPointerData tid;
+		int			i = scan->an_pos++;
+
+		if (scan->an_is_l0)
+		{
+			ItemId		iid = PageGetItemId((Page) scan->an_page.data, i + 1);
+
+			if (!ItemIdIsNormal(iid))
+				continue;
+			row = (WcRowHeader *) PageGetItem((Page) scan->an_page.data, iid);
+			if (!wc_l0_row_ok(row, ItemIdGetLength(iid)))
+				continue;		/* reads report it; ANALYZE only samples */
+		}
+		else
+			row = WcBlockRow(&scan->an_block, i);
+		ItemPointerSet(&tid, scan->an_blkno, i + 1);
+
+		if (WcRowIsTombstone(row))
+		{
+			*deadrows += 1;
+			continue;
+		}
+		if (TransactionIdIsNormal(row->xid) &&
+			!TransactionIdIsCurrentTransactionId(row->xid))
+		{
+			if (TransactionIdIsInProgress(row->xid))
+				continue;
+			if (!TransactionIdDidCommit(row->xid))
+			{
+				*deadrows += 1;
+				continue;
+			}
+		}
+		*liverows += 1;
+		wc_store_row(slot, sscan->rs_rd, row, &tid);
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}

@@ -1,0 +1,15 @@
+/*
+ * api/api.h — what the SQL-callable functions share.
+ */
+#ifndef WC_API_H
+#define WC_API_H
+
+#include "widecol.h"
+#include "fmgr.h"
+#include "storage/lockdefs.h"
+
+/* ---------- opening a table for a function (functions.c) ---------- */
+extern Relation wc_open_widecol(FunctionCallInfo fcinfo, LOCKMODE mode, bool owner);
+extern void wc_check_row_access(Oid relid, const char *function);
+
+#endif

@@ -1,0 +1,523 @@
+/*
+ * verify.c — widecol.verify(regclass): check a whole table without trusting
+ * it.  Every run: header, every index page, every data block (checksum,
+ * decompression, row offsets, sort order, first key = index key), every bloom
+ * page (checksum, and every partition key of the run must test positive),
+ * and the summary against what was read.  Every level-0 generation: page
+ * kinds and generation numbers.  Problems are reported, not raised.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "funcapi.h"
+#include "storage/bufmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
+
+#include "widecol.h"
+#include "api/api.h"
+#include "maintenance/damage.h"
+#include "storage/bloom.h"
+#include "storage/level0.h"
+#include "storage/manifest.h"
+#include "storage/metapage.h"
+#include "storage/page.h"
+#include "storage/row.h"
+#include "storage/run.h"
+#include "storage/tableinfo.h"
+
+#define MAX_PROBLEMS 20
+
+typedef struct Report
+{
+	StringInfoData problems;
+	int			nproblems;
+	int64		pages;
+	int64		rows;
+	BlockNumber first_block;	/* of the first problem */
+} Report;
+
+static void
+problem(Report *r, BlockNumber blk, const char *fmt,...) pg_attribute_printf(3, 4);
+
+static void
+problem(Report *r, BlockNumber blk, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (r->nproblems++ == 0)
+		r->first_block = blk;
+	if (r->nproblems > MAX_PROBLEMS)
+		return;
+	if (r->problems.len > 0)
+		appendStringInfoString(&r->problems, "; ");
+	if (blk != InvalidBlockNumber)
+		appendStringInfo(&r->problems, "block %u: ", blk);
+	va_start(ap, fmt);
+	for (;;)
+	{
+		int			needed = appendStringInfoVA(&r->problems, fmt, ap);
+
+		if (needed == 0)
+			break;
+		va_end(ap);
+		enlargeStringInfo(&r->problems, needed);
+		va_start(ap, fmt);
+	}
+	va_end(ap);
+}
+
+static bool
+bloom_has(Relation rel, const WcRunHeader *hdr, const char *pk, int pklen, Report *r)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len;
+	uint64		hash = wc_bloom_hash(pk, pklen);
+	BlockNumber blk = hdr->bloom_first + wc_bloom_page_for(hdr->nbloom_pages, hash);
+	const char *p = wc_read_run_page_soft(rel, blk, WC_PAGE_RUN_BLOOM, hdr->run_id,
+										  payload.data, &len, &op, NULL);
+
+	if (p)
+	{
+		problem(r, blk, "bloom page: %s", p);
+		return true;
+	}
+	return wc_bloom_test(payload.data, hash);
+}
+
+/* What verifying one run has seen so far. */
+typedef struct RunCheck
+{
+	Relation	rel;
+	WcRunSummary *run;
+	Report	   *r;
+	BlockNumber nblocks;
+	WcRunHeader hdr;
+	char	   *hdrkeys;		/* min key, then max key */
+	BlockNumber *valuedir;		/* the value directory's entries */
+	uint32		nvaluedir;
+	uint32		nvalues_seen;	/* value pages the key pages referred to */
+	BlockNumber lastvalue;
+	WcBlock		block;
+	char	   *prev;			/* header and key of the previous row */
+	Size		prevcap;
+	WcRowHeader *prevrow;
+	bool		first_row;
+	char		lastpk[WC_MAX_KEY_SIZE];
+	int			lastpklen;
+	int64		tombstones;
+	int64		partitions;
+	int64		datapages;
+} RunCheck;
+
+/* The run's header page; false if nothing more can be checked. */
+static bool
+check_header(RunCheck *c)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len;
+	WcRunHeader *hdr = &c->hdr;
+	const char *p;
+
+	if (c->run->header_block >= c->nblocks)
+	{
+		problem(c->r, c->run->header_block, "run header past the end of the relation");
+		return false;
+	}
+	p = wc_read_run_page_soft(c->rel, c->run->header_block, WC_PAGE_RUN_HEADER, c->run->run_id,
+							  payload.data, &len, &op, NULL);
+	c->r->pages++;
+	if (p || len < sizeof(WcRunHeader))
+	{
+		problem(c->r, c->run->header_block, "run header: %s", p ? p : "too short");
+		return false;
+	}
+	memcpy(hdr, payload.data, sizeof(WcRunHeader));
+	if (sizeof(WcRunHeader) + hdr->min_key_len + hdr->max_key_len <= len)
+	{
+		c->hdrkeys = palloc(hdr->min_key_len + hdr->max_key_len + 1);
+		memcpy(c->hdrkeys, payload.data + sizeof(WcRunHeader), hdr->min_key_len + hdr->max_key_len);
+	}
+	if (hdr->magic != WC_RUN_MAGIC || hdr->run_id != c->run->run_id ||
+		hdr->leaf_first + hdr->nleaf_pages > c->nblocks ||
+		hdr->bloom_first + hdr->nbloom_pages > c->nblocks ||
+		hdr->valuedir_first + hdr->nvaluedir_pages > c->nblocks ||
+		hdr->nvalue_pages > hdr->ndata_pages ||
+		hdr->version != WC_RUN_VERSION ||
+		sizeof(WcRunHeader) + hdr->min_key_len + hdr->max_key_len > len)
+	{
+		problem(c->r, c->run->header_block, "run header fields are inconsistent");
+		return false;
+	}
+	return true;
+}
+
+/* The value directory: every value page, in the order key pages refer to them. */
+static void
+read_value_dir(RunCheck *c)
+{
+	c->valuedir = palloc(sizeof(BlockNumber) * Max(c->hdr.nvalue_pages, 1));
+	for (uint32 d = 0; d < c->hdr.nvaluedir_pages; d++)
+	{
+		BlockNumber vblks[WC_VALUEDIR_ENTRIES];
+		uint32		got;
+		const char *p;
+
+		c->r->pages++;
+		p = wc_read_value_dir_soft(c->rel, &c->hdr, d, vblks, &got);
+		if (p == NULL && c->nvaluedir + got > c->hdr.nvalue_pages)
+			p = "more entries than the run has value pages";
+		if (p)
+		{
+			problem(c->r, c->hdr.valuedir_first + d, "value directory: %s", p);
+			continue;
+		}
+		memcpy(c->valuedir + c->nvaluedir, vblks, got * sizeof(BlockNumber));
+		c->nvaluedir += got;
+	}
+	if (c->nvaluedir != c->hdr.nvalue_pages)
+		problem(c->r, InvalidBlockNumber, "value directory lists %u value pages, summary says %u",
+				c->nvaluedir, c->hdr.nvalue_pages);
+}
+
+/* The value pages of the decoded key page dblk (the first may be the last one's too). */
+static void
+check_value_pages(RunCheck *c, BlockNumber dblk)
+{
+	PGAlignedBlock vpayload;
+	WcPageOpaqueData op;
+	Size		len;
+
+	for (int v = 0; v < c->block.nvalues; v++)
+	{
+		BlockNumber vblk = c->block.values[v].blkno;
+		const char *p;
+
+		if (vblk != c->lastvalue)
+		{
+			if (c->nvalues_seen >= c->nvaluedir || c->valuedir[c->nvalues_seen] != vblk)
+				problem(c->r, dblk, "value page %u is not next in the value directory", vblk);
+			c->nvalues_seen++;
+			c->datapages++;
+			c->r->pages++;
+			c->lastvalue = vblk;
+		}
+		if (c->block.value_loaded[v])
+			continue;			/* shared with the key page before, checked */
+		p = (vblk >= c->nblocks) ? "value page past the end of the relation" :
+			wc_read_run_page_soft(c->rel, vblk, WC_PAGE_RUN_VALUES, c->run->run_id,
+								  vpayload.data, &len, &op, NULL);
+		if (p == NULL)
+			p = wc_decode_values(vpayload.data, len, &op, &c->block, v);
+		if (p)
+			problem(c->r, vblk, "value page: %s", p);
+	}
+}
+
+/* The rows of the decoded key page dblk: order, bloom filter, counts. */
+static void
+check_rows(RunCheck *c, BlockNumber dblk, const WcIndexEntry *entry)
+{
+	WcRowHeader *first = WcBlockRow(&c->block, 0);
+
+	if (wc_compare_keys(WcRowKey(first), first->keylen, entry->key, entry->keylen) != 0)
+		problem(c->r, dblk, "first key differs from its index entry");
+	for (int i = 0; i < c->block.nrows; i++)
+	{
+		WcRowHeader *row = WcBlockRow(&c->block, i);
+
+		if (c->prevrow && wc_compare_rows(c->prevrow, row) >= 0)
+			problem(c->r, dblk, "row %d is out of order", i + 1);
+		if (c->first_row &&
+			wc_compare_keys(WcRowKey(row), row->keylen, c->hdrkeys, c->hdr.min_key_len) != 0)
+			problem(c->r, dblk, "first row differs from the run's min key");
+		c->first_row = false;
+		c->r->rows++;
+		if (WcRowIsTombstone(row))
+			c->tombstones++;
+		if (row->pklen > 0 &&
+			(c->lastpklen < 0 || wc_compare_keys(WcRowKey(row), row->pklen, c->lastpk, c->lastpklen) != 0))
+		{
+			c->partitions++;
+			memcpy(c->lastpk, WcRowKey(row), row->pklen);
+			c->lastpklen = row->pklen;
+			if (c->hdr.nbloom_pages > 0 && !bloom_has(c->rel, &c->hdr, c->lastpk, c->lastpklen, c->r))
+				problem(c->r, dblk, "bloom filter misses partition of row %d", i + 1);
+		}
+		/* keep a copy: the next block overwrites the buffer */
+		if (c->prevcap < row->len)
+		{
+			c->prevcap = Max(row->len, 256);
+			c->prev = c->prev ? repalloc(c->prev, c->prevcap) : palloc(c->prevcap);
+		}
+		/* header and key are all the checks need */
+		memcpy(c->prev, row, Min(row->len, WcRowTupleOffset(row->keylen)));
+		c->prevrow = (WcRowHeader *) c->prev;
+	}
+}
+
+/* Leaves, and through them every key page and its value pages, in key order. */
+static void
+check_leaves(RunCheck *c)
+{
+	WcIndexEntry *entries = palloc(sizeof(WcIndexEntry) * WC_MAX_INDEX_ENTRIES);
+
+	for (BlockNumber leaf = c->hdr.leaf_first; leaf < c->hdr.leaf_first + c->hdr.nleaf_pages; leaf++)
+	{
+		PGAlignedBlock lpayload;
+		WcPageOpaqueData lop;
+		Size		llen;
+		const char *p;
+
+		c->r->pages++;
+		p = wc_read_run_page_soft(c->rel, leaf, WC_PAGE_RUN_INDEX, c->run->run_id,
+								  lpayload.data, &llen, &lop, NULL);
+		if (p == NULL && (lop.aux != 0 || !wc_parse_index_soft(lpayload.data, llen, lop.count, entries)))
+			p = "malformed leaf index page";
+		if (p)
+		{
+			problem(c->r, leaf, "%s", p);
+			continue;
+		}
+		for (uint32 e = 0; e < lop.count; e++)
+		{
+			BlockNumber dblk = entries[e].child;
+			PGAlignedBlock payload;
+			WcPageOpaqueData op;
+			Size		len;
+
+			c->datapages++;
+			c->r->pages++;
+			if (dblk >= c->nblocks)
+			{
+				problem(c->r, dblk, "data block past the end of the relation");
+				continue;
+			}
+			p = wc_read_run_page_soft(c->rel, dblk, WC_PAGE_RUN_DATA, c->run->run_id,
+									  payload.data, &len, &op, NULL);
+			if (p == NULL)
+				p = wc_decode_block(payload.data, len, &op, &c->block);
+			if (p)
+			{
+				problem(c->r, dblk, "%s", p);
+				c->prevrow = NULL;
+				continue;
+			}
+			check_value_pages(c, dblk);
+			check_rows(c, dblk, &entries[e]);
+		}
+	}
+}
+
+/* Upper index levels and the bloom filter: readable, checksums right. */
+static void
+check_index_and_bloom(RunCheck *c)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len;
+	const char *p;
+
+	for (BlockNumber b = c->hdr.leaf_first + c->hdr.nleaf_pages; b <= c->hdr.index_root; b++)
+	{
+		c->r->pages++;
+		p = wc_read_run_page_soft(c->rel, b, WC_PAGE_RUN_INDEX, c->run->run_id,
+								  payload.data, &len, &op, NULL);
+		if (p)
+			problem(c->r, b, "index page: %s", p);
+	}
+	for (BlockNumber b = c->hdr.bloom_first; b < c->hdr.bloom_first + c->hdr.nbloom_pages; b++)
+	{
+		c->r->pages++;
+		p = wc_read_run_page_soft(c->rel, b, WC_PAGE_RUN_BLOOM, c->run->run_id,
+								  payload.data, &len, &op, NULL);
+		if (p)
+			problem(c->r, b, "bloom page: %s", p);
+	}
+}
+
+/* The summary (header and manifest) must describe what is there. */
+static void
+check_summary(RunCheck *c)
+{
+	WcRunHeader *hdr = &c->hdr;
+	WcRunSummary *run = c->run;
+	Report	   *r = c->r;
+
+	if (c->nvalues_seen != c->nvaluedir)
+		problem(r, InvalidBlockNumber, "key pages refer to %u value pages, the directory lists %u",
+				c->nvalues_seen, c->nvaluedir);
+	if (r->rows != hdr->st.nrows || hdr->st.nrows != run->st.nrows)
+		problem(r, InvalidBlockNumber, "summary says %lld rows (manifest %lld), found %lld",
+				(long long) hdr->st.nrows, (long long) run->st.nrows, (long long) r->rows);
+	if (c->tombstones != hdr->st.ntombstones)
+		problem(r, InvalidBlockNumber, "summary says %lld tombstones, found %lld",
+				(long long) hdr->st.ntombstones, (long long) c->tombstones);
+	if (c->partitions != hdr->st.npartitions)
+		problem(r, InvalidBlockNumber, "summary says %lld partitions, found %lld",
+				(long long) hdr->st.npartitions, (long long) c->partitions);
+	if (c->datapages != hdr->ndata_pages)
+		problem(r, InvalidBlockNumber, "summary says %u data pages, found %lld",
+				hdr->ndata_pages, (long long) c->datapages);
+	if (c->prevrow &&
+		wc_compare_keys(WcRowKey(c->prevrow), c->prevrow->keylen,
+						c->hdrkeys + hdr->min_key_len, hdr->max_key_len) != 0)
+		problem(r, InvalidBlockNumber, "last row differs from the run's max key");
+	if (run->min_key == NULL || run->max_key == NULL ||
+		wc_compare_keys(VARDATA_ANY(run->min_key), VARSIZE_ANY_EXHDR(run->min_key),
+						c->hdrkeys, hdr->min_key_len) != 0 ||
+		wc_compare_keys(VARDATA_ANY(run->max_key), VARSIZE_ANY_EXHDR(run->max_key),
+						c->hdrkeys + hdr->min_key_len, hdr->max_key_len) != 0)
+		problem(r, InvalidBlockNumber, "manifest key range differs from the run header");
+}
+
+/* Every page of a run, and its summary. */
+static void
+verify_run(Relation rel, WcRunSummary *run, Report *r)
+{
+	RunCheck	c = {0};
+
+	c.rel = rel;
+	c.run = run;
+	c.r = r;
+	c.nblocks = RelationGetNumberOfBlocks(rel);
+	c.lastvalue = InvalidBlockNumber;
+	c.first_row = true;
+	c.lastpklen = -1;
+	if (!check_header(&c))
+		return;
+	read_value_dir(&c);
+	check_leaves(&c);
+	check_index_and_bloom(&c);
+	check_summary(&c);
+}
+
+static void
+verify_gen(Relation rel, const WcL0Gen *gen, Report *r)
+{
+	BlockNumber blk = gen->head;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	uint32		seen = 0;
+
+	while (blk != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		Page		page;
+		OffsetNumber maxoff;
+
+		if (blk >= nblocks || ++seen > gen->npages)
+		{
+			problem(r, blk, "level-0 chain leaves the relation or loops");
+			return;
+		}
+		buf = ReadBuffer(rel, blk);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		r->pages++;
+		if (PageIsNew(page) || WcPageGetOpaque(page)->type != WC_PAGE_L0 ||
+			WcPageGetOpaque(page)->segment != gen->gen)
+		{
+			UnlockReleaseBuffer(buf);
+			problem(r, blk, "not a level-0 page of generation %llu", (unsigned long long) gen->gen);
+			return;
+		}
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+			WcRowHeader *row;
+
+			if (!ItemIdIsNormal(iid))
+				continue;
+			row = (WcRowHeader *) PageGetItem(page, iid);
+			r->rows++;
+			if (!wc_l0_row_ok(row, ItemIdGetLength(iid)))
+				problem(r, blk, "malformed row version at offset %u", off);
+		}
+		blk = WcPageGetOpaque(page)->aux;
+		UnlockReleaseBuffer(buf);
+	}
+	if (seen != gen->npages)
+		problem(r, InvalidBlockNumber, "metapage says %u pages, chain has %u", gen->npages, seen);
+}
+
+/*
+ * Report a segment's result.  Damaged segments are recorded in
+ * widecol.damage (so that maintenance leaves the table alone); returns
+ * whether the segment was sound.
+ */
+static bool
+emit(ReturnSetInfo *rsinfo, Relation rel, const char *kind, int64 id, Report *r,
+	 bool record)
+{
+	Datum		values[6];
+	bool		nulls[6] = {0};
+
+	values[0] = CStringGetTextDatum(kind);
+	values[1] = Int64GetDatum(id);
+	values[2] = Int64GetDatum(r->pages);
+	values[3] = Int64GetDatum(r->rows);
+	values[4] = BoolGetDatum(r->nproblems == 0);
+	if (r->nproblems > MAX_PROBLEMS)
+		appendStringInfo(&r->problems, "; ... %d more", r->nproblems - MAX_PROBLEMS);
+	values[5] = CStringGetTextDatum(r->problems.data);
+	nulls[5] = r->nproblems == 0;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	if (r->nproblems > 0 && record)
+	{
+		WcDamage	d = {kind, (uint64) id, r->first_block, r->problems.data, 0};
+
+		wc_damage_record(rel, &d);
+	}
+	return r->nproblems == 0;
+}
+
+PG_FUNCTION_INFO_V1(widecol_verify);
+Datum
+widecol_verify(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	WcMetaData	meta;
+	WcManifest *m;
+	bool		sound = true;
+	/* a standby or a read-only transaction only reports */
+	bool		record = !RecoveryInProgress() && !XactReadOnly;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
+	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
+
+	for (uint32 g = 0; g < meta.ngens; g++)
+	{
+		Report		r = {0};
+
+		if (wc_manifest_gen_retired(m, meta.gens[g].gen))
+			continue;
+		initStringInfo(&r.problems);
+		verify_gen(rel, &meta.gens[g], &r);
+		sound &= emit(rsinfo, rel, "level0", (int64) meta.gens[g].gen, &r, record);
+	}
+	for (int i = 0; i < m->nruns; i++)
+	{
+		Report		r = {0};
+
+		initStringInfo(&r.problems);
+		verify_run(rel, &m->runs[i], &r);
+		sound &= emit(rsinfo, rel, "run", (int64) m->runs[i].run_id, &r, record);
+	}
+	/* nothing wrong any more (repaired, or restored): maintenance may resume */
+	if (sound && record)
+		wc_damage_clear(rel);
+	table_close(rel, AccessShareLock);
+	return (Datum) 0;
+}

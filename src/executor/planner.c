@@ -1,0 +1,76 @@
+/*
+ * planner.c — planner and parse-analysis hooks.
+ *
+ * The seek path (customscan.c); and INSERT ... ON CONFLICT refused while
+ * the query is analysed, before anything runs.  (Parallel sequential scans
+ * are PostgreSQL's own paths; scan.c divides the key space.)
+ */
+#include "postgres.h"
+
+#include "nodes/nodeFuncs.h"
+#include "optimizer/paths.h"
+#include "parser/analyze.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+
+#include "widecol.h"
+#include "executor/seek.h"
+#include "storage/tableinfo.h"
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze = NULL;
+
+static void
+wc_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					RangeTblEntry *rte)
+{
+	if (prev_set_rel_pathlist)
+		prev_set_rel_pathlist(root, rel, rti, rte);
+	if (rte->rtekind == RTE_RELATION && rel->reloptkind == RELOPT_BASEREL &&
+		!rte->inh && wc_relation_is_widecol(rte->relid))
+		wc_add_seek_path(root, rel, rte);
+}
+
+static bool
+check_query(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		Query	   *q = (Query *) node;
+
+		/* without an arbiter index, ON CONFLICT DO NOTHING would just upsert */
+		if (q->onConflict && q->resultRelation > 0)
+		{
+			RangeTblEntry *rte = rt_fetch(q->resultRelation, q->rtable);
+
+			if (rte->rtekind == RTE_RELATION && wc_relation_is_widecol(rte->relid))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("INSERT ... ON CONFLICT is not supported on widecol table \"%s\"",
+								get_rel_name(rte->relid)),
+						 errhint("INSERT into a widecol table already replaces a row with the same key.")));
+		}
+		return query_tree_walker(q, check_query, context, 0);
+	}
+	return expression_tree_walker(node, check_query, context);
+}
+
+static void
+wc_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (prev_post_parse_analyze)
+		prev_post_parse_analyze(pstate, query, jstate);
+	check_query((Node *) query, NULL);
+}
+
+void
+wc_install_planner_hooks(void)
+{
+	wc_register_custom_scan();
+	prev_set_rel_pathlist = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = wc_set_rel_pathlist;
+	prev_post_parse_analyze = post_parse_analyze_hook;
+	post_parse_analyze_hook = wc_post_parse_analyze;
+}

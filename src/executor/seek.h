@@ -1,0 +1,36 @@
+/*
+ * executor/seek.h — the planner hooks and the WidecolSeek custom scan.
+ */
+#ifndef WC_EXECUTOR_SEEK_H
+#define WC_EXECUTOR_SEEK_H
+
+#include "widecol.h"
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+
+/* ---------- planner hooks (planner.c) ---------- */
+extern void wc_install_planner_hooks(void);
+
+/* customscan.c */
+extern void wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
+extern void wc_register_custom_scan(void);
+
+/* ---------- what the plan hands the executor (seekplan.c -> seekexec.c) ---------- */
+
+/* The most partitions one seek reads. */
+#define WC_MAX_SEEK_PARTITIONS 10000
+
+/* What a clause says about one key column. */
+typedef enum BoundKind
+{
+	BK_EQ = 1,
+	BK_IN,
+	BK_GE,
+	BK_GT,
+	BK_LE,
+	BK_LT
+} BoundKind;
+
+extern Node *wc_seek_create_state(CustomScan *cscan);
+
+#endif

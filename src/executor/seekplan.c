@@ -1,0 +1,523 @@
+/*
+ * seekplan.c — planning a "WidecolSeek": a CustomScan that turns equality
+ * on the partition key (plus equality on a clustering prefix and a range on
+ * the next clustering column) into key-range reads of level 0 and the runs.
+ *
+ * Several partitions (an IN list, = ANY(array), or a range over a date or
+ * integer last partition column, i.e. day buckets) are read in clustering
+ * order and merged, so the path declares those pathkeys: ORDER BY
+ * <clustering columns> LIMIT n needs no Sort and stops after n rows.  All
+ * restriction clauses are rechecked on the rows read (seekexec.c): the key
+ * bounds only have to be conservative.
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/clauses.h"
+#include "parser/parsetree.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+#include "utils/typcache.h"
+
+#include "widecol.h"
+#include "executor/seek.h"
+#include "storage/manifest.h"
+#include "storage/metapage.h"
+#include "storage/tableinfo.h"
+
+typedef struct KeyBound
+{
+	int			col;			/* index into WcTableInfo.cols */
+	BoundKind	kind;
+	Expr	   *expr;
+	Relids		outer;			/* other relations the bound depends on (join) */
+	Expr	   *clause;			/* the restriction clause it came from */
+} KeyBound;
+
+static CustomPathMethods seek_path_methods;
+static CustomScanMethods seek_scan_methods;
+
+/* ---------- planning ---------- */
+
+static Node *
+strip_relabel(Node *n)
+{
+	while (n && IsA(n, RelabelType))
+		n = (Node *) ((RelabelType *) n)->arg;
+	return n;
+}
+
+/*
+ * May the other side of a clause bound a seek?  Constants, parameters and
+ * stable expressions always; with root != NULL also expressions over other
+ * relations (join clauses: a parameterized path), whose relids go to *outer.
+ */
+static bool
+usable_bound(PlannerInfo *root, Index relid, Node *n, Relids *outer)
+{
+	Relids		varnos;
+
+	if (contain_volatile_functions(n) || contain_subplans(n))
+		return false;
+	if (!contain_var_clause(n))
+		return true;
+	if (root == NULL)
+		return false;
+	varnos = pull_varnos(root, n);
+	if (bms_is_member(relid, varnos))
+		return false;
+	*outer = bms_union(*outer, varnos);
+	return true;
+}
+
+static bool
+types_compatible(Oid coltype, Oid exprtype)
+{
+	if (coltype == exprtype)
+		return true;
+	/* text and varchar encode alike */
+	return (coltype == TEXTOID || coltype == VARCHAROID) &&
+		(exprtype == TEXTOID || exprtype == VARCHAROID);
+}
+
+static int
+key_column_of(WcTableInfo *info, Node *n, Index relid)
+{
+	Var		   *var = (Var *) strip_relabel(n);
+
+	if (var == NULL || !IsA(var, Var) || var->varno != relid || var->varlevelsup != 0)
+		return -1;
+	for (int i = 0; i < info->npk + info->nck; i++)
+		if (info->cols[i].attnum == var->varattno)
+			return i;
+	return -1;
+}
+
+static int
+btree_strategy(Oid opno, Oid typid)
+{
+	/* the type cache keeps the default btree opfamily (no catalog scan) */
+	TypeCacheEntry *tce = lookup_type_cache(typid, TYPECACHE_BTREE_OPFAMILY);
+
+	if (!OidIsValid(tce->btree_opf))
+		return 0;
+	return get_op_opfamily_strategy(opno, tce->btree_opf);
+}
+
+/* Does a restriction clause bound a key column?  Fills *b. */
+static bool
+match_clause(PlannerInfo *root, Expr *clause, Index relid, WcTableInfo *info, KeyBound *b)
+{
+	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+		Node	   *l = linitial(op->args);
+		Node	   *r = lsecond(op->args);
+		Oid			opno = op->opno;
+		int			col = key_column_of(info, l, relid);
+		Node	   *other = r;
+		int			strategy;
+
+		if (col < 0)
+		{
+			col = key_column_of(info, r, relid);
+			other = l;
+			opno = get_commutator(opno);
+		}
+		if (col < 0 || !OidIsValid(opno) || !usable_bound(root, relid, other, &b->outer) ||
+			!types_compatible(info->cols[col].typid, getBaseType(exprType(other))))
+			return false;
+		strategy = btree_strategy(opno, info->cols[col].typid);
+		if (strategy == 0)
+			return false;
+		/* ranges on text need byte order */
+		if (strategy != BTEqualStrategyNumber &&
+			(info->cols[col].typid == TEXTOID || info->cols[col].typid == VARCHAROID) &&
+			!lc_collate_is_c(op->inputcollid))
+			return false;
+		b->col = col;
+		b->expr = (Expr *) other;
+		switch (strategy)
+		{
+			case BTEqualStrategyNumber:
+				b->kind = BK_EQ;
+				break;
+			case BTLessStrategyNumber:
+				b->kind = BK_LT;
+				break;
+			case BTLessEqualStrategyNumber:
+				b->kind = BK_LE;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				b->kind = BK_GE;
+				break;
+			case BTGreaterStrategyNumber:
+				b->kind = BK_GT;
+				break;
+			default:
+				return false;
+		}
+		return true;
+	}
+	if (IsA(clause, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
+		int			col = key_column_of(info, linitial(saop->args), relid);
+		Node	   *arr = lsecond(saop->args);
+
+		if (!saop->useOr || col < 0 || !usable_bound(root, relid, arr, &b->outer) ||
+			!types_compatible(info->cols[col].typid,
+							  getBaseType(get_element_type(exprType(arr)))) ||
+			btree_strategy(saop->opno, info->cols[col].typid) != BTEqualStrategyNumber)
+			return false;
+		b->col = col;
+		b->kind = BK_IN;
+		b->expr = (Expr *) arr;
+		return true;
+	}
+	return false;
+}
+
+static bool
+is_bucket_type(Oid typid)
+{
+	return typid == DATEOID || typid == INT2OID || typid == INT4OID || typid == INT8OID;
+}
+
+static const KeyBound *
+find_bound(List *bounds, int col, BoundKind k1, BoundKind k2)
+{
+	ListCell   *lc;
+
+	foreach(lc, bounds)
+	{
+		KeyBound   *b = lfirst(lc);
+
+		if (b->col == col && (b->kind == k1 || b->kind == k2))
+			return b;
+	}
+	return NULL;
+}
+
+/*
+ * The bounds a seek uses, in key-column order: every partition column (EQ,
+ * IN, or for the last one a closed range), then EQ on a clustering prefix,
+ * then at most one lower and one upper bound on the next clustering column.
+ */
+static List *
+choose_bounds(List *all, WcTableInfo *info, double *nparts)
+{
+	List	   *chosen = NIL;
+	int			i;
+
+	*nparts = 1;
+	for (i = 0; i < info->npk; i++)
+	{
+		const KeyBound *b = find_bound(all, i, BK_EQ, BK_EQ);
+
+		if (b == NULL && (b = find_bound(all, i, BK_IN, BK_IN)) != NULL)
+		{
+			*nparts *= (IsA(b->expr, Const) && !((Const *) b->expr)->constisnull) ?
+				ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) b->expr)->constvalue)),
+							   ARR_DIMS(DatumGetArrayTypeP(((Const *) b->expr)->constvalue))) : 10;
+		}
+		if (b == NULL && i == info->npk - 1 && is_bucket_type(info->cols[i].typid))
+		{
+			const KeyBound *lo = find_bound(all, i, BK_GE, BK_GT);
+			const KeyBound *hi = find_bound(all, i, BK_LE, BK_LT);
+
+			if (lo && hi)
+			{
+				chosen = lappend(chosen, (void *) lo);
+				chosen = lappend(chosen, (void *) hi);
+				*nparts *= 7;	/* a week of day buckets, say */
+				continue;
+			}
+		}
+		if (b == NULL)
+			return NIL;
+		chosen = lappend(chosen, (void *) b);
+	}
+	for (; i < info->npk + info->nck; i++)
+	{
+		const KeyBound *b = find_bound(all, i, BK_EQ, BK_EQ);
+		const KeyBound *lo,
+				   *hi;
+
+		if (b)
+		{
+			chosen = lappend(chosen, (void *) b);
+			continue;
+		}
+		lo = find_bound(all, i, BK_GE, BK_GT);
+		hi = find_bound(all, i, BK_LE, BK_LT);
+		if (lo)
+			chosen = lappend(chosen, (void *) lo);
+		if (hi)
+			chosen = lappend(chosen, (void *) hi);
+		break;
+	}
+	return chosen;
+}
+
+/* Pathkeys of the clustering order, or of its reverse (a backward seek). */
+static List *
+clustering_pathkeys(PlannerInfo *root, RelOptInfo *rel, Relation relation,
+					WcTableInfo *info, bool backward)
+{
+	List	   *pathkeys = NIL;
+
+	for (int i = info->npk; i < info->npk + info->nck; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(relation),
+											  info->cols[i].attnum - 1);
+		TypeCacheEntry *tce = lookup_type_cache(att->atttypid,
+												TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+		Var		   *var = makeVar(rel->relid, att->attnum, att->atttypid,
+								  att->atttypmod, att->attcollation, 0);
+		Oid			opno = (info->cols[i].desc != backward) ? tce->gt_opr : tce->lt_opr;
+		List	   *pk;
+
+		if (!OidIsValid(opno))
+			break;
+		pk = build_expression_pathkey(root, (Expr *) var, NULL, opno, rel->relids, true);
+		/* a column fixed by equality to a constant orders nothing (as in indxpath.c) */
+		if (pk != NIL && !EC_MUST_BE_REDUNDANT(((PathKey *) linitial(pk))->pk_eclass) &&
+			!list_member_ptr(pathkeys, linitial(pk)))
+			pathkeys = list_concat(pathkeys, pk);
+	}
+	return pathkeys;
+}
+
+/* The bounds restriction clauses give; join clauses too when root != NULL. */
+static List *
+collect_bounds(PlannerInfo *root, List *rinfos, Index relid, WcTableInfo *info)
+{
+	List	   *all = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rinfos)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		KeyBound   *b = palloc0(sizeof(KeyBound));
+
+		if (!ri->pseudoconstant && match_clause(root, ri->clause, relid, info, b))
+		{
+			b->clause = ri->clause;
+			all = lappend(all, b);
+		}
+	}
+	return all;
+}
+
+static void
+add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
+			 WcTableInfo *info, double nparts,
+			 Relids required_outer, int nruns, uint32 l0_pages, bool backward)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	ParamPathInfo *ppi = required_outer ?
+		get_baserel_parampathinfo(root, rel, required_outer) : NULL;
+	double		rows = ppi ? ppi->ppi_rows : rel->rows;
+	/* level 0 is read once per backend, then kept sorted (l0cache.c) */
+	double		pages_per_seek = (l0_pages > 0 ? 1.0 : 0.0) + 3.0 * nruns;
+	double		rows_read = Max(rows, 1);
+	Cost		qual_cost = rel->baserestrictcost.per_tuple;
+
+	/*
+	 * Cost: per partition, one bloom page and an index descent per run and
+	 * the level-0 tail; level 0 once; then the rows' (compressed) pages and
+	 * CPU.
+	 */
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = ppi;
+	cpath->path.rows = rows;
+	cpath->path.startup_cost = nparts * pages_per_seek * random_page_cost +
+		l0_pages * seq_page_cost;
+	cpath->path.total_cost = cpath->path.startup_cost +
+		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
+		rows_read * (cpu_tuple_cost + qual_cost);
+	cpath->path.pathkeys = info->nck > 0 ?
+		clustering_pathkeys(root, rel, relation, info, backward) : NIL;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	/* the plan re-derives the bounds; only the direction is kept */
+	cpath->custom_private = list_make1_int(backward);
+	cpath->methods = &seek_path_methods;
+	add_path(rel, &cpath->path);
+}
+
+static bool
+em_is_var(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
+		  EquivalenceMember *em, void *arg)
+{
+	return equal(strip_relabel((Node *) em->em_expr), arg);
+}
+
+/*
+ * Join clauses on the key columns: those in joininfo, and the equalities
+ * implied by equivalence classes (where the planner keeps a = b joins).
+ */
+static List *
+key_join_clauses(PlannerInfo *root, RelOptInfo *rel, Relation relation, WcTableInfo *info)
+{
+	List	   *result = list_copy(rel->joininfo);
+
+	for (int i = 0; i < info->npk + info->nck; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(relation),
+											  info->cols[i].attnum - 1);
+		Var		   *var = makeVar(rel->relid, att->attnum, att->atttypid,
+								  att->atttypmod, att->attcollation, 0);
+
+		result = list_concat(result,
+							 generate_implied_equalities_for_column(root, rel, em_is_var, var,
+																	rel->lateral_referencers));
+	}
+	return result;
+}
+
+/*
+ * Add a WidecolSeek path when the restriction clauses fix the partition key,
+ * and a parameterized one when join clauses do (a nested loop then seeks
+ * once per outer row).
+ */
+void
+wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	Relation	relation = table_open(rte->relid, NoLock);
+	WcTableInfo *info = wc_table_info(relation);
+	List	   *chosen;
+	ListCell   *lc;
+	double		nparts;
+	WcMetaData	meta;
+	WcManifest *m = NULL;
+	Relids		outer = NULL;
+	bool		reverse_useful;
+
+	if (WcTableIsKeyless(info) || info->npk == 0)
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+	wc_meta_read(relation, &meta);
+
+	/*
+	 * A backward seek (the clustering order reversed) too, when that order
+	 * is one the query can use (ORDER BY ... DESC LIMIT n, a merge join).
+	 */
+	reverse_useful = info->nck > 0 &&
+		truncate_useless_pathkeys(root, rel,
+								  clustering_pathkeys(root, rel, relation, info, true)) != NIL;
+
+	chosen = choose_bounds(collect_bounds(NULL, rel->baserestrictinfo, rel->relid, info),
+						   info, &nparts);
+	if (chosen != NIL)
+	{
+		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
+		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
+			add_one_path(root, rel, relation, info, nparts, NULL,
+						 m->nruns, meta.gens[meta.ngens - 1].npages, backward);
+	}
+
+	chosen = choose_bounds(collect_bounds(root,
+										  list_concat_copy(rel->baserestrictinfo,
+														   key_join_clauses(root, rel, relation, info)),
+										  rel->relid, info),
+						   info, &nparts);
+	foreach(lc, chosen)
+		outer = bms_union(outer, ((KeyBound *) lfirst(lc))->outer);
+	if (chosen != NIL && !bms_is_empty(outer))
+	{
+		if (m == NULL)
+			m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
+		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
+			add_one_path(root, rel, relation, info, nparts, outer,
+						 m->nruns, meta.gens[meta.ngens - 1].npages, backward);
+	}
+	table_close(relation, NoLock);
+}
+
+static Plan *
+seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+		  List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
+	Relation	relation = table_open(rte->relid, NoLock);
+	WcTableInfo *info = wc_table_info(relation);
+	double		nparts;
+	List	   *kinds = NIL,
+			   *exprs = NIL,
+			   *exact = NIL;
+	ListCell   *lc;
+
+	/*
+	 * The bounds are derived again from the clauses the plan enforces (for a
+	 * parameterized path they include the join clauses; the core replaces
+	 * their outer variables in custom_exprs with nestloop parameters).
+	 */
+	foreach(lc, choose_bounds(collect_bounds(best_path->path.param_info ? root : NULL,
+											 clauses, rel->relid, info),
+							  info, &nparts))
+	{
+		KeyBound   *b = lfirst(lc);
+
+		kinds = lappend_int(lappend_int(kinds, b->col), b->kind);
+		exprs = lappend(exprs, b->expr);
+		/*
+		 * A partition-key bound selects exactly the partitions it names
+		 * (equality, IN, and the enumerated buckets of a range), so its
+		 * clause needs no recheck per row; clustering bounds are only
+		 * conservative (strict ones are read as inclusive) and stay.
+		 */
+		if (info->cols[b->col].partition)
+			exact = lappend(exact, b->clause);
+	}
+	table_close(relation, NoLock);
+	if (kinds == NIL)
+		elog(ERROR, "widecol: a seek plan lost its partition-key bounds");
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = list_difference_ptr(extract_actual_clauses(clauses, false), exact);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_private = list_make2(kinds, best_path->custom_private);
+	cscan->custom_exprs = exprs;
+	cscan->methods = &seek_scan_methods;
+	return &cscan->scan.plan;
+}
+
+void
+wc_register_custom_scan(void)
+{
+	seek_path_methods.CustomName = "WidecolSeek";
+	seek_path_methods.PlanCustomPath = seek_plan;
+
+	seek_scan_methods.CustomName = "WidecolSeek";
+	seek_scan_methods.CreateCustomScanState = wc_seek_create_state;
+	RegisterCustomScanMethods(&seek_scan_methods);
+}

@@ -1,0 +1,30 @@
+/*
+ * storage/compression.h — the one seam between page payloads and codecs.
+ *
+ * A run page (key block or value page) records its codec in the low bits
+ * of its flags; lz4 is codec 0 and "stored as is" codec 1, which is what
+ * the earlier RAW flag meant, so pages written before the seam read the
+ * same.  A new codec (zstd for runs that compaction writes, say) is a new
+ * id here and a case in compression.c; nothing else changes.
+ */
+#ifndef WC_STORAGE_COMPRESSION_H
+#define WC_STORAGE_COMPRESSION_H
+
+#include "widecol.h"
+
+typedef enum WcCodec
+{
+	WC_CODEC_LZ4 = 0,
+	WC_CODEC_NONE = 1			/* stored as is */
+} WcCodec;
+
+#define WC_CODEC_MASK		0x000F	/* of a page's (or key block's) flags */
+#define WcFlagsCodec(flags) ((WcCodec) ((flags) & WC_CODEC_MASK))
+
+extern Size wc_compress_bound(Size rawsize);
+extern const char *wc_compress(WcCodec codec, const char *raw, Size rawsize, Size capacity,
+							   char *buf, Size *len, WcCodec *used);
+extern const char *wc_decompress(WcCodec codec, const char *src, Size len,
+								 char *dst, Size rawsize);
+
+#endif

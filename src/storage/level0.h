@@ -1,0 +1,34 @@
+/*
+ * storage/level0.h — level 0 (the memtable) and the backend cache of its
+ * sorted generations.
+ */
+#ifndef WC_STORAGE_LEVEL0_H
+#define WC_STORAGE_LEVEL0_H
+
+#include "storage/metapage.h"
+#include "storage/row.h"
+
+/* ---------- level 0 (level0.c) ---------- */
+extern bool wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid);
+typedef void (*wc_l0_callback) (WcRowHeader *row, ItemPointer tid, void *arg);
+extern void wc_l0_read_gen(Relation rel, const WcL0Gen *gen,
+						   wc_l0_callback cb, void *arg);
+extern void wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
+								OffsetNumber *off, wc_l0_callback cb, void *arg);
+extern WcRowHeader *wc_l0_fetch(Relation rel, ItemPointer tid);
+extern bool wc_l0_row_ok(const WcRowHeader *row, Size itemlen);
+
+/* ---------- level-0 cache (l0cache.c) ---------- */
+typedef struct WcL0Sorted
+{
+	WcRowHeader **rows;			/* storage order */
+	ItemPointerData *tids;
+	int64		n;
+} WcL0Sorted;
+
+extern int	wc_level0_cache_kb;
+extern const WcL0Sorted *wc_l0_cache_get(Relation rel, uint64 storage_id,
+										 const WcL0Gen *gen, uint64 oldest_gen);
+extern int64 wc_l0_sorted_lower_bound(const WcL0Sorted *s, const char *key, int keylen);
+
+#endif

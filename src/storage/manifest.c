@@ -1,0 +1,496 @@
+/*
+ * manifest.c — the versioned set of runs, kept in the heap table
+ * widecol.segment so that heap MVCC publishes and drops runs atomically.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+
+#include "widecol.h"
+#include "storage/manifest.h"
+
+enum
+{
+	Anum_seg_storage_id = 1,
+	Anum_seg_segment_id,
+	Anum_seg_kind,
+	Anum_seg_level,
+	Anum_seg_header_block,
+	Anum_seg_npages,
+	Anum_seg_nrows,
+	Anum_seg_ntombstones,
+	Anum_seg_npartitions,
+	Anum_seg_raw_bytes,
+	Anum_seg_compressed_bytes,
+	Anum_seg_min_write_ts,
+	Anum_seg_max_write_ts,
+	Anum_seg_max_expire,
+	Anum_seg_min_xid,
+	Anum_seg_max_xid,
+	Anum_seg_min_key,
+	Anum_seg_max_key,
+	Natts_seg = Anum_seg_max_key
+};
+
+#define SEG_KIND_RUN	'r'
+#define SEG_KIND_FLUSHED 'f'
+#define SEG_KIND_DROPPED 'd'		/* a run replaced by compaction; pages not yet free */
+#define SEG_KIND_WRITING 'w'		/* a run's claim on its pages, from its first page
+									 * written until its pages are freed */
+
+static Oid
+segment_relid(bool index)
+{
+	Oid			nsp = get_namespace_oid(WIDECOL_SCHEMA, true);
+	Oid			relid = OidIsValid(nsp) ?
+		get_relname_relid(index ? "segment_pkey" : "segment", nsp) : InvalidOid;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("widecol catalog table widecol.segment is missing"),
+				 errhint("Run CREATE EXTENSION widecol in this database.")));
+	return relid;
+}
+
+/*
+ * Did the transaction that created a manifest row commit before the horizon
+ * (so that every snapshot sees the row)?  A frozen xmin (VACUUM FREEZE of
+ * widecol.segment) means long ago.
+ */
+static bool
+committed_before(TransactionId xmin, TransactionId horizon)
+{
+	if (xmin == FrozenTransactionId || xmin == BootstrapTransactionId)
+		return true;
+	return TransactionIdIsNormal(xmin) && !TransactionIdIsCurrentTransactionId(xmin) &&
+		TransactionIdDidCommit(xmin) && TransactionIdPrecedes(xmin, horizon);
+}
+
+static SysScanDesc
+begin_scan(Relation segrel, uint64 storage_id, Snapshot snapshot, ScanKeyData *key)
+{
+	ScanKeyInit(&key[0], Anum_seg_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum((int64) storage_id));
+	return systable_beginscan(segrel, segment_relid(true), true, snapshot, 1, key);
+}
+
+WcManifest *
+wc_manifest_read(uint64 storage_id, Snapshot snapshot)
+{
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, snapshot, key);
+	WcManifest *m = palloc0(sizeof(WcManifest));
+	int			cap = 8,
+				rcap = 8;
+	HeapTuple	tup;
+
+	m->runs = palloc(sizeof(WcRunSummary) * cap);
+	m->retired_gens = palloc(sizeof(uint64) * rcap);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Datum		v[Natts_seg];
+		bool		n[Natts_seg];
+		WcRunSummary *r;
+
+		heap_deform_tuple(tup, RelationGetDescr(segrel), v, n);
+		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_DROPPED ||
+			DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_WRITING)
+			continue;
+		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_FLUSHED)
+		{
+			if (m->nretired == rcap)
+				m->retired_gens = repalloc(m->retired_gens, sizeof(uint64) * (rcap *= 2));
+			m->retired_gens[m->nretired++] = DatumGetInt64(v[Anum_seg_segment_id - 1]);
+			continue;
+		}
+		if (m->nruns == cap)
+			m->runs = repalloc(m->runs, sizeof(WcRunSummary) * (cap *= 2));
+		r = &m->runs[m->nruns++];
+		memset(r, 0, sizeof(WcRunSummary));
+		r->run_id = DatumGetInt64(v[Anum_seg_segment_id - 1]);
+		r->level = DatumGetInt32(v[Anum_seg_level - 1]);
+		r->header_block = (BlockNumber) DatumGetInt64(v[Anum_seg_header_block - 1]);
+		r->npages = (uint32) DatumGetInt64(v[Anum_seg_npages - 1]);
+		r->st.nrows = DatumGetInt64(v[Anum_seg_nrows - 1]);
+		r->st.ntombstones = DatumGetInt64(v[Anum_seg_ntombstones - 1]);
+		r->st.npartitions = DatumGetInt64(v[Anum_seg_npartitions - 1]);
+		r->st.raw_bytes = DatumGetInt64(v[Anum_seg_raw_bytes - 1]);
+		r->st.compressed_bytes = DatumGetInt64(v[Anum_seg_compressed_bytes - 1]);
+		r->st.min_write_ts = DatumGetInt64(v[Anum_seg_min_write_ts - 1]);
+		r->st.max_write_ts = DatumGetInt64(v[Anum_seg_max_write_ts - 1]);
+		r->st.max_expire = DatumGetInt64(v[Anum_seg_max_expire - 1]);
+		r->st.min_xid = (TransactionId) DatumGetInt64(v[Anum_seg_min_xid - 1]);
+		r->st.max_xid = (TransactionId) DatumGetInt64(v[Anum_seg_max_xid - 1]);
+		r->min_key = n[Anum_seg_min_key - 1] ? NULL :
+			DatumGetByteaPCopy(v[Anum_seg_min_key - 1]);
+		r->max_key = n[Anum_seg_max_key - 1] ? NULL :
+			DatumGetByteaPCopy(v[Anum_seg_max_key - 1]);
+	}
+	systable_endscan(scan);
+	table_close(segrel, AccessShareLock);
+	return m;
+}
+
+static void
+insert_row(uint64 storage_id, char kind, const WcRunSummary *r, uint64 segment_id)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	Datum		v[Natts_seg] = {0};
+	bool		n[Natts_seg] = {0};
+	HeapTuple	tup;
+
+	v[Anum_seg_storage_id - 1] = Int64GetDatum((int64) storage_id);
+	v[Anum_seg_segment_id - 1] = Int64GetDatum((int64) segment_id);
+	v[Anum_seg_kind - 1] = CharGetDatum(kind);
+	if (r)
+	{
+		v[Anum_seg_level - 1] = Int32GetDatum(r->level);
+		v[Anum_seg_header_block - 1] = Int64GetDatum(r->header_block);
+		v[Anum_seg_npages - 1] = Int64GetDatum(r->npages);
+		v[Anum_seg_nrows - 1] = Int64GetDatum(r->st.nrows);
+		v[Anum_seg_ntombstones - 1] = Int64GetDatum(r->st.ntombstones);
+		v[Anum_seg_npartitions - 1] = Int64GetDatum(r->st.npartitions);
+		v[Anum_seg_raw_bytes - 1] = Int64GetDatum(r->st.raw_bytes);
+		v[Anum_seg_compressed_bytes - 1] = Int64GetDatum(r->st.compressed_bytes);
+		v[Anum_seg_min_write_ts - 1] = Int64GetDatum(r->st.min_write_ts);
+		v[Anum_seg_max_write_ts - 1] = Int64GetDatum(r->st.max_write_ts);
+		v[Anum_seg_max_expire - 1] = Int64GetDatum(r->st.max_expire);
+		v[Anum_seg_min_xid - 1] = Int64GetDatum((int64) r->st.min_xid);
+		v[Anum_seg_max_xid - 1] = Int64GetDatum((int64) r->st.max_xid);
+		v[Anum_seg_min_key - 1] = PointerGetDatum(r->min_key);
+		v[Anum_seg_max_key - 1] = PointerGetDatum(r->max_key);
+		n[Anum_seg_min_key - 1] = r->min_key == NULL;
+		n[Anum_seg_max_key - 1] = r->max_key == NULL;
+	}
+	else
+	{
+		for (int i = Anum_seg_level; i <= Natts_seg; i++)
+			n[i - 1] = true;
+	}
+	tup = heap_form_tuple(RelationGetDescr(segrel), v, n);
+	CatalogTupleInsert(segrel, tup);
+	table_close(segrel, RowExclusiveLock);
+}
+
+void
+wc_manifest_add_run(uint64 storage_id, const WcRunSummary *run)
+{
+	insert_row(storage_id, SEG_KIND_RUN, run, run->run_id);
+}
+
+/*
+ * Claim a run's pages before its first page is written: from now on a page
+ * carrying this run id is in use for every other backend (a dirty snapshot
+ * sees the row while we are in progress), and is free again only if we
+ * abort or once the run is reclaimed (see "Page reuse" in src/README.md).
+ */
+void
+wc_manifest_claim_run(uint64 storage_id, uint64 run_id)
+{
+	insert_row(storage_id, SEG_KIND_WRITING, NULL, run_id);
+}
+
+void
+wc_manifest_retire_gen(uint64 storage_id, uint64 gen)
+{
+	insert_row(storage_id, SEG_KIND_FLUSHED, NULL, gen);
+}
+
+/* Find the 'f' row of a generation (SnapshotSelf); call fn on it. */
+static bool
+with_flushed_row(uint64 storage_id, uint64 gen, bool delete, TransactionId *xmin_out)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+	bool		result = false;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+
+		if (kind != SEG_KIND_FLUSHED || id != gen)
+			continue;
+		if (delete)
+		{
+			CatalogTupleDelete(segrel, &tup->t_self);
+			result = true;
+		}
+		else
+		{
+			TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+
+			*xmin_out = xmin;
+			result = committed_before(xmin, GetOldestNonRemovableTransactionId(NULL));
+		}
+		break;
+	}
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+	return result;
+}
+
+/* May the generation leave the metapage: retired, and seen so by everyone? */
+bool
+wc_manifest_gen_removable(uint64 storage_id, uint64 gen, TransactionId *retiring_xid)
+{
+	return with_flushed_row(storage_id, gen, false, retiring_xid);
+}
+
+void
+wc_manifest_forget_gen(uint64 storage_id, uint64 gen)
+{
+	TransactionId dummy;
+
+	with_flushed_row(storage_id, gen, true, &dummy);
+}
+
+/*
+ * Delete every manifest row of a storage id (the relation is being dropped,
+ * or truncated to a new relfilenode).  Transactional: a rollback keeps them.
+ */
+void
+wc_manifest_drop_storage(uint64 storage_id)
+{
+	Oid			nsp = get_namespace_oid(WIDECOL_SCHEMA, true);
+	Relation	segrel;
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	/* DROP EXTENSION ... CASCADE may have dropped the catalog already */
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("segment", nsp)) ||
+		!OidIsValid(get_relname_relid("segment_pkey", nsp)))
+		return;
+	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		CatalogTupleDelete(segrel, &tup->t_self);
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+}
+
+/*
+ * Compaction replaced these runs: their rows become 'd' (dropped).  Readers
+ * whose snapshot predates the commit still see the 'r' version and keep
+ * reading the runs; the 'd' row remembers the pages until no snapshot can.
+ */
+void
+wc_manifest_drop_runs(uint64 storage_id, const uint64 *run_ids, int n)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+	int			dropped = 0;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+		Datum		v[Natts_seg] = {0};
+		bool		nl[Natts_seg] = {0};
+		bool		repl[Natts_seg] = {0};
+		HeapTuple	newtup;
+		bool		match = false;
+
+		if (kind != SEG_KIND_RUN)
+			continue;
+		for (int i = 0; i < n; i++)
+			match |= run_ids[i] == id;
+		if (!match)
+			continue;
+		v[Anum_seg_kind - 1] = CharGetDatum(SEG_KIND_DROPPED);
+		repl[Anum_seg_kind - 1] = true;
+		newtup = heap_modify_tuple(tup, RelationGetDescr(segrel), v, nl, repl);
+		CatalogTupleUpdate(segrel, &tup->t_self, newtup);
+		dropped++;
+	}
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+	if (dropped != n)
+		elog(ERROR, "widecol: compaction found %d of its %d input runs in the manifest", dropped, n);
+}
+
+/*
+ * Dropped runs whose dropping transaction committed before the horizon: no
+ * snapshot reads them.  *latest receives the newest such transaction.
+ */
+int
+wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
+						 WcRunSummary **out, TransactionId *latest)
+{
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+	int			n = 0,
+				cap = 8;
+	WcRunSummary *runs = palloc0(sizeof(WcRunSummary) * cap);
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+
+		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_DROPPED)
+			continue;
+		if (!committed_before(xmin, horizon))
+			continue;
+		if (n == cap)
+			runs = repalloc(runs, sizeof(WcRunSummary) * (cap *= 2));
+		runs[n].run_id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+		runs[n].header_block = (BlockNumber) DatumGetInt64(heap_getattr(tup, Anum_seg_header_block, RelationGetDescr(segrel), &isnull));
+		n++;
+		if (TransactionIdIsNormal(xmin) &&
+			(!TransactionIdIsValid(*latest) || TransactionIdFollows(xmin, *latest)))
+			*latest = xmin;
+	}
+	systable_endscan(scan);
+	table_close(segrel, AccessShareLock);
+	*out = runs;
+	return n;
+}
+
+/* Delete the 'd' and 'w' rows of runs whose pages were freed. */
+void
+wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+
+		if (kind != SEG_KIND_DROPPED && kind != SEG_KIND_WRITING)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (run_ids[i] == id)
+			{
+				CatalogTupleDelete(segrel, &tup->t_self);
+				break;
+			}
+	}
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+}
+
+/*
+ * The oldest xid stored in any run that some snapshot may still read: run
+ * rows of every version (SnapshotAny), except those deleted (dropped by
+ * compaction) by a transaction before the horizon, or inserted by an
+ * aborted one.  For VACUUM's relfrozenxid.
+ */
+TransactionId
+wc_manifest_min_xid(uint64 storage_id, TransactionId horizon)
+{
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotAny, key);
+	HeapTuple	tup;
+	TransactionId result = InvalidTransactionId;
+
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+		TransactionId xmax = HeapTupleHeaderGetRawXmax(tup->t_data);
+		TransactionId x;
+
+		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_RUN)
+			continue;
+		if (TransactionIdIsNormal(xmin) && !TransactionIdIsCurrentTransactionId(xmin) &&
+			!TransactionIdIsInProgress(xmin) && !TransactionIdDidCommit(xmin))
+			continue;			/* inserted by an aborted transaction */
+		if (TransactionIdIsNormal(xmax) &&
+			!(tup->t_data->t_infomask & HEAP_XMAX_IS_MULTI) &&
+			!(tup->t_data->t_infomask & HEAP_XMAX_LOCK_ONLY) &&
+			!TransactionIdIsCurrentTransactionId(xmax) &&
+			!TransactionIdIsInProgress(xmax) && TransactionIdDidCommit(xmax) &&
+			TransactionIdPrecedes(xmax, horizon))
+			continue;			/* dropped, and no snapshot reads it any more */
+		x = (TransactionId) DatumGetInt64(heap_getattr(tup, Anum_seg_min_xid, RelationGetDescr(segrel), &isnull));
+		if (!isnull && TransactionIdIsNormal(x) &&
+			(!TransactionIdIsValid(result) || TransactionIdPrecedes(x, result)))
+			result = x;
+	}
+	systable_endscan(scan);
+	table_close(segrel, AccessShareLock);
+	return result;
+}
+
+bool
+wc_manifest_gen_retired(WcManifest *m, uint64 gen)
+{
+	for (int i = 0; i < m->nretired; i++)
+		if (m->retired_gens[i] == gen)
+			return true;
+	return false;
+}
+
+/*
+ * Is run run_id of storage storage_id still listed (being written, a run, or
+ * dropped but not yet reclaimed)?  Read with a dirty snapshot: WC_RUN_FREEING
+ * when the only rows are being deleted by a transaction still in progress (a
+ * reclaim that has not committed), WC_RUN_GONE when no row is left (its
+ * writer aborted or it was reclaimed: its pages may be reused), else
+ * WC_RUN_LISTED.  Rows our own transaction deleted are gone.
+ */
+WcRunState
+wc_manifest_run_state(uint64 storage_id, uint64 run_id)
+{
+	static const char kinds[] = {SEG_KIND_WRITING, SEG_KIND_RUN, SEG_KIND_DROPPED};
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	Oid			index = segment_relid(true);
+	WcRunState	state = WC_RUN_GONE;
+
+	for (int k = 0; k < lengthof(kinds) && state != WC_RUN_LISTED; k++)
+	{
+		ScanKeyData key[3];
+		SnapshotData dirty;
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		InitDirtySnapshot(dirty);
+		ScanKeyInit(&key[0], Anum_seg_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+					Int64GetDatum((int64) storage_id));
+		ScanKeyInit(&key[1], Anum_seg_kind, BTEqualStrategyNumber, F_CHAREQ,
+					CharGetDatum(kinds[k]));
+		ScanKeyInit(&key[2], Anum_seg_segment_id, BTEqualStrategyNumber, F_INT8EQ,
+					Int64GetDatum((int64) run_id));
+		scan = systable_beginscan(segrel, index, true, &dirty, 3, key);
+		while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			if (TransactionIdIsValid(dirty.xmax) && !TransactionIdIsValid(dirty.xmin))
+				state = Max(state, WC_RUN_FREEING);
+			else
+				state = WC_RUN_LISTED;
+		}
+		systable_endscan(scan);
+	}
+	table_close(segrel, AccessShareLock);
+	return state;
+}

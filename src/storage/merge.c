@@ -1,0 +1,793 @@
+/*
+ * merge.c — the merging iterator: level 0 and every visible run, in key
+ * order, one result per key (the newest version the snapshot sees, unless
+ * that is a tombstone or expired).  See "Reads" in src/README.md.
+ */
+#include "postgres.h"
+
+#include "lib/binaryheap.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "widecol.h"
+#include "storage/keyenc.h"
+#include "storage/level0.h"
+#include "storage/manifest.h"
+#include "storage/merge.h"
+#include "storage/metapage.h"
+#include "storage/row.h"
+#include "storage/run.h"
+#include "storage/stats.h"
+#include "storage/tableinfo.h"
+
+typedef struct Source
+{
+	bool		is_run;
+	/* level 0: sorted array of copied versions */
+	WcRowHeader **rows;
+	ItemPointerData *tids;
+	int			n;
+	int			pos;
+	/* run */
+	WcRunReader reader;
+	bool		bloom_hit;		/* its bloom filter said the partition may be here */
+	/* current version */
+	WcRowHeader *cur;
+	ItemPointerData curtid;
+} Source;
+
+struct WcMergeIter
+{
+	Relation	rel;
+	Snapshot	snapshot;
+	MemoryContext cxt;
+	MemoryContextCallback release;	/* gives the block buffers back */
+	Source	   *sources;
+	int			nsources;
+	binaryheap *heap;
+	Source	   *pending;		/* popped last time; advance before next pop */
+	char	   *lo;
+	int			lolen;
+	char	   *hi;
+	int			hilen;
+	StringInfoData lastkey;
+	bool		have_last;
+	bool		return_dead;	/* also return tombstones and expired versions */
+	bool		raw;			/* every version: no visibility, no per-key choice */
+	bool		backward;		/* keys in descending order */
+	bool		counters;		/* a counter table: fold deltas */
+	WcRowHeader *folded;		/* the last folded result (freed on the next) */
+	WcRowHeader **chain;		/* backward, counters: the key's versions */
+	int			nchain;
+	int			chaincap;
+	WcRowHeader *best;			/* backward: the deciding version so far */
+	Size		best_cap;
+	ItemPointerData best_tid;
+	int64		now;
+	uint64		storage_id;
+	int			bloom_pklen;	/* the partition read, for false positives */
+	WcMergeStats own_stats;
+	WcMergeStats *stats;
+	int64		l0_count;
+	int64		partition_tombstones;	/* for the guard rails */
+	bool		warned;
+	StringInfoData lastpk;
+};
+
+int			wc_tombstone_warn_threshold = 1000;
+int			wc_tombstone_failure_threshold = 100000;
+
+static bool
+below_lo(WcMergeIter *it, WcRowHeader *row)
+{
+	return it->lo && wc_compare_keys(WcRowKey(row), row->keylen, it->lo, it->lolen) < 0;
+}
+
+static bool
+above_hi(WcMergeIter *it, WcRowHeader *row)
+{
+	return it->hi && wc_compare_keys(WcRowKey(row), Min(row->keylen, it->hilen),
+									 it->hi, it->hilen) > 0;
+}
+
+/* Move a source to its next version visible to the snapshot, in bounds. */
+static bool
+source_advance(WcMergeIter *it, Source *s)
+{
+	for (;;)
+	{
+		WcRowHeader *row;
+		ItemPointerData tid;
+
+		if (s->is_run)
+			row = it->backward ? wc_run_reader_prev(&s->reader, &tid)
+				: wc_run_reader_next(&s->reader, &tid);
+		else if (s->pos < s->n && s->pos >= 0)
+		{
+			row = s->rows[s->pos];
+			tid = s->tids[s->pos];
+			s->pos += it->backward ? -1 : 1;
+		}
+		else
+			row = NULL;
+		/* past the far bound: done; before the near one: skip */
+		if (row == NULL || (it->backward ? below_lo(it, row) : above_hi(it, row)))
+		{
+			s->cur = NULL;
+			return false;
+		}
+		if ((it->backward ? above_hi(it, row) : below_lo(it, row)) ||
+			(!it->raw && !wc_version_visible(row, it->snapshot)))
+			continue;
+		s->cur = row;
+		s->curtid = tid;
+		return true;
+	}
+}
+
+static int
+heap_cmp(Datum a, Datum b, void *arg)
+{
+	Source	   *sa = (Source *) DatumGetPointer(a);
+	Source	   *sb = (Source *) DatumGetPointer(b);
+	WcMergeIter *it = (WcMergeIter *) arg;
+
+	/*
+	 * binaryheap is a max-heap; forward we want the smallest (key, newest)
+	 * first, backward the largest key (its versions come in any order).
+	 */
+	if (it->backward)
+		return wc_compare_keys(WcRowKey(sa->cur), sa->cur->keylen,
+							   WcRowKey(sb->cur), sb->cur->keylen);
+	return -wc_compare_rows(sa->cur, sb->cur);
+}
+
+/*
+ * Fill level-0 source `s` with copies of the visible versions in bounds of
+ * one generation (sorted by the level-0 cache); false when there are none.
+ */
+static bool
+l0_source(WcMergeIter *it, Source *s, const WcL0Sorted *l0)
+{
+	int64		i = it->lo ? wc_l0_sorted_lower_bound(l0, it->lo, it->lolen) : 0;
+	int			cap = 16;
+
+	s->n = 0;
+	s->rows = palloc(sizeof(WcRowHeader *) * cap);
+	s->tids = palloc(sizeof(ItemPointerData) * cap);
+	for (; i < l0->n && !above_hi(it, l0->rows[i]); i++)
+	{
+		WcRowHeader *row = l0->rows[i];
+
+		if (!wc_version_visible(row, it->snapshot))
+			continue;
+		if (s->n == cap)
+		{
+			cap *= 2;
+			s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * cap);
+			s->tids = repalloc_huge(s->tids, sizeof(ItemPointerData) * cap);
+		}
+		s->rows[s->n] = wc_row_copy(NULL, row);
+		s->tids[s->n++] = l0->tids[i];
+	}
+	s->pos = it->backward ? s->n - 1 : 0;
+	it->l0_count += s->n;
+	return s->n > 0;
+}
+
+/* Can the run hold no key in [lo, hi] (hi compared as a prefix)? */
+static bool
+run_misses_range(const WcRunSummary *run, const char *lo, int lolen,
+				 const char *hi, int hilen)
+{
+	if (run->st.nrows == 0 || run->min_key == NULL || run->max_key == NULL)
+		return false;
+	if (lo && wc_compare_keys(VARDATA_ANY(run->max_key), VARSIZE_ANY_EXHDR(run->max_key),
+							  lo, lolen) < 0)
+		return true;
+	if (hi && wc_compare_keys(VARDATA_ANY(run->min_key),
+							  Min(VARSIZE_ANY_EXHDR(run->min_key), hilen),
+							  hi, hilen) > 0)
+		return true;
+	return false;
+}
+
+static bool
+run_out_of_range(WcMergeIter *it, WcRunSummary *run)
+{
+	return run_misses_range(run, it->lo, it->lolen, it->hi, it->hilen);
+}
+
+/* A new iterator in its own memory context (the caller switches to it). */
+/*
+ * The runs' block buffers come from the backend's pool: give them back when
+ * the iterator's memory goes, at its end or on an error.
+ */
+static void
+release_blocks(void *arg)
+{
+	WcMergeIter *it = (WcMergeIter *) arg;
+
+	for (int i = 0; i < it->nsources; i++)
+		if (it->sources[i].is_run)
+			wc_block_free(&it->sources[i].reader.block);
+}
+
+static WcMergeIter *
+iter_create(Relation rel, Snapshot snapshot)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "widecol merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	WcMergeIter *it = MemoryContextAllocZero(cxt, sizeof(WcMergeIter));
+
+	it->rel = rel;
+	it->snapshot = snapshot;
+	it->cxt = cxt;
+	it->counters = wc_table_info(rel)->ncounters > 0;
+	it->stats = &it->own_stats;
+	it->release.func = release_blocks;
+	it->release.arg = it;
+	MemoryContextRegisterResetCallback(cxt, &it->release);
+	return it;
+}
+
+/* Position every source on its first version and heap them up. */
+static void
+iter_start(WcMergeIter *it)
+{
+	initStringInfo(&it->lastkey);
+	initStringInfo(&it->lastpk);
+	it->heap = binaryheap_allocate(Max(it->nsources, 1), heap_cmp, it);
+	for (int i = 0; i < it->nsources; i++)
+	{
+		Source	   *s = &it->sources[i];
+		bool		have = source_advance(it, s);
+
+		/*
+		 * A bloom hit whose run holds no version of the partition in the
+		 * read's range: the first version at or after the seek point belongs
+		 * to another partition (or there is none).
+		 */
+		if (s->bloom_hit && !it->backward &&
+			(!have || s->cur->pklen != it->bloom_pklen ||
+			 memcmp(WcRowKey(s->cur), it->lo, it->bloom_pklen) != 0))
+			it->own_stats.bloom_false_positives++;
+		if (have)
+			binaryheap_add_unordered(it->heap, PointerGetDatum(s));
+	}
+	binaryheap_build(it->heap);
+}
+
+WcMergeIter *
+wc_merge_begin(Relation rel, Snapshot snapshot, const WcMergeRange *range)
+{
+	WcMetaData	meta;
+	WcManifest *m;
+
+	wc_merge_read_manifest(rel, snapshot, &meta, &m);
+	return wc_merge_begin_with(rel, snapshot, &meta, m, range);
+}
+
+/*
+ * The metapage and the manifest as a merge with this snapshot sees them.
+ *
+ * The manifest first, the metapage's list of level-0 generations second: a
+ * generation leaves the metapage, and its pages are freed, before the
+ * transaction that deletes its 'f' row commits.  Read the other way round,
+ * a non-MVCC reader (SnapshotSelf: the write-conflict checks of UPDATE and
+ * DELETE) could list a generation, then miss its deleted 'f' row and read
+ * pages that had been freed meanwhile.  Read this way, a generation listed
+ * later and not retired in the manifest read earlier is protected by the
+ * reader's own snapshot (see "Level 0" in src/README.md).
+ */
+void
+wc_merge_read_manifest(Relation rel, Snapshot snapshot, WcMetaData *meta, WcManifest **m)
+{
+	/* non-MVCC snapshots: what is committed, and our own */
+	Snapshot	catsnap = IsMVCCSnapshot(snapshot) ? snapshot : SnapshotSelf;
+
+	uint64		storage_id = wc_storage_id(rel, false);
+
+	for (;;)
+	{
+		*m = wc_manifest_read(storage_id, catsnap);
+		wc_meta_read(rel, meta);
+		if (meta->storage_id == storage_id)
+			return;
+		/* a remembered id of an older relfilenode of the same number */
+		storage_id = wc_storage_id(rel, true);
+	}
+}
+
+/*
+ * A merge over a metapage and manifest read by wc_merge_read_manifest (a
+ * seek over several partitions reads them once); the manifest must outlive
+ * the iterator.
+ */
+WcMergeIter *
+wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
+					WcManifest *m, const WcMergeRange *range)
+{
+	WcMergeIter *it = iter_create(rel, snapshot);
+	MemoryContext old = MemoryContextSwitchTo(it->cxt);
+	WcMetaData	meta = *metap;
+	int			ns = 0;
+	const char *lo = range->lo;
+	int			lolen = range->lolen;
+	const char *hi = range->hi;
+	int			hilen = range->hilen;
+	int			bloom_pklen = range->bloom_pklen;
+	BufferAccessStrategy strategy = range->strategy;
+	bool		backward = range->backward;
+
+	it->now = wc_now();
+	it->backward = backward;
+	it->bloom_pklen = bloom_pklen;
+	if (lo)
+	{
+		it->lo = palloc(Max(lolen, 1));
+		memcpy(it->lo, lo, lolen);
+		it->lolen = lolen;
+	}
+	if (hi)
+	{
+		it->hi = palloc(Max(hilen, 1));
+		memcpy(it->hi, hi, hilen);
+		it->hilen = hilen;
+	}
+
+	it->storage_id = meta.storage_id;
+
+	it->sources = palloc0(sizeof(Source) * (m->nruns + meta.ngens));
+
+	/* level 0: one source per live generation */
+	for (uint32 g = 0; g < meta.ngens; g++)
+		if (!wc_manifest_gen_retired(m, meta.gens[g].gen) &&
+			l0_source(it, &it->sources[ns],
+					  wc_l0_cache_get(rel, meta.storage_id, &meta.gens[g], meta.gens[0].gen)))
+			ns++;
+
+	/* runs */
+	for (int i = 0; i < m->nruns; i++)
+	{
+		Source	   *s;
+
+		it->own_stats.runs_considered++;
+		if (run_out_of_range(it, &m->runs[i]))
+		{
+			it->own_stats.runs_skipped_range++;
+			continue;
+		}
+		s = &it->sources[ns];
+		s->is_run = true;
+		wc_run_reader_open(&s->reader, rel, &m->runs[i], strategy);
+		s->reader.block.poolable = true;
+		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen)
+		{
+			it->own_stats.bloom_checks++;
+			if (!wc_run_may_contain_partition(rel, &s->reader, lo, bloom_pklen))
+			{
+				it->own_stats.runs_skipped_bloom++;
+				continue;
+			}
+			s->bloom_hit = true;
+		}
+		if (backward)
+			wc_run_reader_seek_last(&s->reader, it->hi, it->hilen);
+		else if (lo)
+			wc_run_reader_seek(&s->reader, it->lo, it->lolen);
+		ns++;
+	}
+	it->nsources = ns;
+	iter_start(it);
+	MemoryContextSwitchTo(old);
+	return it;
+}
+
+/*
+ * Tombstone guard rails (Cassandra's tombstone_warn_threshold and
+ * tombstone_failure_threshold): count tombstone versions passed over per
+ * partition; warn once past the first threshold, fail past the second.
+ */
+static void
+count_tombstone(WcMergeIter *it, WcRowHeader *row)
+{
+	if (row->pklen != it->lastpk.len ||
+		memcmp(WcRowKey(row), it->lastpk.data, row->pklen) != 0)
+	{
+		resetStringInfo(&it->lastpk);
+		appendBinaryStringInfo(&it->lastpk, WcRowKey(row), row->pklen);
+		it->partition_tombstones = 0;
+		it->warned = false;
+	}
+	it->partition_tombstones++;
+	if (wc_tombstone_failure_threshold > 0 &&
+		it->partition_tombstones > wc_tombstone_failure_threshold)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("read of widecol table \"%s\" passed over more than %d tombstones in partition %s",
+						RelationGetRelationName(it->rel), wc_tombstone_failure_threshold,
+						wc_describe_partition(it->rel, WcRowKey(row), row->pklen)),
+				 errdetail("widecol.tombstone_failure_threshold stops reads that would scan this many deleted rows."),
+				 errhint("Delete whole partitions or ranges less often, let compaction purge tombstones, or raise widecol.tombstone_failure_threshold.")));
+	if (!it->warned && wc_tombstone_warn_threshold > 0 &&
+		it->partition_tombstones > wc_tombstone_warn_threshold)
+	{
+		it->warned = true;
+		ereport(WARNING,
+				(errmsg("read of widecol table \"%s\" passed over more than %d tombstones in partition %s",
+						RelationGetRelationName(it->rel), wc_tombstone_warn_threshold,
+						wc_describe_partition(it->rel, WcRowKey(row), row->pklen)),
+				 errhint("Many deleted rows in one partition slow reads down until compaction purges them.")));
+	}
+}
+
+/*
+ * The next key's deciding version, or NULL at the end.  The result stays
+ * valid until the next call.
+ */
+/* Move the source of the version returned last to its next version. */
+static void
+advance_pending(WcMergeIter *it)
+{
+	if (it->pending)
+	{
+		if (source_advance(it, it->pending))
+			binaryheap_add(it->heap, PointerGetDatum(it->pending));
+		it->pending = NULL;
+	}
+}
+
+/*
+ * Take the next version off the heap (its source becomes the pending one),
+ * or NULL at the end.  With a key, NULL also when the next version belongs
+ * to another key: that one stays on the heap.
+ */
+static WcRowHeader *
+pop_version(WcMergeIter *it, const char *key, int keylen)
+{
+	Source	   *s;
+	WcRowHeader *row;
+
+	advance_pending(it);
+	if (binaryheap_empty(it->heap))
+		return NULL;
+	s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
+	row = s->cur;
+	if (key && wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
+		return NULL;
+	(void) binaryheap_remove_first(it->heap);
+	it->pending = s;
+	it->stats->versions++;
+	if (WcRowIsTombstone(row))
+		count_tombstone(it, row);
+	return row;
+}
+
+/* A deciding version readers do not see (tombstone, expired): counted. */
+static bool
+skip_dead(WcMergeIter *it, const WcRowHeader *row)
+{
+	if (it->return_dead || !wc_row_is_dead(row, it->now))
+		return false;
+	if (WcRowIsTombstone(row))
+		it->stats->tombstones++;
+	else
+		it->stats->expired++;
+	return true;
+}
+
+/*
+ * Add an older version of the key to a counter fold; false when the fold
+ * ends: at a tombstone or expired version (counting zero, not added) or
+ * after a non-delta version (a value).
+ */
+static bool
+fold_more(WcMergeIter *it, WcCounterFold *f, const WcRowHeader *row)
+{
+	if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
+		return false;
+	wc_counter_fold_add(f, row);
+	return WcRowIsDelta(row);
+}
+
+/*
+ * Counter tables: the deciding version is a delta, so add the key's older
+ * versions the snapshot sees, newest first, down to a non-delta version;
+ * a tombstone or an expired version ends the chain (it counts as zero).
+ * The versions folded are taken off the heap; the first version of the next
+ * key stays on it.
+ */
+static WcRowHeader *
+fold_forward(WcMergeIter *it, WcRowHeader *newest)
+{
+	WcCounterFold f;
+	WcRowHeader *acc;
+
+	WcRowHeader *row;
+
+	wc_counter_fold_begin(&f, it->rel, newest);
+	while ((row = pop_version(it, WcRowKey(f.newest), f.newest->keylen)) != NULL &&
+		   fold_more(it, &f, row))
+		;
+	acc = wc_counter_fold_end(&f);
+	if (it->folded)
+		pfree(it->folded);
+	it->folded = acc;
+	return acc;
+}
+
+/* Backward: fold the versions of one key collected newest first. */
+static int
+version_cmp(const void *a, const void *b)
+{
+	return wc_compare_versions(*(WcRowHeader *const *) a, *(WcRowHeader *const *) b);
+}
+
+/*
+ * Backward: a source meets the versions of a key oldest first, so all of
+ * them are taken off the heap and the newest (the deciding one) is kept, in
+ * a copy since its source moves on.
+ */
+/* Keep a copy of the version that decides the key so far (backward). */
+static void
+keep_best(WcMergeIter *it, const WcRowHeader *row)
+{
+	if (row->len > it->best_cap)
+	{
+		it->best_cap = Max(row->len, 2 * it->best_cap);
+		it->best = it->best ? repalloc(it->best, it->best_cap) : palloc(it->best_cap);
+	}
+	wc_row_copy(it->best, row);
+}
+
+static WcRowHeader *
+merge_next_backward(WcMergeIter *it, ItemPointer tid)
+{
+	for (;;)
+	{
+		WcRowHeader *row;
+		bool		have = false;
+
+		for (int i = 0; i < it->nchain; i++)
+			pfree(it->chain[i]);
+		it->nchain = 0;
+
+		while ((row = pop_version(it, have ? WcRowKey(it->best) : NULL,
+								  have ? it->best->keylen : 0)) != NULL)
+		{
+			if (it->counters)
+			{
+				if (it->nchain == it->chaincap)
+				{
+					it->chaincap = Max(8, it->chaincap * 2);
+					it->chain = it->chain ? repalloc(it->chain, sizeof(WcRowHeader *) * it->chaincap)
+						: palloc(sizeof(WcRowHeader *) * it->chaincap);
+				}
+				it->chain[it->nchain++] = wc_row_copy(NULL, row);
+			}
+			if (have && wc_compare_versions(row, it->best) >= 0)
+				continue;		/* not newer than the one we have (< 0: newer) */
+			keep_best(it, row);
+			it->best_tid = it->pending->curtid;
+			have = true;
+		}
+		if (!have)
+			return NULL;
+		if (it->counters && WcRowIsDelta(it->best))
+		{
+			WcCounterFold f;
+			WcRowHeader *acc;
+
+			/* fold as forward does: newest first, down to a non-delta */
+			qsort(it->chain, it->nchain, sizeof(WcRowHeader *), version_cmp);
+			wc_counter_fold_begin(&f, it->rel, it->chain[0]);
+			for (int i = 1; i < it->nchain && fold_more(it, &f, it->chain[i]); i++)
+				;
+			acc = wc_counter_fold_end(&f);
+			keep_best(it, acc);
+			pfree(acc);
+		}
+		if (skip_dead(it, it->best))
+			continue;
+		*tid = it->best_tid;
+		return it->best;
+	}
+}
+
+WcRowHeader *
+wc_merge_next(WcMergeIter *it, ItemPointer tid)
+{
+	MemoryContext old = MemoryContextSwitchTo(it->cxt);
+	WcRowHeader *result = NULL;
+
+	if (it->backward)
+	{
+		result = merge_next_backward(it, tid);
+		MemoryContextSwitchTo(old);
+		return result;
+	}
+
+	for (;;)
+	{
+		WcRowHeader *row = pop_version(it, NULL, 0);
+
+		if (row == NULL)
+			break;
+		if (it->raw)
+		{
+			*tid = it->pending->curtid;
+			result = row;
+			break;
+		}
+		/* older versions of a key already decided */
+		if (it->have_last &&
+			wc_compare_keys(WcRowKey(row), row->keylen, it->lastkey.data, it->lastkey.len) == 0)
+			continue;
+		resetStringInfo(&it->lastkey);
+		appendBinaryStringInfo(&it->lastkey, WcRowKey(row), row->keylen);
+		it->have_last = true;
+		if (skip_dead(it, row))
+			continue;
+		*tid = it->pending->curtid;
+		result = row;
+		if (it->counters && WcRowIsDelta(row))
+			result = fold_forward(it, row);
+		break;
+	}
+	MemoryContextSwitchTo(old);
+	return result;
+}
+
+/*
+ * Every version of the given runs in storage order (key, newest first), for
+ * compaction: no visibility check, no choice per key, no level 0.
+ */
+WcMergeIter *
+wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns)
+{
+	WcMergeIter *it = iter_create(rel, SnapshotAny);
+	MemoryContext old = MemoryContextSwitchTo(it->cxt);
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+
+	it->raw = true;
+	it->sources = palloc0(sizeof(Source) * Max(nruns, 1));
+	for (int i = 0; i < nruns; i++)
+	{
+		it->sources[i].is_run = true;
+		wc_run_reader_open(&it->sources[i].reader, rel, &runs[i], strategy);
+		it->sources[i].reader.block.poolable = true;
+	}
+	it->nsources = nruns;
+	iter_start(it);
+	MemoryContextSwitchTo(old);
+	return it;
+}
+
+/* Accumulate this iterator's statistics into *stats (from now on). */
+void
+wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats)
+{
+	stats->runs_considered += it->own_stats.runs_considered;
+	stats->runs_skipped_range += it->own_stats.runs_skipped_range;
+	stats->runs_skipped_bloom += it->own_stats.runs_skipped_bloom;
+	stats->bloom_checks += it->own_stats.bloom_checks;
+	stats->bloom_false_positives += it->own_stats.bloom_false_positives;
+	stats->l0_versions += it->l0_count;
+	stats->versions += it->own_stats.versions;
+	it->stats = stats;
+}
+
+/* Also return keys decided by a tombstone or an expired version. */
+void
+wc_merge_return_dead(WcMergeIter *it)
+{
+	it->return_dead = true;
+}
+
+/* Key pages (and value pages) read so far by the runs of a live iterator. */
+int64
+wc_merge_live_blocks(WcMergeIter *it, int64 *value_pages)
+{
+	int64		n = 0;
+
+	for (int i = 0; i < it->nsources; i++)
+		if (it->sources[i].is_run)
+		{
+			n += it->sources[i].reader.blocks_read;
+			*value_pages += it->sources[i].reader.block.values_read;
+		}
+	return n;
+}
+
+void
+wc_merge_end(WcMergeIter *it)
+{
+	wc_stats_count_bloom(it->storage_id, it->own_stats.bloom_checks,
+						 it->own_stats.runs_skipped_bloom,
+						 it->own_stats.bloom_false_positives);
+	it->stats->blocks_read += wc_merge_live_blocks(it, &it->stats->value_pages_read);
+	MemoryContextDelete(it->cxt);
+}
+
+/*
+ * The deciding version of one key for the snapshot (a palloc'd copy): the
+ * live row, or NULL when the key is absent.  With include_dead, a tombstone
+ * or expired version that decides the key is returned too.
+ */
+WcRowHeader *
+wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
+			  int pklen, bool include_dead, ItemPointer tid)
+{
+	WcMergeRange range = {.lo = key, .lolen = keylen, .hi = key, .hilen = keylen,
+	.bloom_pklen = pklen};
+	WcMergeIter *it = wc_merge_begin(rel, snapshot, &range);
+	WcRowHeader *row;
+	WcRowHeader *copy = NULL;
+
+	it->return_dead = include_dead;
+	row = wc_merge_next(it, tid);
+
+	if (row)
+	{
+		copy = wc_row_copy(NULL, row);
+	}
+	wc_merge_end(it);
+	return copy;
+}
+
+/*
+ * For each of n sorted keys, may some version of it exist (in level 0, or
+ * in a run whose key range and bloom filter admit it)?  false is certain;
+ * true is to be checked with a merge.  Level 0 is searched in the level-0
+ * cache and, for many keys, each run's bloom filter is read once, so
+ * probing them costs little more than hashing them: the lookups of
+ * widecol._replaced_rows() for a COPY of new rows.
+ */
+void
+wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
+				  const WcKeyRef *keys, bool *maybe)
+{
+	memset(maybe, 0, sizeof(bool) * n);
+	for (uint32 g = 0; g < meta->ngens; g++)
+	{
+		const WcL0Sorted *l0;
+
+		if (wc_manifest_gen_retired(m, meta->gens[g].gen))
+			continue;
+		l0 = wc_l0_cache_get(rel, meta->storage_id, &meta->gens[g], meta->gens[0].gen);
+		for (int64 i = 0; i < n; i++)
+		{
+			int64		at = wc_l0_sorted_lower_bound(l0, keys[i].key, keys[i].keylen);
+
+			if (at < l0->n &&
+				wc_compare_keys(WcRowKey(l0->rows[at]), l0->rows[at]->keylen,
+								keys[i].key, keys[i].keylen) == 0)
+				maybe[i] = true;
+		}
+	}
+	for (int r = 0; r < m->nruns; r++)
+	{
+		WcRunSummary *run = &m->runs[r];
+		WcRunReader reader;
+
+		if (run->st.nrows == 0)
+			continue;
+		wc_run_reader_open(&reader, rel, run, NULL);
+		/*
+		 * Read the whole filter once only when the keys outnumber its pages
+		 * (a COPY); a few keys (a single-row INSERT) read one page each.
+		 */
+		if (n >= (int64) reader.hdr.nbloom_pages)
+			wc_run_bloom_load(rel, &reader);
+		for (int64 i = 0; i < n; i++)
+			if (!maybe[i] &&
+				!run_misses_range(run, keys[i].key, keys[i].keylen, keys[i].key, keys[i].keylen) &&
+				wc_run_may_contain_partition(rel, &reader, keys[i].key, keys[i].pklen))
+				maybe[i] = true;
+		if (reader.bloom)
+			pfree(reader.bloom);
+	}
+}

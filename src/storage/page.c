@@ -1,0 +1,110 @@
+/*
+ * page.c — what every widecol page shares: its special space, its checks,
+ * its checksum, a FREE page, a new page at the end of the relation; and the
+ * note the read path leaves when a page fails its checks (for maintenance,
+ * which records damaged tables: maintenance/damage.c).
+ */
+#include "postgres.h"
+
+#include "port/pg_crc32c.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+
+#include "widecol.h"
+#include "storage/metapage.h"
+#include "storage/page.h"
+
+uint32
+wc_page_crc(Page page)
+{
+	WcPageOpaque op = WcPageGetOpaque(page);
+	pg_crc32c	crc;
+	Size		len = ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData);
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, PageGetContents(page), len);
+	COMP_CRC32C(crc, &op->segment, sizeof(op->segment));
+	COMP_CRC32C(crc, &op->count, sizeof(op->count));
+	COMP_CRC32C(crc, &op->aux, sizeof(op->aux));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+void
+wc_check_page(Relation rel, Buffer buf, uint16 expected_type)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
+		WcPageGetOpaque(page)->type != expected_type)
+	{
+		wc_note_corruption(rel, expected_type == WC_PAGE_META ? "metapage" : "level0", 0,
+						   BufferGetBlockNumber(buf));
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("widecol: unexpected page in block %u of relation \"%s\"",
+						BufferGetBlockNumber(buf), RelationGetRelationName(rel)),
+				 errdetail("Expected page type %d, found %d.", expected_type,
+						   PageIsNew(page) ? 0 : WcPageGetOpaque(page)->type)));
+	}
+}
+
+/* An empty page of type FREE. */
+void
+wc_page_init_free(Page page)
+{
+	PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
+	WcPageGetOpaque(page)->type = WC_PAGE_FREE;
+}
+
+/* A new, zeroed, exclusively locked page at the end of the relation. */
+Buffer
+wc_extend_page(Relation rel, BufferAccessStrategy strategy)
+{
+	Buffer		buf;
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, strategy);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	return buf;
+}
+
+/* What the last corruption error of this backend was about. */
+static struct
+{
+	bool		valid;
+	Oid			relid;
+	RelFileNode node;
+	const char *segment;
+	uint64		id;
+	BlockNumber block;
+}			last;
+
+void
+wc_note_corruption(Relation rel, const char *segment, uint64 id, BlockNumber blk)
+{
+	last.valid = true;
+	last.relid = RelationGetRelid(rel);
+	last.node = rel->rd_node;
+	last.segment = segment;
+	last.id = id;
+	last.block = blk;
+}
+
+/* The corruption noted for relid since the last call, if any. */
+bool
+wc_take_corruption(Oid relid, WcCorruption *out)
+{
+	bool		ok = last.valid && last.relid == relid;
+
+	if (ok)
+	{
+		out->segment = last.segment;
+		out->id = last.id;
+		out->block = last.block;
+	}
+	last.valid = false;
+	return ok;
+}

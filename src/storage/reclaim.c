@@ -1,0 +1,295 @@
+/*
+ * reclaim.c — giving pages back and taking them again.
+ *
+ * Pages of runs dropped by compaction become free once no snapshot can
+ * read them (the dropping transaction precedes the xid horizon; standbys
+ * get a snapshot conflict first): the run's manifest row is deleted and
+ * its pages are recorded in the free space map, without being read or
+ * written.  Allocation takes pages from the FSM (a hint: not crash-safe,
+ * maybe stale) and uses one only if it is a FREE page or a page of a run
+ * the manifest no longer lists (wc_manifest_run_state).  Pages of level-0
+ * generations removed from the metapage are rewritten as FREE pages.  See
+ * "Page reuse" in src/README.md.
+ */
+#include "postgres.h"
+
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/procarray.h"
+
+#include "widecol.h"
+#include "storage/manifest.h"
+#include "storage/metapage.h"
+#include "storage/page.h"
+#include "storage/reclaim.h"
+#include "storage/run.h"
+#include "storage/wal.h"
+
+/* The page's type and segment (0 when it is not a widecol page). */
+static uint16
+page_kind(Page page, uint64 *segment)
+{
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)))
+		return 0;
+	*segment = WcPageGetOpaque(page)->segment;
+	return WcPageGetOpaque(page)->type;
+}
+
+static bool
+is_run_page(uint16 type)
+{
+	return type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
+		type == WC_PAGE_RUN_VALUES || type == WC_PAGE_RUN_INDEX ||
+		type == WC_PAGE_RUN_BLOOM || type == WC_PAGE_RUN_VALUEDIR;
+}
+
+/*
+ * Turn a level-0 page into a FREE page if it still belongs to generation
+ * `gen`.  Freeing is not transactional while forgetting the generation is:
+ * if the transaction that freed pages aborts, the next flush finds the same
+ * generation again, and its pages may have been reused by then.
+ */
+static void
+mark_free(Relation rel, BlockNumber blk, uint64 gen)
+{
+	Buffer		buf = ReadBuffer(rel, blk);
+	uint64		segment = 0;
+	bool		ours;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	ours = page_kind(BufferGetPage(buf), &segment) == WC_PAGE_L0 && segment == gen;
+	if (ours)
+		wc_free_buffer(rel, buf);
+	UnlockReleaseBuffer(buf);
+	if (ours)
+		RecordFreeIndexPage(rel, blk);
+}
+
+/*
+ * Free the pages of a level-0 generation that no snapshot reads any more
+ * (a dropped run's pages are not touched: see wc_reclaim_runs);
+ * latest_xid is the newest transaction whose work made them unreachable
+ * (for standby conflicts; invalid if already logged).
+ */
+void
+wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 gen,
+			  TransactionId latest_xid)
+{
+	if (n == 0)
+		return;
+	wc_log_snapshot_conflict(rel, latest_xid);
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		mark_free(rel, blks[i], gen);
+	}
+	IndexFreeSpaceMapVacuum(rel);
+}
+
+/* Runs known to be gone (run ids are never reused, and gone is final). */
+#define GONE_CACHE 8
+static struct
+{
+	RelFileNode node;
+	uint64		storage_id;
+	uint64		run_id;
+}			gone_cache[GONE_CACHE];
+static int	gone_next = 0;
+
+static bool
+known_gone(Relation rel, uint64 storage_id, uint64 run_id)
+{
+	for (int i = 0; i < GONE_CACHE; i++)
+		if (gone_cache[i].run_id == run_id && gone_cache[i].storage_id == storage_id &&
+			RelFileNodeEquals(gone_cache[i].node, rel->rd_node))
+			return true;
+	return false;
+}
+
+static void
+remember_gone(Relation rel, uint64 storage_id, uint64 run_id)
+{
+	gone_cache[gone_next].node = rel->rd_node;
+	gone_cache[gone_next].storage_id = storage_id;
+	gone_cache[gone_next].run_id = run_id;
+	gone_next = (gone_next + 1) % GONE_CACHE;
+}
+
+/*
+ * A free page to reuse, locked, its content to be overwritten; or
+ * InvalidBuffer.  A page from the FSM is used if it is a FREE page or, when
+ * storage_id is given, a page of a run of that storage the manifest no
+ * longer lists (checked without holding any buffer lock).  Callers holding
+ * buffer locks (a level-0 append holds the metapage) pass storage_id 0 and
+ * take FREE pages only.
+ */
+Buffer
+wc_reuse_page(Relation rel, BufferAccessStrategy strategy, uint64 storage_id)
+{
+	for (;;)
+	{
+		BlockNumber blk = GetFreeIndexPage(rel);
+		Buffer		buf;
+		uint16		type;
+		uint64		segment = 0;
+
+		if (blk == InvalidBlockNumber)
+			return InvalidBuffer;
+		if (blk == WC_META_BLOCK || blk >= RelationGetNumberOfBlocks(rel))
+			continue;
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+		if (!ConditionalLockBuffer(buf))
+		{
+			/* busy (a sampling reader?): leave it for another time */
+			ReleaseBuffer(buf);
+			RecordFreeIndexPage(rel, blk);
+			return InvalidBuffer;
+		}
+		type = page_kind(BufferGetPage(buf), &segment);
+		if (type == WC_PAGE_FREE)
+			return buf;
+		UnlockReleaseBuffer(buf);
+		if (!is_run_page(type))
+			continue;			/* stale FSM entry: in use */
+		if (storage_id == 0)
+		{
+			/* may be a freed run's page: leave it to a run writer */
+			RecordFreeIndexPage(rel, blk);
+			return InvalidBuffer;
+		}
+		if (!known_gone(rel, storage_id, segment))
+		{
+			WcRunState state = wc_manifest_run_state(storage_id, segment);
+
+			if (state == WC_RUN_FREEING)
+			{
+				/* a reclaim not yet committed: later */
+				RecordFreeIndexPage(rel, blk);
+				return InvalidBuffer;
+			}
+			if (state == WC_RUN_LISTED)
+				continue;		/* stale FSM entry: the run is live or not yet reclaimed */
+			remember_gone(rel, storage_id, segment);
+		}
+		/* gone: nobody reads it; check it did not change meanwhile */
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		type = page_kind(BufferGetPage(buf), &segment);
+		if (type == WC_PAGE_FREE ||
+			(is_run_page(type) && known_gone(rel, storage_id, segment)))
+			return buf;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* A page for new contents: a FREE one if there is, else a new one. */
+Buffer
+wc_new_page(Relation rel, BufferAccessStrategy strategy)
+{
+	Buffer		buf = wc_reuse_page(rel, strategy, 0);
+
+	return BufferIsValid(buf) ? buf : wc_extend_page(rel, strategy);
+}
+
+/*
+ * Every page of a run: its header first, then its key pages (through the
+ * leaves), its value pages (through its value directory) and the rest of
+ * its extent.
+ */
+static int
+run_pages(Relation rel, WcRunSummary *run, BlockNumber **out)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len;
+	WcRunHeader hdr;
+	int			n = 0,
+				cap;
+	BlockNumber *blks;
+	WcIndexEntry *entries = palloc(sizeof(WcIndexEntry) * WC_MAX_INDEX_ENTRIES);
+	const char *p = wc_read_run_page_soft(rel, run->header_block, WC_PAGE_RUN_HEADER,
+										  run->run_id, payload.data, &len, &op, NULL);
+
+	if (p || len < sizeof(WcRunHeader))
+	{
+		/* freed before by a transaction that aborted, maybe reused since */
+		elog(DEBUG1, "widecol: run %llu of \"%s\" has no header any more: %s",
+			 (unsigned long long) run->run_id, RelationGetRelationName(rel),
+			 p ? p : "short header");
+		return 0;
+	}
+	memcpy(&hdr, payload.data, sizeof(WcRunHeader));
+	cap = hdr.ndata_pages + hdr.extent_pages + 1;
+	blks = palloc(sizeof(BlockNumber) * cap);
+	blks[n++] = run->header_block;
+	for (BlockNumber leaf = hdr.leaf_first; leaf < hdr.leaf_first + hdr.nleaf_pages; leaf++)
+	{
+		p = wc_read_run_page_soft(rel, leaf, WC_PAGE_RUN_INDEX, run->run_id,
+								  payload.data, &len, &op, NULL);
+		if (p || !wc_parse_index_soft(payload.data, len, op.count, entries))
+			continue;			/* freed before (see mark_free); its blocks may be gone */
+		for (uint32 e = 0; e < op.count && n < cap; e++)
+			blks[n++] = entries[e].child;
+	}
+	for (uint32 d = 0; d < hdr.nvaluedir_pages; d++)
+	{
+		BlockNumber vblks[WC_VALUEDIR_ENTRIES];
+		uint32		got;
+
+		/* a page freed before, as above, gives nothing */
+		(void) wc_read_value_dir_soft(rel, &hdr, d, vblks, &got);
+		for (uint32 e = 0; e < got && n < cap; e++)
+			blks[n++] = vblks[e];
+	}
+	for (uint32 i = 1; i < hdr.extent_pages && n < cap; i++)
+		blks[n++] = run->header_block + i;
+	*out = blks;
+	return n;
+}
+
+/*
+ * Free the pages of runs that compaction dropped, once no snapshot can read
+ * them.  Called with the table's ShareUpdateExclusiveLock (flush, compact).
+ */
+void
+wc_reclaim_runs(Relation rel, uint64 storage_id)
+{
+	TransactionId horizon = GetOldestNonRemovableTransactionId(rel);
+	TransactionId latest = InvalidTransactionId;
+	WcRunSummary *runs;
+	int			nruns = wc_manifest_dropped_runs(storage_id, horizon, &runs, &latest);
+	uint64	   *done = palloc(sizeof(uint64) * Max(nruns, 1));
+	int			ndone = 0;
+
+	List	   *freed = NIL;
+
+	if (nruns > 0)
+		wc_log_snapshot_conflict(rel, latest);
+	for (int i = 0; i < nruns; i++)
+	{
+		BlockNumber *blks = NULL;
+		int			n = run_pages(rel, &runs[i], &blks);
+
+		/*
+		 * The pages are not touched: once the row below is deleted the run is
+		 * gone, and allocation takes its pages as they are (wc_reuse_page).
+		 */
+		for (int b = 0; b < n; b++)
+			freed = lappend_int(freed, (int) blks[b]);
+		done[ndone++] = runs[i].run_id;
+		elog(DEBUG1, "widecol: reclaimed %d pages of run %llu of \"%s\"",
+			 n, (unsigned long long) runs[i].run_id, RelationGetRelationName(rel));
+	}
+	if (ndone > 0)
+	{
+		ListCell   *lc;
+
+		wc_manifest_forget_runs(storage_id, done, ndone);
+		foreach(lc, freed)
+			RecordFreeIndexPage(rel, (BlockNumber) lfirst_int(lc));
+		IndexFreeSpaceMapVacuum(rel);
+	}
+}

@@ -1,0 +1,16 @@
+/*
+ * storage/reclaim.h — freeing pages and taking them again (see "Page reuse").
+ */
+#ifndef WC_STORAGE_RECLAIM_H
+#define WC_STORAGE_RECLAIM_H
+
+#include "storage/page.h"
+
+/* ---------- page reuse (reclaim.c) ---------- */
+extern void wc_free_pages(Relation rel, const BlockNumber *blks, int n, uint64 gen,
+						  TransactionId latest_xid);
+extern Buffer wc_reuse_page(Relation rel, BufferAccessStrategy strategy, uint64 storage_id);
+extern Buffer wc_new_page(Relation rel, BufferAccessStrategy strategy);
+extern void wc_reclaim_runs(Relation rel, uint64 storage_id);
+
+#endif

@@ -1,0 +1,442 @@
+/*
+ * row.c — row versions: forming them, ordering them, and deciding whether a
+ * snapshot sees them.  See "Row versions" and "MVCC" in src/README.md.
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/htup_details.h"
+#include "common/int.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
+
+#include "widecol.h"
+#include "storage/keyenc.h"
+#include "storage/metapage.h"
+#include "storage/row.h"
+#include "storage/tableinfo.h"
+
+/*
+ * Build a version of the row in `slot` (or a tombstone) with the given key.
+ * Values are detoasted: widecol has no TOAST table.
+ */
+WcRowHeader *
+wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
+			int pklen, bool tombstone, CommandId cid)
+{
+	Size		off = WcRowTupleOffset(keylen);
+	int64		ttl_us;
+	Size		len = off;
+	Size		data_len = 0,
+				hoff = 0;
+	bool		hasnull = false;
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *values = NULL;
+	bool	   *isnull = NULL;
+	WcRowHeader *row;
+	WcTableInfo *info = wc_table_info(rel);
+
+	if (!tombstone)
+	{
+		/* detoast into a copy of the values only when something is toasted */
+		slot_getallattrs(slot);
+		values = slot->tts_values;
+		isnull = slot->tts_isnull;
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+			struct varlena *v;
+
+			if (isnull[i])
+			{
+				hasnull = true;
+				continue;
+			}
+			if (att->attlen != -1)
+				continue;
+			v = (struct varlena *) DatumGetPointer(values[i]);
+			if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+			{
+				if (values == slot->tts_values)
+				{
+					values = palloc(sizeof(Datum) * desc->natts);
+					memcpy(values, slot->tts_values, sizeof(Datum) * desc->natts);
+				}
+				values[i] = PointerGetDatum(detoast_attr(v));
+			}
+		}
+		/* key columns live in the key only: NULL in the stored tuple */
+		if (!WcTableIsKeyless(info))
+		{
+			bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+
+			memcpy(nulls, isnull, sizeof(bool) * desc->natts);
+			for (int i = 0; i < info->npk + info->nck; i++)
+				nulls[info->cols[i].attnum - 1] = true;
+			isnull = nulls;
+			hasnull = true;
+		}
+		/* the MinimalTuple is formed in place, as heap_form_minimal_tuple does */
+		hoff = SizeofMinimalTupleHeader;
+		if (hasnull)
+			hoff += BITMAPLEN(desc->natts);
+		hoff = MAXALIGN(hoff);
+		data_len = heap_compute_data_size(desc, values, isnull);
+		len += hoff + data_len;
+	}
+	if (len > WC_MAX_ROW_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("row of %zu bytes is too large for widecol table \"%s\"",
+						len, RelationGetRelationName(rel)),
+				 errdetail("A widecol row version can be at most %zu bytes after detoasting.",
+						   (Size) WC_MAX_ROW_SIZE),
+				 errhint("Keep large values (images, documents) in object storage and store their keys.")));
+
+	row = palloc(len);
+	memset(row, 0, off);
+	row->write_ts = wc_meta_write_ts(rel);
+	ttl_us = wc_write_ttl >= 0 ? (int64) wc_write_ttl * USECS_PER_SEC : info->default_ttl_us;
+	row->expire_at = (ttl_us > 0 && !tombstone) ? row->write_ts + ttl_us : 0;
+	row->xid = GetCurrentTransactionId();
+	row->cid = cid;
+	row->len = len;
+	row->keylen = keylen;
+	row->pklen = pklen;
+	row->tupoff = off;
+	row->flags = tombstone ? WC_ROW_TOMBSTONE : 0;
+	/* a blind write to a counter table adds (UPDATE clears this: it sets) */
+	if (!tombstone && info->ncounters > 0)
+		row->flags |= WC_ROW_DELTA;
+	memcpy(WcRowKey(row), key, keylen);
+	if (!tombstone)
+	{
+		MinimalTuple mt = WcRowTuple(row);
+
+		/* heap_fill_tuple leaves alignment padding alone; deforming needs zeros */
+		memset(mt, 0, hoff + data_len);
+		mt->t_len = hoff + data_len;
+		HeapTupleHeaderSetNatts(mt, desc->natts);
+		mt->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+		heap_fill_tuple(desc, values, isnull, (char *) mt + hoff, data_len,
+						&mt->t_infomask, hasnull ? mt->t_bits : NULL);
+		if (values != slot->tts_values)
+			pfree(values);
+		if (isnull != slot->tts_isnull)
+			pfree(isnull);
+	}
+	return row;
+}
+
+int
+wc_compare_keys(const char *a, int alen, const char *b, int blen)
+{
+	int			r = memcmp(a, b, Min(alen, blen));
+
+	if (r != 0)
+		return r;
+	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * < 0 when a is the newer version (so that sorting puts newest first); 0 only
+ * for the same version (write_ts, xid, cid identify a version of a key).
+ */
+int
+wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b)
+{
+	if (a->write_ts != b->write_ts)
+		return a->write_ts > b->write_ts ? -1 : 1;
+	if (a->xid != b->xid)
+		return a->xid > b->xid ? -1 : 1;
+	if (a->cid != b->cid)
+		return a->cid > b->cid ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Is b the same version as a?  Compaction freezes xids, so a frozen copy is
+ * the same version as its original: compare write times then.
+ */
+bool
+wc_same_version(const WcRowHeader *a, const WcRowHeader *b)
+{
+	if (a->write_ts != b->write_ts)
+		return false;
+	if (a->xid == FrozenTransactionId || b->xid == FrozenTransactionId)
+		return true;
+	return a->xid == b->xid && a->cid == b->cid;
+}
+
+/*
+ * A contiguous copy of a version (its tuple may live apart from its header
+ * in a decoded run block): into dst (row->len bytes), or palloc'd.
+ */
+WcRowHeader *
+wc_row_copy(WcRowHeader *dst, const WcRowHeader *row)
+{
+	Size		off = WcRowTupleOffset(row->keylen);
+
+	if (dst == NULL)
+		dst = palloc(row->len);
+	if (row->len <= off)
+		memcpy(dst, row, row->len);	/* a tombstone: header and key */
+	else
+	{
+		memcpy((char *) dst + off, WcRowTuple(row), row->len - off);
+		memcpy(dst, row, off);
+	}
+	dst->tupoff = off;
+	dst->flags &= ~WC_ROW_IN_BLOCK;
+	dst->blockoff = 0;
+	return dst;
+}
+
+/* Storage order: key ascending, then newest version first. */
+int
+wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b)
+{
+	int			r = wc_compare_keys(WcRowKey(a), a->keylen, WcRowKey(b), b->keylen);
+
+	return r != 0 ? r : wc_compare_versions(a, b);
+}
+
+/*
+ * Sorting many versions: compare a 16-byte abbreviation of the key held in
+ * the sort array first, so that most comparisons touch no row (rows are
+ * scattered in memory; chasing their pointers dominated bulk loads).
+ */
+typedef struct SortEntry
+{
+	uint64		a;
+	uint64		b;
+	WcRowHeader *row;
+	int64		idx;
+} SortEntry;
+
+static inline uint64
+load_be64(const char *p, int avail)
+{
+	unsigned char buf[8] = {0};
+
+	memcpy(buf, p, Max(0, Min(avail, 8)));
+	return ((uint64) buf[0] << 56) | ((uint64) buf[1] << 48) |
+		((uint64) buf[2] << 40) | ((uint64) buf[3] << 32) |
+		((uint64) buf[4] << 24) | ((uint64) buf[5] << 16) |
+		((uint64) buf[6] << 8) | (uint64) buf[7];
+}
+
+static int
+sort_entry_cmp(const void *x, const void *y)
+{
+	const SortEntry *a = x;
+	const SortEntry *b = y;
+
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return wc_compare_rows(a->row, b->row);
+}
+
+/*
+ * Sort rows into storage order.  With perm != NULL, rows stay as they are
+ * and perm receives the sorted order as indexes into rows.
+ */
+void
+wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm)
+{
+	SortEntry  *e = palloc_extended(sizeof(SortEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		const char *k = WcRowKey(rows[i]);
+		int			len = rows[i]->keylen;
+
+		e[i].a = load_be64(k, len);
+		e[i].b = load_be64(k + 8, len - 8);
+		e[i].row = rows[i];
+		e[i].idx = i;
+	}
+	qsort(e, n, sizeof(SortEntry), sort_entry_cmp);
+	for (int64 i = 0; i < n; i++)
+	{
+		if (perm)
+			perm[i] = e[i].idx;
+		else
+			rows[i] = e[i].row;
+	}
+	pfree(e);
+}
+
+/* Does the snapshot see this version?  Mirrors heap's rules for xmin. */
+bool
+wc_version_visible(const WcRowHeader *row, Snapshot snapshot)
+{
+	TransactionId xid = row->xid;
+
+	if (snapshot->snapshot_type == SNAPSHOT_ANY)
+		return true;
+	if (!TransactionIdIsNormal(xid))
+		return xid == FrozenTransactionId || xid == BootstrapTransactionId;
+
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			if (TransactionIdIsCurrentTransactionId(xid))
+				return row->cid < snapshot->curcid;
+			if (XidInMVCCSnapshot(xid, snapshot))
+				return false;
+			return TransactionIdDidCommit(xid);
+		case SNAPSHOT_SELF:
+			if (TransactionIdIsCurrentTransactionId(xid))
+				return true;
+			if (TransactionIdIsInProgress(xid))
+				return false;
+			return TransactionIdDidCommit(xid);
+		case SNAPSHOT_DIRTY:
+			if (TransactionIdIsCurrentTransactionId(xid))
+				return true;
+			if (TransactionIdIsInProgress(xid))
+			{
+				snapshot->xmin = xid;
+				return true;
+			}
+			return TransactionIdDidCommit(xid);
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("widecol does not support snapshot type %d",
+							(int) snapshot->snapshot_type)));
+	}
+	return false;
+}
+
+/* A tombstone or an expired version: the key is absent. */
+bool
+wc_row_is_dead(const WcRowHeader *row, int64 now)
+{
+	return WcRowIsTombstone(row) || (row->expire_at != 0 && row->expire_at <= now);
+}
+
+/* True only when the xid certainly aborted (or crashed). */
+bool
+wc_xid_known_aborted(TransactionId xid)
+{
+	if (!TransactionIdIsNormal(xid))
+		return false;
+	if (TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid))
+		return false;
+	return !TransactionIdDidCommit(xid);
+}
+
+/*
+ * Counter tables (widecol.counter_columns).  A blind write (INSERT, COPY)
+ * stores a delta version: its counter columns are increments to whatever
+ * older versions of the key hold.  Readers and compaction fold a key's
+ * versions, newest first, down to the first non-delta version (an UPDATE's
+ * value, or a folded base) or tombstone: non-counter columns come from the
+ * newest version, counters are the sum.  See "Counter columns" in
+ * src/README.md.
+ */
+
+/* Deform a version's stored tuple (key columns read NULL). */
+static void
+deform_version(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	MinimalTuple mt = WcRowTuple(row);
+	HeapTupleData htup;
+	int			stored;
+
+	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	heap_deform_tuple(&htup, desc, values, isnull);
+	stored = HeapTupleHeaderGetNatts(htup.t_data);
+	for (int i = stored; i < desc->natts; i++)
+		values[i] = getmissingattr(desc, i + 1, &isnull[i]);
+}
+
+/* Start folding a key's versions at its newest (deciding) delta. */
+void
+wc_counter_fold_begin(WcCounterFold *f, Relation rel, const WcRowHeader *newest)
+{
+	f->rel = rel;
+	f->newest = wc_row_copy(NULL, newest);
+	f->base = false;
+	memset(f->sum, 0, sizeof(f->sum));
+	memset(f->overflow, 0, sizeof(f->overflow));
+	wc_counter_fold_add(f, newest);
+	f->base = false;
+}
+
+/* Add an older version's counters (a NULL counter adds nothing). */
+void
+wc_counter_fold_add(WcCounterFold *f, const WcRowHeader *older)
+{
+	WcTableInfo *info = wc_table_info(f->rel);
+	TupleDesc	desc = RelationGetDescr(f->rel);
+	Datum	   *v = palloc(sizeof(Datum) * desc->natts);
+	bool	   *n = palloc(sizeof(bool) * desc->natts);
+
+	deform_version(f->rel, older, v, n);
+	for (int i = 0; i < info->ncounters; i++)
+	{
+		int			a = info->counters[i] - 1;
+
+		if (!n[a] && pg_add_s64_overflow(f->sum[i], DatumGetInt64(v[a]), &f->sum[i]))
+			f->overflow[i] = true;
+	}
+	if (!WcRowIsDelta(older))
+		f->base = true;			/* folded down to a value: the sum is one */
+	pfree(v);
+	pfree(n);
+}
+
+/*
+ * The folded version: the newest version with the sums as its counters.  A
+ * sum past bigint's range reads NULL with a WARNING; an error would make the
+ * key unreadable, also for the UPDATE or DELETE that repairs it.
+ */
+WcRowHeader *
+wc_counter_fold_end(WcCounterFold *f)
+{
+	WcTableInfo *info = wc_table_info(f->rel);
+	TupleDesc	desc = RelationGetDescr(f->rel);
+	Datum	   *v = palloc(sizeof(Datum) * desc->natts);
+	bool	   *n = palloc(sizeof(bool) * desc->natts);
+	Size		off = WcRowTupleOffset(f->newest->keylen);
+	MinimalTuple mt;
+	WcRowHeader *out;
+
+	deform_version(f->rel, f->newest, v, n);
+	for (int i = 0; i < info->ncounters; i++)
+	{
+		int			a = info->counters[i] - 1;
+
+		v[a] = Int64GetDatum(f->sum[i]);
+		n[a] = f->overflow[i];
+		if (f->overflow[i])
+			ereport(WARNING,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("counter column \"%s\" of widecol table \"%s\" is out of range for bigint in partition %s; it reads as NULL",
+							NameStr(TupleDescAttr(desc, a)->attname), RelationGetRelationName(f->rel),
+							wc_describe_partition(f->rel, WcRowKey(f->newest), f->newest->pklen)),
+					 errhint("UPDATE the row to set the counter, or DELETE it.")));
+	}
+	mt = heap_form_minimal_tuple(desc, v, n);
+	out = palloc0(off + mt->t_len);
+	memcpy(out, f->newest, sizeof(WcRowHeader) + f->newest->keylen);
+	memcpy((char *) out + off, mt, mt->t_len);
+	out->len = off + mt->t_len;
+	out->tupoff = off;
+	if (f->base)
+		out->flags &= ~WC_ROW_DELTA;
+	pfree(mt);
+	pfree(v);
+	pfree(n);
+	pfree(f->newest);
+	return out;
+}

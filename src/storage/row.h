@@ -1,0 +1,83 @@
+/*
+ * storage/row.h — row versions: format, order, visibility, counter folding.
+ */
+#ifndef WC_STORAGE_ROW_H
+#define WC_STORAGE_ROW_H
+
+#include "storage/page.h"
+#include "storage/tableinfo.h"
+#include "utils/snapshot.h"
+#include "executor/tuptable.h"
+
+/* ---------- row versions (row.c) ---------- */
+#define WC_ROW_TOMBSTONE	0x0001
+
+typedef struct WcRowHeader
+{
+	int64		write_ts;
+	int64		expire_at;		/* 0 = never */
+	TransactionId xid;
+	CommandId	cid;
+	uint32		len;			/* total bytes of this version */
+	uint16		keylen;
+	uint16		pklen;
+	uint16		flags;
+	uint16		blockoff;		/* in a decoded block: offset / MAXIMUM_ALIGNOF */
+	int32		tupoff;			/* tuple's offset from the header (see below) */
+} WcRowHeader;
+
+/*
+ * A version is contiguous (header, key, tuple at WcRowTupleOffset) on
+ * level-0 pages and in every copy.  In a decoded run block its tuple lives
+ * in the block's value area instead, read from its value page the first
+ * time something asks for it (WcRowTuple): a read that uses only keys never
+ * reads value pages.  Copy versions with wc_row_copy, never by memcpy.
+ */
+#define WC_ROW_IN_BLOCK		0x8000	/* in memory only: tuple in a value page */
+#define WcRowKey(row) ((char *) (row) + sizeof(WcRowHeader))
+#define WcRowTupleOffset(keylen) MAXALIGN(sizeof(WcRowHeader) + (keylen))
+extern void wc_block_load_tuple(WcRowHeader *row);
+static inline MinimalTuple
+WcRowTuple(const WcRowHeader *row)
+{
+	if (unlikely(row->flags & WC_ROW_IN_BLOCK))
+		wc_block_load_tuple((WcRowHeader *) row);
+	return (MinimalTuple) ((char *) row + row->tupoff);
+}
+#define WcRowIsTombstone(row) (((row)->flags & WC_ROW_TOMBSTONE) != 0)
+/* counter tables: the counter columns hold increments to older versions */
+#define WC_ROW_DELTA		0x0002
+#define WcRowIsDelta(row) (((row)->flags & WC_ROW_DELTA) != 0)
+
+/* Largest version that fits a level-0 page and a one-row data block. */
+#define WC_MAX_ROW_SIZE \
+	(MAXALIGN_DOWN(Min(WC_PAYLOAD_CAPACITY - sizeof(uint32) - 8, \
+					   BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - sizeof(ItemIdData) - \
+					   MAXALIGN(sizeof(WcPageOpaqueData)))))
+
+extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
+								const char *key, int keylen, int pklen,
+								bool tombstone, CommandId cid);
+extern int	wc_compare_keys(const char *a, int alen, const char *b, int blen);
+extern int	wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b);
+extern int	wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b);
+extern WcRowHeader *wc_row_copy(WcRowHeader *dst, const WcRowHeader *row);
+extern bool wc_same_version(const WcRowHeader *a, const WcRowHeader *b);
+extern void wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm);
+extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
+extern bool wc_row_is_dead(const WcRowHeader *row, int64 now);
+typedef struct WcCounterFold
+{
+	Relation	rel;
+	WcRowHeader *newest;
+	bool		base;			/* reached a non-delta version */
+	int64		sum[WC_MAX_KEY_COLUMNS];
+	bool		overflow[WC_MAX_KEY_COLUMNS];
+} WcCounterFold;
+
+extern void wc_counter_fold_begin(WcCounterFold *f, Relation rel, const WcRowHeader *newest);
+extern void wc_counter_fold_add(WcCounterFold *f, const WcRowHeader *older);
+extern WcRowHeader *wc_counter_fold_end(WcCounterFold *f);
+extern bool wc_xid_known_aborted(TransactionId xid);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * storage/run.h — sorted runs: format, writer, reader.
+ */
+#ifndef WC_STORAGE_RUN_H
+#define WC_STORAGE_RUN_H
+
+#include "storage/manifest.h"
+#include "storage/row.h"
+
+/* ---------- runs (runwrite.c, runread.c) ---------- */
+#define WC_MAX_ROWS_PER_BLOCK	4000
+#define WC_MAX_RAW_BLOCK		(64 * 1024)
+
+typedef struct WcRunHeader
+{
+	uint32		magic;
+	uint32		version;
+	uint64		run_id;
+	int32		level;
+	uint32		ndata_pages;
+	BlockNumber index_root;
+	uint32		index_height;	/* 1 = the root is a leaf */
+	BlockNumber leaf_first;
+	uint32		nleaf_pages;
+	BlockNumber bloom_first;
+	uint32		nbloom_pages;
+	BlockNumber valuedir_first; /* every value page's block, in order */
+	uint32		nvaluedir_pages;
+	uint32		extent_pages;	/* header + index + bloom */
+	uint32		min_key_len;
+	uint32		max_key_len;
+	uint32		nvalue_pages;	/* of ndata_pages, those holding tuples */
+	WcRunStats	st;
+	/* min key, then max key follow */
+} WcRunHeader;
+
+/* the summary is where the flat fields of run format 2 were: same bytes */
+StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 144,
+				 "run header layout changed");
+
+#define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
+#define WC_RUN_VERSION 2			/* 2: keys and tuples on separate pages */
+
+typedef struct WcRunWriter WcRunWriter;
+
+extern WcRunWriter *wc_run_writer_begin(Relation rel, int level);
+extern void wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row,
+							  ItemPointer tid_out);
+extern bool wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary);
+
+typedef struct WcIndexEntry
+{
+	BlockNumber child;
+	uint16		keylen;
+	const char *key;
+} WcIndexEntry;
+
+#define WC_MAX_INDEX_ENTRIES (BLCKSZ / 6)
+
+extern bool wc_parse_index_soft(const char *payload, Size len, uint32 count,
+								WcIndexEntry *out);
+
+/*
+ * A run's versions are split in two page streams (src/README.md, "Sorted
+ * runs"): key pages hold the headers and keys, value pages the tuples.  A
+ * key page's payload is this header, the value pages its rows' tuples are
+ * in, then the (compressed) key block.
+ */
+typedef struct WcKeyPageHeader
+{
+	uint16		nvalues;		/* value pages referenced */
+	uint16		flags;			/* the key block's codec (storage/compression.h) */
+	uint32		keylen;			/* bytes of the key block */
+} WcKeyPageHeader;
+
+typedef struct WcValueRef
+{
+	BlockNumber blkno;
+	uint32		rawsize;		/* its tuples, decompressed */
+} WcValueRef;
+
+#define WC_MAX_VALUE_REFS 32	/* value pages one key page may reference */
+
+/* A decoded key page, with the value pages loaded so far. */
+typedef struct WcBlock
+{
+	Relation	rel;			/* where value pages are read from */
+	BufferAccessStrategy strategy;
+	BlockNumber blkno;
+	uint64		run_id;
+	int			nrows;
+	char	   *raw;			/* key block, then the value area; the
+								 * WcBlock's address is stored just before */
+	uint32	   *offsets;
+	Size		rawcap;
+	int			nvalues;
+	WcValueRef	values[WC_MAX_VALUE_REFS];
+	uint32		value_off[WC_MAX_VALUE_REFS];	/* where each goes in raw */
+	bool		value_loaded[WC_MAX_VALUE_REFS];
+	int64		values_read;	/* value pages read into this block, ever */
+	bool		poolable;		/* buffers may come from the backend's pool;
+								 * the owner must wc_block_free it */
+	bool		raw_pooled;
+	bool		carry_pooled;
+	/* the last value page loaded, kept for the next key page (it shares it) */
+	char	   *carry;
+	BlockNumber carry_blkno;
+	uint32		carry_size;
+} WcBlock;
+
+#define WcBlockRow(b, i) ((WcRowHeader *) ((b)->raw + (b)->offsets[i]))
+
+extern void wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
+						  BufferAccessStrategy strategy);
+extern const char *wc_read_run_page_soft(Relation rel, BlockNumber blk,
+										 uint16 type, uint64 run_id,
+										 char *payload, Size *len,
+										 WcPageOpaqueData *op,
+										 BufferAccessStrategy strategy);
+extern const char *wc_decode_block(const char *payload, Size len,
+								   const WcPageOpaqueData *op, WcBlock *block);
+extern const char *wc_decode_values(const char *payload, Size len,
+									const WcPageOpaqueData *op, WcBlock *block,
+									int v);
+extern void wc_block_free(WcBlock *block);
+extern const char *wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
+										  BlockNumber *out, uint32 *n);
+
+typedef struct WcRunReader
+{
+	Relation	rel;
+	WcRunSummary *summary;
+	WcRunHeader hdr;
+	BufferAccessStrategy strategy;
+	/* leaf iteration */
+	BlockNumber *data_blocks;	/* data blocks from the current position */
+	int			ndata;
+	int			data_pos;
+	BlockNumber next_leaf;		/* next leaf page to load */
+	WcBlock		block;
+	int			row_pos;
+	bool		block_valid;
+	const char *hi_key;			/* stop after keys > hi (prefix compare) */
+	int			hi_len;
+	const char *seek_key;		/* the next block read starts at this key */
+	int			seek_len;
+	int64		blocks_read;
+	char	   *bloom;			/* whole filter, from wc_run_bloom_load, or NULL */
+} WcRunReader;
+
+extern void wc_run_reader_open(WcRunReader *r, Relation rel,
+							   WcRunSummary *summary,
+							   BufferAccessStrategy strategy);
+extern void wc_run_reader_seek(WcRunReader *r, const char *key, int keylen);
+extern void wc_run_bloom_load(Relation rel, WcRunReader *r);
+extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
+extern void wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen);
+extern WcRowHeader *wc_run_reader_prev(WcRunReader *r, ItemPointer tid);
+extern int	wc_run_split_keys(WcRunReader *r, int want, StringInfo *out);
+extern bool wc_run_may_contain_partition(Relation rel, WcRunReader *r,
+										 const char *pk, int pklen);
+
+#endif

@@ -1,0 +1,828 @@
+/*
+ * runread.c — reading a sorted run: pages with checksums, the index, blocks.
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "widecol.h"
+#include "storage/bloom.h"
+#include "storage/cache.h"
+#include "storage/compression.h"
+#include "storage/manifest.h"
+#include "storage/metapage.h"
+#include "storage/page.h"
+#include "storage/row.h"
+#include "storage/run.h"
+
+static void
+corrupt(Relation rel, BlockNumber blk, uint64 run_id, const char *what)
+{
+	wc_note_corruption(rel, "run", run_id, blk);
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("widecol: %s in block %u of relation \"%s\" (run %llu)",
+					what, blk, RelationGetRelationName(rel),
+					(unsigned long long) run_id)));
+}
+
+/*
+ * Copy the payload of a run page after checking its header, type, run and
+ * checksum.  Returns NULL, or what is wrong (the caller reports it).
+ */
+/* Is this a sound run page of that type and run?  NULL, or what is wrong. */
+static const char *
+check_run_page(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *op)
+{
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
+		((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) ||
+		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_special)
+		return "invalid page header";
+	*op = *WcPageGetOpaque(page);
+	if (op->type != type || (run_id != 0 && op->segment != run_id))
+		return "page of another kind or run";
+	if (wc_page_crc(page) != op->crc)
+		return "checksum mismatch";
+	return NULL;
+}
+
+#define RunPagePayloadLen(page) \
+	(((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData))
+
+/*
+ * Copy the payload of a run page after checking its header, type, run and
+ * checksum.  Returns NULL, or what is wrong (the caller reports it).
+ */
+const char *
+wc_read_run_page_soft(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+					  char *payload, Size *len, WcPageOpaqueData *op,
+					  BufferAccessStrategy strategy)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+	Page		page;
+	const char *problem;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	problem = check_run_page(page, type, run_id, op);
+	if (problem == NULL)
+	{
+		*len = RunPagePayloadLen(page);
+		memcpy(payload, PageGetContents(page), *len);
+	}
+	UnlockReleaseBuffer(buf);
+	return problem;
+}
+
+static Size
+read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+			  char *payload, WcPageOpaqueData *op,
+			  BufferAccessStrategy strategy)
+{
+	Size		len = 0;
+	const char *problem = wc_read_run_page_soft(rel, blk, type, run_id, payload,
+												&len, op, strategy);
+
+	if (problem)
+		corrupt(rel, blk, run_id, problem);
+	return len;
+}
+
+/*
+ * Index and bloom pages a seek reads, kept by the backend after their
+ * checks (storage/cache.h): every seek descends from the same root and
+ * probes bloom pages, and checking an 8 kB page's CRC each time was a
+ * quarter of a lookup's time.  Run pages never change while the run exists,
+ * and a run id is never reused within a storage (relfilenode), so an entry
+ * keyed by both is never stale.  256 pages (2 MB), least recently used out.
+ */
+#define PAGE_CACHE_BYTES (256 * BLCKSZ)
+
+typedef struct CachedPageKey
+{
+	RelFileNode node;
+	uint64		run_id;
+	BlockNumber blk;
+} CachedPageKey;
+
+typedef struct CachedPage
+{
+	WcPageOpaqueData op;
+	Size		len;
+	char		payload[WC_PAYLOAD_CAPACITY];
+} CachedPage;
+
+static WcCache *page_cache = NULL;
+
+static Size
+read_run_page_cached(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+					 char *payload, WcPageOpaqueData *op, BufferAccessStrategy strategy)
+{
+	CachedPageKey key;
+	CachedPage *c;
+	bool		found;
+	Size		len;
+
+	if (page_cache == NULL)
+		page_cache = wc_cache_create("index and bloom pages", sizeof(CachedPageKey),
+									 sizeof(CachedPage), NULL, PAGE_CACHE_BYTES, NULL);
+	memset(&key, 0, sizeof(key));
+	key.node = rel->rd_node;
+	key.run_id = run_id;
+	key.blk = blk;
+	c = wc_cache_lookup(page_cache, &key, &found);
+	if (found && c->op.type == type)
+	{
+		memcpy(payload, c->payload, c->len);
+		*op = c->op;
+		return c->len;
+	}
+	/* a read that fails leaves the entry empty (type 0): a miss next time */
+	len = read_run_page(rel, blk, type, run_id, payload, op, strategy);
+	c->op = *op;
+	c->len = len;
+	memcpy(c->payload, payload, len);
+	wc_cache_account(page_cache, c, sizeof(CachedPage));
+	wc_cache_shrink(page_cache, c);
+	return len;
+}
+
+/* Buffers of pooled blocks (the readers of a merge, wc_merge_*): the pool. */
+#define RAW_HEADER MAXALIGN(sizeof(WcBlock *))
+
+static char *
+buffer_get(WcBlock *block, Size size, bool *pooled)
+{
+	*pooled = block->poolable && size <= WC_POOL_BUFFER_SIZE;
+	return *pooled ? wc_pool_get() : palloc(size);
+}
+
+static void
+buffer_put(char *buf, bool pooled)
+{
+	if (pooled)
+		wc_pool_put(buf);
+	else
+		pfree(buf);
+}
+
+/*
+ * Make room for `need` raw bytes after the slot that holds the block's
+ * address (so that a row can find its block, see wc_block_load_tuple).
+ */
+static void
+block_reserve(WcBlock *block, Size need)
+{
+	if (block->rawcap < need)
+	{
+		Size		cap = Max(need, WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32));
+
+		if (block->raw)
+			buffer_put(block->raw - RAW_HEADER, block->raw_pooled);
+		if (block->poolable && RAW_HEADER + cap <= WC_POOL_BUFFER_SIZE)
+			cap = WC_POOL_BUFFER_SIZE - RAW_HEADER;
+		block->raw = buffer_get(block, RAW_HEADER + cap, &block->raw_pooled) + RAW_HEADER;
+		block->rawcap = cap;
+	}
+	*(WcBlock **) (block->raw - RAW_HEADER) = block;
+}
+
+/*
+ * Consecutive key pages usually share a value page (the last of one is the
+ * first of the next): keep its decoded tuples rather than read it again.
+ */
+static void
+keep_last_values(WcBlock *block)
+{
+	int			last = block->nvalues - 1;
+
+	block->carry_blkno = InvalidBlockNumber;
+	if (block->raw == NULL || last < 0 || !block->value_loaded[last])
+		return;
+	if (block->carry == NULL)
+		block->carry = buffer_get(block, WC_MAX_RAW_BLOCK, &block->carry_pooled);
+	memcpy(block->carry, block->raw + block->value_off[last], block->values[last].rawsize);
+	block->carry_blkno = block->values[last].blkno;
+	block->carry_size = block->values[last].rawsize;
+}
+
+/*
+ * Decompress and check a key page's payload: the key block goes to the
+ * start of block->raw, and each row's tupoff is pointed at where its tuple
+ * will be once its value page is loaded (the value area after the key
+ * block); such rows are flagged WC_ROW_IN_BLOCK.  NULL or what is wrong.
+ */
+const char *
+wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
+				WcBlock *block)
+{
+	WcKeyPageHeader kh;
+	uint32		rawsize = op->aux;
+	uint32		nrows = op->count;
+	Size		rowsend,
+				base,
+				area = 0;
+	const char *frame;
+	const char *problem;
+	int			v = 0;
+
+	if (len < sizeof(kh))
+		return "short key page";
+	memcpy(&kh, payload, sizeof(kh));
+	if (kh.nvalues > WC_MAX_VALUE_REFS ||
+		sizeof(kh) + kh.nvalues * sizeof(WcValueRef) + kh.keylen != len)
+		return "invalid key page header";
+	keep_last_values(block);
+	if (rawsize > WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32) ||
+		nrows == 0 || nrows > WC_MAX_ROWS_PER_BLOCK ||
+		rawsize < nrows * sizeof(uint32))
+		return "invalid block header";
+	base = MAXALIGN(rawsize);
+	memcpy(block->values, payload + sizeof(kh), kh.nvalues * sizeof(WcValueRef));
+	for (int i = 0; i < kh.nvalues; i++)
+	{
+		if (block->values[i].rawsize == 0 || block->values[i].rawsize > WC_MAX_RAW_BLOCK ||
+			block->values[i].rawsize % MAXIMUM_ALIGNOF != 0)
+			return "invalid value page reference";
+		block->value_off[i] = base + area;
+		block->value_loaded[i] = false;
+		area += block->values[i].rawsize;
+	}
+	block->nvalues = kh.nvalues;
+	block_reserve(block, base + area);
+	if (kh.nvalues > 0 && block->carry_blkno == block->values[0].blkno &&
+		block->carry_size == block->values[0].rawsize)
+	{
+		memcpy(block->raw + block->value_off[0], block->carry, block->carry_size);
+		block->value_loaded[0] = true;
+	}
+
+	frame = payload + sizeof(kh) + kh.nvalues * sizeof(WcValueRef);
+	problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen, block->raw, rawsize);
+	if (problem)
+		return problem;
+
+	rowsend = rawsize - nrows * sizeof(uint32);
+	block->offsets = (uint32 *) (block->raw + rowsend);
+	for (uint32 i = 0; i < nrows; i++)
+	{
+		uint32		off = block->offsets[i];
+		WcRowHeader *row = (WcRowHeader *) (block->raw + off);
+		Size		keypart;
+		Size		tuplen;
+		int64		at;
+
+		if (off % MAXIMUM_ALIGNOF != 0 || off + sizeof(WcRowHeader) > rowsend)
+			return "invalid row offset";
+		keypart = WcRowTupleOffset(row->keylen);
+		if (off + keypart > rowsend || row->len < keypart || row->pklen > row->keylen ||
+			(row->flags & WC_ROW_IN_BLOCK))
+			return "invalid row offset";
+		tuplen = row->len - keypart;
+		row->blockoff = off / MAXIMUM_ALIGNOF;
+		if (tuplen == 0)
+		{
+			row->tupoff = keypart;	/* a tombstone: no tuple */
+			continue;
+		}
+		/* stored: the tuple's offset in the value area; tuples are in order */
+		at = row->tupoff;
+		if (at < 0 || at % MAXIMUM_ALIGNOF != 0)
+			return "invalid tuple offset";
+		while (v < kh.nvalues &&
+			   base + at >= block->value_off[v] + block->values[v].rawsize)
+			v++;
+		if (v == kh.nvalues || base + at < block->value_off[v] ||
+			base + at + tuplen > block->value_off[v] + block->values[v].rawsize)
+			return "tuple outside its value page";
+		row->tupoff = (int32) (base + at - off);
+		row->flags |= WC_ROW_IN_BLOCK;
+	}
+	block->run_id = op->segment;
+	block->nrows = nrows;
+	return NULL;
+}
+
+void
+wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
+			  BufferAccessStrategy strategy)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	Page		page;
+	WcPageOpaqueData op = {0};
+	const char *problem;
+
+	/* checks and decompression straight from the (immutable) shared page */
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	problem = check_run_page(page, WC_PAGE_RUN_DATA, block->run_id, &op);
+	if (problem == NULL)
+		problem = wc_decode_block(PageGetContents(page), RunPagePayloadLen(page), &op, block);
+	UnlockReleaseBuffer(buf);
+	if (problem)
+		corrupt(rel, blkno, block->run_id, problem);
+	block->blkno = blkno;
+	block->rel = rel;
+	block->strategy = strategy;
+}
+
+/* Decompress value page v of a decoded key page into its place. */
+const char *
+wc_decode_values(const char *payload, Size len, const WcPageOpaqueData *op,
+				 WcBlock *block, int v)
+{
+	uint32		rawsize = op->aux;
+	char	   *dst = block->raw + block->value_off[v];
+	const char *problem;
+
+	if (rawsize != block->values[v].rawsize || op->count == 0)
+		return "value page does not match its reference";
+	problem = wc_decompress(WcFlagsCodec(op->flags), payload, len, dst, rawsize);
+	if (problem)
+		return problem;
+	block->value_loaded[v] = true;
+	return NULL;
+}
+
+static void
+load_values(Relation rel, WcBlock *block, int v, BufferAccessStrategy strategy)
+{
+	BlockNumber blkno = block->values[v].blkno;
+	Buffer		buf;
+	Page		page;
+	WcPageOpaqueData op = {0};
+	const char *problem;
+
+	if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
+		corrupt(rel, block->blkno, block->run_id, "invalid value page reference");
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	problem = check_run_page(page, WC_PAGE_RUN_VALUES, block->run_id, &op);
+	if (problem == NULL)
+		problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page), &op, block, v);
+	UnlockReleaseBuffer(buf);
+	if (problem)
+		corrupt(rel, blkno, block->run_id, problem);
+	block->values_read++;
+}
+
+/*
+ * A row of a decoded block asks for its tuple: read the value page holding
+ * it, unless that is done.  The row finds its block through the address
+ * stored before the block's raw bytes.
+ */
+void
+wc_block_load_tuple(WcRowHeader *row)
+{
+	char	   *raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
+	WcBlock    *block = *(WcBlock **) (raw - MAXALIGN(sizeof(WcBlock *)));
+	Size		at = (const char *) row + row->tupoff - raw;
+	int			v = 0;
+
+	Assert(block->raw == raw);
+	while (v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize)
+		v++;
+	if (!block->value_loaded[v])
+	{
+		if (block->rel == NULL)
+			elog(ERROR, "widecol: value page %u of run %llu is not loaded",
+				 block->values[v].blkno, (unsigned long long) block->run_id);
+		load_values(block->rel, block, v, block->strategy);
+	}
+	row->flags &= ~WC_ROW_IN_BLOCK;	/* later asks go straight to it */
+}
+
+/* Free (or give back to the pool) a block's buffers. */
+void
+wc_block_free(WcBlock *block)
+{
+	if (block->raw)
+		buffer_put(block->raw - RAW_HEADER, block->raw_pooled);
+	if (block->carry)
+		buffer_put(block->carry, block->carry_pooled);
+	block->raw = NULL;
+	block->carry = NULL;
+	block->rawcap = 0;
+}
+
+/*
+ * Run headers never change, and a run id is never reused within a storage
+ * (relfilenode), so a backend keeps the headers it has read: a seek then
+ * costs no header page per run.
+ */
+typedef struct HeaderKey
+{
+	RelFileNode node;
+	uint64		run_id;
+	BlockNumber header_block;
+} HeaderKey;
+
+typedef struct HeaderEntry
+{
+	HeaderKey	key;
+	WcRunHeader hdr;
+} HeaderEntry;
+
+static HTAB *header_cache = NULL;
+
+#define HEADER_CACHE_MAX 4096
+
+static void
+read_header(WcRunReader *r)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len;
+	HeaderKey	key;
+	HeaderEntry *e;
+	bool		found;
+
+	if (header_cache == NULL || hash_get_num_entries(header_cache) >= HEADER_CACHE_MAX)
+	{
+		HASHCTL		ctl;
+
+		if (header_cache)
+			hash_destroy(header_cache);
+		ctl.keysize = sizeof(HeaderKey);
+		ctl.entrysize = sizeof(HeaderEntry);
+		ctl.hcxt = TopMemoryContext;
+		header_cache = hash_create("widecol run headers", 256, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.node = r->rel->rd_node;
+	key.run_id = r->summary->run_id;
+	key.header_block = r->summary->header_block;
+	e = hash_search(header_cache, &key, HASH_FIND, NULL);
+	if (e)
+	{
+		r->hdr = e->hdr;
+		return;
+	}
+
+	len = read_run_page(r->rel, r->summary->header_block, WC_PAGE_RUN_HEADER,
+						r->summary->run_id, payload.data, &op, r->strategy);
+	if (len < sizeof(WcRunHeader))
+		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "short run header");
+	memcpy(&r->hdr, payload.data, sizeof(WcRunHeader));
+	if (r->hdr.magic != WC_RUN_MAGIC || r->hdr.run_id != r->summary->run_id)
+		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "bad run header");
+	if (r->hdr.version != WC_RUN_VERSION)
+		corrupt(r->rel, r->summary->header_block, r->summary->run_id,
+				"run written in another format version (dump and restore the table)");
+	e = hash_search(header_cache, &key, HASH_ENTER, &found);
+	e->hdr = r->hdr;
+}
+
+/*
+ * Page d of a run's value directory: its entries into out (room for
+ * WC_VALUEDIR_ENTRIES) and their count into *n.  NULL, or what is wrong.
+ */
+const char *
+wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
+					   BlockNumber *out, uint32 *n)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	Size		len;
+	const char *p = wc_read_run_page_soft(rel, hdr->valuedir_first + d, WC_PAGE_RUN_VALUEDIR,
+										  hdr->run_id, payload.data, &len, &op, NULL);
+
+	*n = 0;
+	if (p)
+		return p;
+	if (op.count > WC_VALUEDIR_ENTRIES || op.count * sizeof(BlockNumber) > len)
+		return "malformed value directory page";
+	memcpy(out, payload.data, op.count * sizeof(BlockNumber));
+	*n = op.count;
+	return NULL;
+}
+
+typedef WcIndexEntry IndexEntry;
+
+/* Parse an index page's payload into entries; false if it is malformed. */
+bool
+wc_parse_index_soft(const char *payload, Size len, uint32 count, WcIndexEntry *out)
+{
+	Size		pos = 0;
+
+	if (count > WC_MAX_INDEX_ENTRIES)
+		return false;
+	for (uint32 i = 0; i < count; i++)
+	{
+		if (pos + sizeof(uint32) + sizeof(uint16) > len)
+			return false;
+		memcpy(&out[i].child, payload + pos, sizeof(uint32));
+		memcpy(&out[i].keylen, payload + pos + sizeof(uint32), sizeof(uint16));
+		out[i].key = payload + pos + sizeof(uint32) + sizeof(uint16);
+		pos += sizeof(uint32) + sizeof(uint16) + out[i].keylen;
+		if (pos > len)
+			return false;
+	}
+	return true;
+}
+
+static int
+parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
+			Size len, uint32 count, IndexEntry *out)
+{
+	if (!wc_parse_index_soft(payload, len, count, out))
+		corrupt(rel, blk, run_id, "malformed index page");
+	return (int) count;
+}
+
+/* Load leaf page `blk` into the reader's list of data blocks. */
+static void
+load_leaf(WcRunReader *r, BlockNumber blk, int *nentries_out, IndexEntry *entries,
+		  char *payload, bool cached)
+{
+	WcPageOpaqueData op;
+	Size		len = cached ?
+		read_run_page_cached(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+							 payload, &op, r->strategy) :
+		read_run_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+					  payload, &op, r->strategy);
+	int			n = parse_index(r->rel, blk, r->hdr.run_id, payload, len, op.count, entries);
+
+	if (op.aux != 0)
+		corrupt(r->rel, blk, r->hdr.run_id, "expected a leaf index page");
+	r->data_blocks = repalloc(r->data_blocks, sizeof(BlockNumber) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		r->data_blocks[i] = entries[i].child;
+	r->ndata = n;
+	r->data_pos = 0;
+	r->next_leaf = blk + 1;
+	*nentries_out = n;
+}
+
+void
+wc_run_reader_open(WcRunReader *r, Relation rel, WcRunSummary *summary,
+				   BufferAccessStrategy strategy)
+{
+	memset(r, 0, sizeof(WcRunReader));
+	r->rel = rel;
+	r->summary = summary;
+	r->strategy = strategy;
+	read_header(r);
+	r->data_blocks = palloc(sizeof(BlockNumber));
+	r->next_leaf = r->hdr.leaf_first;
+	r->block.run_id = r->hdr.run_id;
+}
+
+/*
+ * Descend the run index to a leaf entry and load that leaf.  Forward: the
+ * last entry whose first key is < key (versions of a key may straddle
+ * pages).  Backward: the last entry whose first key, cut to keylen bytes, is
+ * <= key (key NULL: the last entry).
+ */
+static void
+descend(WcRunReader *r, const char *key, int keylen, bool backward)
+{
+	PGAlignedBlock payload;
+	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
+	BlockNumber blk = r->hdr.index_root;
+	int			chosen = 0;
+
+	for (uint32 level = r->hdr.index_height; level >= 1; level--)
+	{
+		WcPageOpaqueData op;
+		Size		len;
+		int			n,
+					lo,
+					hi;
+
+		if (level == 1)
+			load_leaf(r, blk, &n, entries, payload.data, true);
+		else
+		{
+			len = read_run_page_cached(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+									   payload.data, &op, r->strategy);
+			n = parse_index(r->rel, blk, r->hdr.run_id, payload.data, len, op.count, entries);
+		}
+		/* binary search: the first entry past the target */
+		lo = 0;
+		hi = n;
+		while (key && lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+			int			c = backward ?
+				wc_compare_keys(entries[mid].key, Min(entries[mid].keylen, keylen), key, keylen) :
+				wc_compare_keys(entries[mid].key, entries[mid].keylen, key, keylen);
+
+			if (backward ? c <= 0 : c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		chosen = key ? Max(lo - 1, 0) : Max(n - 1, 0);
+		if (level > 1)
+			blk = entries[chosen].child;
+	}
+	r->data_pos = chosen;
+	r->block_valid = false;
+}
+
+/*
+ * The first row of the block just read after a seek: forward, the first
+ * whose key is >= the seek key; backward, the last whose key cut to the
+ * seek key's length is <= it (-1: none).  Binary search over the block's
+ * offsets: a key page holds a few hundred versions, and the rows before
+ * these would only be skipped one by one.
+ */
+static int
+seek_in_block(WcRunReader *r, bool backward)
+{
+	int			lo = 0,
+				hi = r->block.nrows;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+		WcRowHeader *row = WcBlockRow(&r->block, mid);
+		int			c = backward ?
+			wc_compare_keys(WcRowKey(row), Min(row->keylen, r->seek_len), r->seek_key, r->seek_len) :
+			wc_compare_keys(WcRowKey(row), row->keylen, r->seek_key, r->seek_len);
+
+		if (backward ? c <= 0 : c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	r->seek_key = NULL;
+	return backward ? lo - 1 : lo;
+}
+
+/* Position before the first version whose key is >= key. */
+void
+wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
+{
+	descend(r, key, keylen, false);
+	r->seek_key = key;
+	r->seek_len = keylen;
+}
+
+WcRowHeader *
+wc_run_reader_next(WcRunReader *r, ItemPointer tid)
+{
+	for (;;)
+	{
+		if (r->block_valid && r->row_pos < r->block.nrows)
+		{
+			WcRowHeader *row = WcBlockRow(&r->block, r->row_pos);
+
+			ItemPointerSet(tid, r->block.blkno, r->row_pos + 1);
+			if (r->hi_key &&
+				wc_compare_keys(WcRowKey(row), Min(row->keylen, r->hi_len),
+								r->hi_key, r->hi_len) > 0)
+			{
+				r->block_valid = false;
+				r->data_pos = r->ndata;
+				r->next_leaf = r->hdr.leaf_first + r->hdr.nleaf_pages;
+				return NULL;
+			}
+			r->row_pos++;
+			return row;
+		}
+		if (r->data_pos >= r->ndata)
+		{
+			PGAlignedBlock payload;
+			IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
+			int			n;
+
+			if (r->next_leaf >= r->hdr.leaf_first + r->hdr.nleaf_pages)
+				return NULL;
+			load_leaf(r, r->next_leaf, &n, entries, payload.data, false);
+			continue;
+		}
+		CHECK_FOR_INTERRUPTS();
+		wc_block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy);
+		r->block_valid = true;
+		r->blocks_read++;
+		r->row_pos = r->seek_key ? seek_in_block(r, false) : 0;
+	}
+}
+
+/*
+ * Position for a backward read: after the last version whose key, cut to
+ * keylen bytes, is <= key (key NULL: after the run's last version).  Blocks
+ * whose first key is above that cannot hold such versions; the caller skips
+ * the ones above it inside the chosen block.
+ */
+void
+wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen)
+{
+	descend(r, key, keylen, true);
+	r->seek_key = key;
+	r->seek_len = keylen;
+}
+
+/* The version before the current one (backward reads), or NULL at the start. */
+WcRowHeader *
+wc_run_reader_prev(WcRunReader *r, ItemPointer tid)
+{
+	for (;;)
+	{
+		if (r->block_valid && r->row_pos >= 0)
+		{
+			ItemPointerSet(tid, r->block.blkno, r->row_pos + 1);
+			return WcBlockRow(&r->block, r->row_pos--);
+		}
+		if (r->data_pos < 0)
+		{
+			PGAlignedBlock payload;
+			IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
+			int			n;
+
+			/* next_leaf is one past the loaded leaf: load the one before it */
+			if (r->next_leaf <= r->hdr.leaf_first + 1)
+				return NULL;
+			load_leaf(r, r->next_leaf - 2, &n, entries, payload.data, false);
+			r->data_pos = n - 1;
+			continue;
+		}
+		CHECK_FOR_INTERRUPTS();
+		wc_block_read(r->rel, r->data_blocks[r->data_pos--], &r->block, r->strategy);
+		r->block_valid = true;
+		r->blocks_read++;
+		r->row_pos = r->seek_key ? seek_in_block(r, true) : r->block.nrows - 1;
+	}
+}
+
+/*
+ * Up to `want` keys splitting the run into parts of about equal size: the
+ * first keys of evenly spaced data blocks, from the leaf index pages (for
+ * dividing a parallel scan into key ranges).  Returns how many were stored.
+ */
+int
+wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
+{
+	PGAlignedBlock payload;
+	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
+	int64		seen = 0;
+	int			got = 0;
+	int64		step = (r->hdr.ndata_pages - r->hdr.nvalue_pages) / (want + 1);
+
+	if (step < 1)
+		return 0;
+	for (uint32 leaf = 0; leaf < r->hdr.nleaf_pages && got < want; leaf++)
+	{
+		int			n;
+
+		load_leaf(r, r->hdr.leaf_first + leaf, &n, entries, payload.data, false);
+		for (int i = 0; i < n && got < want; i++, seen++)
+			if (seen > 0 && seen % step == 0)
+			{
+				out[got] = makeStringInfo();
+				appendBinaryStringInfo(out[got], entries[i].key, entries[i].keylen);
+				got++;
+			}
+	}
+	r->next_leaf = r->hdr.leaf_first;
+	r->ndata = r->data_pos = 0;
+	return got;
+}
+
+bool
+wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int pklen)
+{
+	PGAlignedBlock payload;
+	WcPageOpaqueData op;
+	uint64		hash;
+
+	uint32		page;
+
+	if (r->hdr.nbloom_pages == 0 || pklen == 0)
+		return true;
+	hash = wc_bloom_hash(pk, pklen);
+	page = wc_bloom_page_for(r->hdr.nbloom_pages, hash);
+	if (r->bloom)
+		return wc_bloom_test(r->bloom + (Size) page * BLCKSZ, hash);
+	read_run_page_cached(rel, r->hdr.bloom_first + page, WC_PAGE_RUN_BLOOM, r->hdr.run_id,
+						 payload.data, &op, r->strategy);
+	return wc_bloom_test(payload.data, hash);
+}
+
+/*
+ * Read the run's whole bloom filter once, its pages' payloads one after
+ * another (BLCKSZ apart), each checked: wc_run_may_contain_partition then
+ * probes it in memory, for probing many partitions in a row
+ * (wc_keys_may_exist).  The caller pfrees r->bloom.
+ */
+void
+wc_run_bloom_load(Relation rel, WcRunReader *r)
+{
+	WcPageOpaqueData op;
+
+	if (r->hdr.nbloom_pages == 0)
+		return;
+	r->bloom = palloc_extended((Size) r->hdr.nbloom_pages * BLCKSZ, MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < r->hdr.nbloom_pages; i++)
+		read_run_page(rel, r->hdr.bloom_first + i, WC_PAGE_RUN_BLOOM, r->hdr.run_id,
+					  r->bloom + (Size) i * BLCKSZ, &op, r->strategy);
+}

@@ -1,0 +1,142 @@
+/*
+ * wal.c — widecol's own WAL resource manager.
+ *
+ * Page contents are logged with generic WAL and full-page images; this
+ * resource manager carries what those cannot: the recovery conflict of a
+ * metapage change that stops readers from finding level-0 pages an old
+ * snapshot may still need.  On a hot standby, its redo cancels queries whose
+ * snapshots are older than the retiring transaction, as heap's pruning
+ * records do (unless hot_standby_feedback keeps the primary from it).
+ *
+ * The resource manager id is in the custom range (see src/README.md).
+ */
+#include "postgres.h"
+
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "access/xlogutils.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/standby.h"
+
+#include "widecol.h"
+#include "storage/page.h"
+#include "storage/wal.h"
+
+#define XLOG_WC_SNAPSHOT_CONFLICT	0x00
+#define XLOG_WC_FREE_PAGES			0x10	/* the record's blocks become FREE pages */
+
+typedef struct xl_wc_snapshot_conflict
+{
+	RelFileNode node;
+	TransactionId latest_removed_xid;
+} xl_wc_snapshot_conflict;
+
+static void
+wc_rm_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info == XLOG_WC_FREE_PAGES)
+	{
+		/* every page is rewritten whole: nothing of the old one is read */
+		for (uint8 id = 0; id <= XLogRecMaxBlockId(record); id++)
+		{
+			Buffer		buf = XLogInitBufferForRedo(record, id);
+
+			wc_page_init_free(BufferGetPage(buf));
+			PageSetLSN(BufferGetPage(buf), record->EndRecPtr);
+			MarkBufferDirty(buf);
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	else if (info == XLOG_WC_SNAPSHOT_CONFLICT)
+	{
+		xl_wc_snapshot_conflict *xlrec = (xl_wc_snapshot_conflict *) XLogRecGetData(record);
+
+		if (InHotStandby)
+			ResolveRecoveryConflictWithSnapshot(xlrec->latest_removed_xid, xlrec->node);
+	}
+	else
+		elog(PANIC, "widecol redo: unknown op code %u", info);
+}
+
+static void
+wc_rm_desc(StringInfo buf, XLogReaderState *record)
+{
+	xl_wc_snapshot_conflict *xlrec = (xl_wc_snapshot_conflict *) XLogRecGetData(record);
+
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_FREE_PAGES)
+	{
+		appendStringInfo(buf, "%d pages", XLogRecMaxBlockId(record) + 1);
+		return;
+	}
+	appendStringInfo(buf, "rel %u/%u/%u; latest removed xid %u",
+					 xlrec->node.spcNode, xlrec->node.dbNode, xlrec->node.relNode,
+					 xlrec->latest_removed_xid);
+}
+
+static const char *
+wc_rm_identify(uint8 info)
+{
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_WC_SNAPSHOT_CONFLICT:
+			return "SNAPSHOT_CONFLICT";
+		case XLOG_WC_FREE_PAGES:
+			return "FREE_PAGES";
+	}
+	return NULL;
+}
+
+static RmgrData wc_rmgr = {
+	.rm_name = "widecol",
+	.rm_redo = wc_rm_redo,
+	.rm_desc = wc_rm_desc,
+	.rm_identify = wc_rm_identify,
+};
+
+void
+wc_register_rmgr(void)
+{
+	RegisterCustomRmgr(WC_RMGR_ID, &wc_rmgr);
+}
+
+/* Before removing something old snapshots may need: conflict on standbys. */
+void
+wc_log_snapshot_conflict(Relation rel, TransactionId latest_removed_xid)
+{
+	xl_wc_snapshot_conflict xlrec;
+
+	if (!RelationNeedsWAL(rel) || !XLogStandbyInfoActive() ||
+		!TransactionIdIsValid(latest_removed_xid))
+		return;
+	xlrec.node = rel->rd_node;
+	xlrec.latest_removed_xid = latest_removed_xid;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	XLogInsert(WC_RMGR_ID, XLOG_WC_SNAPSHOT_CONFLICT);
+}
+
+/*
+ * Make the locked buffer a FREE page, logged without its image: redo
+ * initializes the page anew, so a torn old page does not matter.
+ */
+void
+wc_free_buffer(Relation rel, Buffer buf)
+{
+	START_CRIT_SECTION();
+	wc_page_init_free(BufferGetPage(buf));
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		XLogRecPtr	recptr;
+
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
+		recptr = XLogInsert(WC_RMGR_ID, XLOG_WC_FREE_PAGES);
+		PageSetLSN(BufferGetPage(buf), recptr);
+	}
+	END_CRIT_SECTION();
+}
