@@ -87,7 +87,10 @@ extern TM_Result wc_tuple_update(Relation rel, ItemPointer otid,
 								 LockTupleMode *lockmode,
 								 bool *update_indexes);
 extern void wc_modify_init(void);
+/* movedkeys.c */
+extern void wc_remember_moved(Relation rel, const char *key, int len, CommandId cid);
 extern bool wc_key_moved_here(Relation rel, const char *key, int len, CommandId cid);
+extern void wc_moved_keys_reset(void);
 
 /* conflict.c */
 extern TM_Result wc_check_write_conflict(Relation rel, WcRowHeader *old,

@@ -182,7 +182,7 @@ widecol_large_partitions(PG_FUNCTION_ARGS)
 		Datum		v[3];
 		bool		nulls[3] = {0};
 
-		v[0] = CStringGetTextDatum(wc_describe_partition(rel, top[i].pk, top[i].pklen));
+		v[0] = CStringGetTextDatum(wc_describe_partition(rel, wc_table_info(rel), top[i].pk, top[i].pklen));
 		v[1] = Int64GetDatum(top[i].rows);
 		v[2] = Int64GetDatum(top[i].bytes);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);

@@ -58,24 +58,6 @@
 PGDLLEXPORT void wc_launcher_main(Datum main_arg);
 PGDLLEXPORT void wc_worker_main(Datum main_arg);
 
-bool		wc_am_worker = false;
-
-/* ---------- pg_stat_activity ---------- */
-
-/* Show what a worker does in pg_stat_activity.query (workers only). */
-void
-wc_report_activity(const char *fmt,...)
-{
-	char		buf[256];
-	va_list		ap;
-
-	if (!wc_am_worker)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	pgstat_report_activity(STATE_RUNNING, buf);
-}
 
 /* ---------- registration ---------- */
 

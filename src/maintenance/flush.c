@@ -180,12 +180,6 @@ wc_flush(Relation rel, bool wait)
 		return -1;
 
 	seal_active_gen(rel);
-	{
-		WcMetaData	m0;
-
-		wc_meta_read(rel, &m0);
-		wc_reclaim_runs(rel, m0.storage_id);
-	}
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "widecol flush",
 								ALLOCSET_DEFAULT_SIZES);

@@ -13,6 +13,9 @@
  *      The worker takes it conditionally and skips a busy table.
  *   2. Flush level 0: afterwards level 0 holds only versions written later,
  *      with newer write times, so neither purge rule needs to look at it.
+ *      Then free the pages of runs dropped earlier that no snapshot reads
+ *      (page reclaim is a step of its own: flushes that writes trigger do
+ *      not do it).
  *   3. The xid horizon, after the lock (see "Compaction" in src/README.md).
  *   4. Whole-run drops, then the strategy's buckets, each against the
  *      manifest as this transaction now sees it.
@@ -20,6 +23,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "pgstat.h"
 #include "access/xlog.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
@@ -34,6 +38,26 @@
 #include "storage/manifest.h"
 #include "storage/metapage.h"
 #include "storage/tableinfo.h"
+
+/* true in the background workers (bgworker.c sets it) */
+bool		wc_am_worker = false;
+
+/* What maintenance is doing, in pg_stat_activity (workers and widecol.compact). */
+
+/* Show what a worker does in pg_stat_activity.query (workers only). */
+void
+wc_report_activity(const char *fmt,...)
+{
+	char		buf[256];
+	va_list		ap;
+
+	if (!wc_am_worker)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pgstat_report_activity(STATE_RUNNING, buf);
+}
 
 static WcManifest *
 reread(Relation rel, uint64 storage_id)
@@ -86,6 +110,10 @@ wc_maintain(Relation rel, bool major, bool in_worker, bool *busy)
 
 	wc_report_activity("widecol: flushing %s", name);
 	wc_flush(rel, true);
+	/* pages of runs dropped earlier that no snapshot reads any more */
+	wc_report_activity("widecol: freeing pages of %s", name);
+	wc_meta_read(rel, &meta);
+	wc_reclaim_runs(rel, meta.storage_id);
 	/* the flush's manifest rows are ours to update below */
 	CommandCounterIncrement();
 	horizon = GetOldestNonRemovableTransactionId(rel);

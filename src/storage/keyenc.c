@@ -429,9 +429,8 @@ wc_key_decode(WcKeyDecoder *d, WcTableInfo *info, const char *key, int keylen,
 
 /* "(v1, v2)" for the partition key prefix of a key, for messages. */
 char *
-wc_describe_partition(Relation rel, const char *key, int pklen)
+wc_describe_partition(Relation rel, WcTableInfo *info, const char *key, int pklen)
 {
-	WcTableInfo *info = wc_table_info(rel);
 	const unsigned char *p = (const unsigned char *) key;
 	const unsigned char *end = p + pklen;
 	StringInfoData out;

@@ -409,7 +409,7 @@ count_tombstone(WcMergeIter *it, WcRowHeader *row)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("read of widecol table \"%s\" passed over more than %d tombstones in partition %s",
 						RelationGetRelationName(it->rel), wc_tombstone_failure_threshold,
-						wc_describe_partition(it->rel, WcRowKey(row), row->pklen)),
+						wc_describe_partition(it->rel, wc_table_info(it->rel), WcRowKey(row), row->pklen)),
 				 errdetail("widecol.tombstone_failure_threshold stops reads that would scan this many deleted rows."),
 				 errhint("Delete whole partitions or ranges less often, let compaction purge tombstones, or raise widecol.tombstone_failure_threshold.")));
 	if (!it->warned && wc_tombstone_warn_threshold > 0 &&
@@ -419,7 +419,7 @@ count_tombstone(WcMergeIter *it, WcRowHeader *row)
 		ereport(WARNING,
 				(errmsg("read of widecol table \"%s\" passed over more than %d tombstones in partition %s",
 						RelationGetRelationName(it->rel), wc_tombstone_warn_threshold,
-						wc_describe_partition(it->rel, WcRowKey(row), row->pklen)),
+						wc_describe_partition(it->rel, wc_table_info(it->rel), WcRowKey(row), row->pklen)),
 				 errhint("Many deleted rows in one partition slow reads down until compaction purges them.")));
 	}
 }

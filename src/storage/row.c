@@ -423,7 +423,7 @@ wc_counter_fold_end(WcCounterFold *f)
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("counter column \"%s\" of widecol table \"%s\" is out of range for bigint in partition %s; it reads as NULL",
 							NameStr(TupleDescAttr(desc, a)->attname), RelationGetRelationName(f->rel),
-							wc_describe_partition(f->rel, WcRowKey(f->newest), f->newest->pklen)),
+							wc_describe_partition(f->rel, wc_table_info(f->rel), WcRowKey(f->newest), f->newest->pklen)),
 					 errhint("UPDATE the row to set the counter, or DELETE it.")));
 	}
 	mt = heap_form_minimal_tuple(desc, v, n);

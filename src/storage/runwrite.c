@@ -27,6 +27,7 @@
 #include "storage/reclaim.h"
 #include "storage/row.h"
 #include "storage/run.h"
+#include "storage/tableinfo.h"
 
 #define WC_PENDING_PAGES 32
 
@@ -711,7 +712,7 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 		ereport(WARNING,
 				(errmsg("writing a partition of widecol table \"%s\" larger than widecol.partition_warn_size: %s",
 						RelationGetRelationName(w->rel),
-						wc_describe_partition(w->rel, key, row->pklen)),
+						wc_describe_partition(w->rel, wc_table_info(w->rel), key, row->pklen)),
 				 errdetail("A run now holds more than %d kB of this partition.", wc_partition_warn_size_kb),
 				 errhint("Add a bucket column (for example a day) to the partition key so that partitions stay small.")));
 	}
