@@ -7,6 +7,8 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/paths.h"
 #include "parser/analyze.h"
@@ -26,9 +28,27 @@ wc_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 {
 	if (prev_set_rel_pathlist)
 		prev_set_rel_pathlist(root, rel, rti, rte);
-	if (rte->rtekind == RTE_RELATION && rel->reloptkind == RELOPT_BASEREL &&
+	/* a plain table, or a partition (or inheritance child) of one */
+	if (rte->rtekind == RTE_RELATION &&
+		(rel->reloptkind == RELOPT_BASEREL || rel->reloptkind == RELOPT_OTHER_MEMBER_REL) &&
 		!rte->inh && wc_relation_is_widecol(rte->relid))
 		wc_add_seek_path(root, rel, rte);
+}
+
+/* relid if it is a widecol table, else a widecol partition of it, if any. */
+static Oid
+widecol_member(Oid relid)
+{
+	ListCell   *lc;
+
+	if (wc_relation_is_widecol(relid))
+		return relid;
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return InvalidOid;
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+		if (wc_relation_is_widecol(lfirst_oid(lc)))
+			return lfirst_oid(lc);
+	return InvalidOid;
 }
 
 static bool
@@ -40,16 +60,20 @@ check_query(Node *node, void *context)
 	{
 		Query	   *q = (Query *) node;
 
-		/* without an arbiter index, ON CONFLICT DO NOTHING would just upsert */
+		/*
+		 * Without an arbiter index, ON CONFLICT DO NOTHING would just upsert;
+		 * so through a partitioned table with widecol partitions too.
+		 */
 		if (q->onConflict && q->resultRelation > 0)
 		{
 			RangeTblEntry *rte = rt_fetch(q->resultRelation, q->rtable);
+			Oid			widecol = rte->rtekind == RTE_RELATION ? widecol_member(rte->relid) : InvalidOid;
 
-			if (rte->rtekind == RTE_RELATION && wc_relation_is_widecol(rte->relid))
+			if (OidIsValid(widecol))
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("INSERT ... ON CONFLICT is not supported on widecol table \"%s\"",
-								get_rel_name(rte->relid)),
+								get_rel_name(widecol)),
 						 errhint("INSERT into a widecol table already replaces a row with the same key.")));
 		}
 		return query_tree_walker(q, check_query, context, 0);

@@ -31,6 +31,15 @@ typedef enum BoundKind
 	BK_LT
 } BoundKind;
 
+/*
+ * Flag on the kind of a further column of a row comparison bound,
+ * (c1, c2, ...) >= (v1, v2, ...): the plan lists the first column with the
+ * comparison's kind, then each further column with its kind | BK_ROW; the
+ * executor appends their encodings to the first one's.
+ */
+#define BK_ROW		0x100
+#define BoundKindOf(k) ((BoundKind) ((k) & ~BK_ROW))
+
 extern Node *wc_seek_create_state(CustomScan *cscan);
 
 #endif

@@ -58,6 +58,7 @@ typedef struct SeekState
 {
 	CustomScanState css;
 	List	   *kinds;			/* (col, kind) pairs */
+	List	   *types;			/* the type of each bound's value */
 	bool		backward;		/* clustering order reversed */
 	List	   *exprstates;
 	bool		started;
@@ -82,6 +83,7 @@ wc_seek_create_state(CustomScan *cscan)
 	s->css.methods = &seek_exec_methods;
 	s->kinds = linitial(cscan->custom_private);
 	s->backward = linitial_int((List *) lsecond(cscan->custom_private)) != 0;
+	s->types = lthird(cscan->custom_private);
 	return (Node *) s;
 }
 
@@ -121,102 +123,413 @@ bytes_cmp(const ListCell *a, const ListCell *b)
 	return wc_compare_keys(x->data, x->len, y->data, y->len);
 }
 
-/* Encoded values of one partition column, sorted and without duplicates. */
+/* What a bound's value, converted to its column's type, does to the seek. */
+typedef enum BoundEffect
+{
+	BV_BOUND,					/* *out bounds the column */
+	BV_NONE,					/* no row is outside it: no bound */
+	BV_EMPTY					/* no row is inside it */
+} BoundEffect;
+
+/* A bound of the plan, evaluated and converted to its column's type. */
+typedef struct EvaluatedBound
+{
+	int			col;			/* index into WcTableInfo.cols */
+	BoundKind	kind;
+	bool		rowpart;		/* a further column of a row comparison */
+	bool		skip;			/* narrows nothing: left to the recheck */
+	Datum		value;
+} EvaluatedBound;
+
+/* What every read of one seek shares: one snapshot, one manifest. */
+typedef struct WcSeekRead
+{
+	Snapshot	snapshot;
+	const WcMetaData *meta;
+	WcManifest *manifest;
+} WcSeekRead;
+
+/* A closed bucket range longer than this reads the buckets that exist. */
+#define WC_MAX_ENUMERATED_BUCKETS 400
+
+static int64
+integer_value(Oid typid, Datum v)
+{
+	return typid == INT2OID ? DatumGetInt16(v) : typid == INT4OID ? DatumGetInt32(v) : DatumGetInt64(v);
+}
+
+static Datum
+integer_datum(Oid typid, int64 x)
+{
+	return typid == INT2OID ? Int16GetDatum((int16) x) :
+		typid == INT4OID ? Int32GetDatum((int32) x) : Int64GetDatum(x);
+}
+
+/*
+ * A bound's value (of type `type`) as a value of the column's type.  Across
+ * integer types the conversion is exact, and a value outside the column's
+ * range makes the bound empty or no bound at all.  Across datetime types it
+ * is the conversion the cross-type operators make (a timestamp to a date
+ * rounds down, so a strict bound becomes inclusive: *kind may change); the
+ * planner keeps such clauses for a recheck.
+ */
+static BoundEffect
+bound_value(WcKeyColumn *col, Oid type, BoundKind *kind, Datum v, Datum *out)
+{
+	Oid			ct = col->typid;
+
+	*out = v;
+	if (type == ct || !OidIsValid(type) || type == TEXTOID || type == VARCHAROID)
+		return BV_BOUND;
+	if (ct == INT2OID || ct == INT4OID || ct == INT8OID)
+	{
+		int64		x = integer_value(type, v);
+		int64		min = ct == INT2OID ? PG_INT16_MIN : ct == INT4OID ? PG_INT32_MIN : PG_INT64_MIN;
+		int64		max = ct == INT2OID ? PG_INT16_MAX : ct == INT4OID ? PG_INT32_MAX : PG_INT64_MAX;
+
+		if (x < min)
+			return (*kind == BK_GE || *kind == BK_GT) ? BV_NONE : BV_EMPTY;
+		if (x > max)
+			return (*kind == BK_LE || *kind == BK_LT) ? BV_NONE : BV_EMPTY;
+		*out = integer_datum(ct, x);
+		return BV_BOUND;
+	}
+	if (ct == DATEOID)
+	{
+		*out = DirectFunctionCall1(type == TIMESTAMPOID ? timestamp_date : timestamptz_date, v);
+		if (*kind == BK_LT)
+			*kind = BK_LE;
+		else if (*kind == BK_GT)
+			*kind = BK_GE;
+	}
+	else if (ct == TIMESTAMPOID)
+		*out = DirectFunctionCall1(type == DATEOID ? date_timestamp : timestamptz_timestamp, v);
+	else
+		*out = DirectFunctionCall1(type == DATEOID ? date_timestamptz : timestamp_timestamptz, v);
+	return BV_BOUND;
+}
+
+/* A bucket column's value as an integer (days for a date), and back. */
+static int64
+bucket_int(Oid typid, Datum v)
+{
+	return typid == DATEOID ? DatumGetDateADT(v) : integer_value(typid, v);
+}
+
+static Datum
+bucket_datum(Oid typid, int64 x)
+{
+	return typid == DATEOID ? DateADTGetDatum((DateADT) x) : integer_datum(typid, x);
+}
+
+static void
+bucket_limits(Oid typid, int64 *min, int64 *max)
+{
+	*min = typid == INT2OID ? PG_INT16_MIN : typid == INT8OID ? PG_INT64_MIN : PG_INT32_MIN;
+	*max = typid == INT2OID ? PG_INT16_MAX : typid == INT8OID ? PG_INT64_MAX : PG_INT32_MAX;
+}
+
+static StringInfo
+encoded(const WcKeyColumn *col, Datum v)
+{
+	StringInfo	e = makeStringInfo();
+
+	wc_encode_column(e, col, v);
+	return e;
+}
+
+/* Encoded values of an EQ or IN bound on a partition column, sorted, unique. */
 static List *
-column_values(SeekState *s, WcKeyColumn *col, BoundKind kind, Datum v, Datum v2,
-			  bool *empty)
+column_values(WcKeyColumn *col, BoundKind kind, Datum v)
 {
 	List	   *vals = NIL;
 	List	   *uniq = NIL;
 	ListCell   *lc;
+	ArrayType  *arr;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
 
 	if (kind == BK_EQ)
+		return list_make1(encoded(col, v));
+	arr = DatumGetArrayTypeP(v);
+	get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign,
+					  &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
 	{
-		StringInfo	e = makeStringInfo();
+		BoundKind	eq = BK_EQ;
+		Datum		d;
 
-		wc_encode_column(e, col, v);
-		return list_make1(e);
-	}
-	if (kind == BK_IN)
-	{
-		ArrayType  *arr = DatumGetArrayTypeP(v);
-		int16		elmlen;
-		bool		elmbyval;
-		char		elmalign;
-		Datum	   *elems;
-		bool	   *nulls;
-		int			n;
-
-		get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
-		deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign,
-						  &elems, &nulls, &n);
-		for (int i = 0; i < n; i++)
-		{
-			StringInfo	e;
-
-			if (nulls[i])
-				continue;
-			e = makeStringInfo();
-			wc_encode_column(e, col, elems[i]);
-			vals = lappend(vals, e);
-		}
-	}
-	else
-	{
-		/* a closed range over a date or integer bucket column: v..v2 */
-		int64		lo,
-					hi;
-
-		if (col->typid == DATEOID)
-		{
-			lo = DatumGetDateADT(v);
-			hi = DatumGetDateADT(v2);
-		}
-		else if (col->typid == INT2OID)
-		{
-			lo = DatumGetInt16(v);
-			hi = DatumGetInt16(v2);
-		}
-		else if (col->typid == INT4OID)
-		{
-			lo = DatumGetInt32(v);
-			hi = DatumGetInt32(v2);
-		}
-		else
-		{
-			lo = DatumGetInt64(v);
-			hi = DatumGetInt64(v2);
-		}
-		if (kind == BK_GT)
-			lo++;				/* kind carries the lower bound's strictness */
-		if (hi - lo + 1 > WC_MAX_SEEK_PARTITIONS)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("a widecol seek over %lld buckets is too large", (long long) (hi - lo + 1)),
-					 errhint("Narrow the range of the bucket column (at most %d partitions per seek).",
-							 WC_MAX_SEEK_PARTITIONS)));
-		for (int64 x = lo; x <= hi; x++)
-		{
-			StringInfo	e = makeStringInfo();
-			Datum		d = col->typid == DATEOID ? DateADTGetDatum((DateADT) x) :
-				col->typid == INT2OID ? Int16GetDatum((int16) x) :
-				col->typid == INT4OID ? Int32GetDatum((int32) x) : Int64GetDatum(x);
-
-			wc_encode_column(e, col, d);
-			vals = lappend(vals, e);
-		}
+		if (!nulls[i] && bound_value(col, ARR_ELEMTYPE(arr), &eq, elems[i], &d) == BV_BOUND)
+			vals = lappend(vals, encoded(col, d));
 	}
 	list_sort(vals, bytes_cmp);
 	foreach(lc, vals)
 	{
-		StringInfo	e = lfirst(lc);
-
 		if (uniq == NIL || bytes_cmp(list_last_cell(uniq), lc) != 0)
-			uniq = lappend(uniq, e);
+			uniq = lappend(uniq, lfirst(lc));
 	}
-	if (uniq == NIL)
-		*empty = true;
 	return uniq;
+}
+
+/*
+ * The bucket values of a range over the last partition column that hold
+ * rows under `prefix`: one probe per bucket found, each a read of the key
+ * range from the bucket after the last one found that stops at its first
+ * visible row.  An open end is thus bounded by the buckets that exist.
+ */
+static List *
+existing_buckets(SeekState *s, WcKeyColumn *col, int64 lo, int64 hi,
+				 StringInfo prefix, const WcSeekRead *rd)
+{
+	Relation	rel = s->css.ss.ss_currentRelation;
+	WcTableInfo *info = wc_table_info(rel);
+	int			natts = RelationGetDescr(rel)->natts;
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *isnull = palloc(sizeof(bool) * natts);
+	List	   *vals = NIL;
+	int64		next = lo;
+
+	while (next <= hi)
+	{
+		StringInfoData from,
+					to;
+		WcMergeRange range = {0};
+		WcMergeIter *it;
+		WcRowHeader *row;
+		ItemPointerData tid;
+		int64		x;
+
+		CHECK_FOR_INTERRUPTS();
+		initStringInfo(&from);
+		appendBinaryStringInfo(&from, prefix->data, prefix->len);
+		wc_encode_column(&from, col, bucket_datum(col->typid, next));
+		initStringInfo(&to);
+		appendBinaryStringInfo(&to, prefix->data, prefix->len);
+		wc_encode_column(&to, col, bucket_datum(col->typid, hi));
+		range.lo = from.data;
+		range.lolen = from.len;
+		range.hi = to.data;
+		range.hilen = to.len;
+		it = wc_merge_begin_with(rel, rd->snapshot, rd->meta, rd->manifest, &range);
+		wc_merge_set_stats(it, &s->stats);
+		row = wc_merge_next(it, &tid);
+		if (row)
+		{
+			wc_decode_key_into(info, WcRowKey(row), row->keylen, values, isnull);
+			x = bucket_int(col->typid, values[col->attnum - 1]);
+		}
+		wc_merge_end(it);
+		if (row == NULL)
+			break;
+		vals = lappend(vals, encoded(col, bucket_datum(col->typid, x)));
+		if (list_length(vals) > WC_MAX_SEEK_PARTITIONS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a widecol seek over more than %d partitions is too large",
+							WC_MAX_SEEK_PARTITIONS),
+					 errhint("Narrow the range of the bucket column \"%s\".",
+							 NameStr(TupleDescAttr(RelationGetDescr(rel), col->attnum - 1)->attname))));
+		if (x >= hi)
+			break;
+		next = x + 1;
+	}
+	return vals;
+}
+
+/*
+ * The buckets of a range over the last partition column: every value of a
+ * short closed range (absent ones cost a bloom probe per run), else those
+ * that exist.  NIL when none.
+ */
+static List *
+bucket_values(SeekState *s, WcKeyColumn *col, const EvaluatedBound *lob,
+			  const EvaluatedBound *hib, StringInfo prefix, const WcSeekRead *rd)
+{
+	int64		lo,
+				hi;
+	List	   *vals = NIL;
+
+	bucket_limits(col->typid, &lo, &hi);
+	if (lob)
+		lo = bucket_int(col->typid, lob->value) + (lob->kind == BK_GT ? 1 : 0);
+	if (hib)
+		hi = bucket_int(col->typid, hib->value) - (hib->kind == BK_LT ? 1 : 0);
+	if (lo > hi)
+		return NIL;
+	if (lob == NULL || hib == NULL || hi - lo >= WC_MAX_ENUMERATED_BUCKETS)
+		return existing_buckets(s, col, lo, hi, prefix, rd);
+	for (int64 x = lo; x <= hi; x++)
+		vals = lappend(vals, encoded(col, bucket_datum(col->typid, x)));
+	return vals;
+}
+
+/*
+ * Evaluate the plan's bounds and convert each to its column's type; false
+ * when they select no row.  A bound that cannot narrow the read (a value
+ * beyond the column's type, a row bound after a column that stopped it)
+ * is marked skip: the recheck alone applies it.
+ */
+static bool
+evaluate_bounds(SeekState *s, WcTableInfo *info, EvaluatedBound *b)
+{
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+	ListCell   *lk = list_head(s->kinds);
+	ListCell   *lt = list_head(s->types);
+	ListCell   *le;
+	int			i = 0;
+
+	foreach(le, s->exprstates)
+	{
+		Oid			type = lfirst_oid(lt);
+		bool		isnull;
+		BoundEffect effect = BV_BOUND;
+
+		lt = lnext(s->types, lt);
+		b[i].col = lfirst_int(lk);
+		lk = lnext(s->kinds, lk);
+		b[i].rowpart = (lfirst_int(lk) & BK_ROW) != 0;
+		b[i].kind = BoundKindOf(lfirst_int(lk));
+		lk = lnext(s->kinds, lk);
+		b[i].value = ExecEvalExprSwitchContext(lfirst(le), econtext, &isnull);
+		/* a further column of a row bound that stopped: the rest go too */
+		if (b[i].rowpart && b[i - 1].skip)
+		{
+			b[i++].skip = true;
+			continue;
+		}
+		if (!isnull && b[i].kind != BK_IN)
+			effect = bound_value(&info->cols[b[i].col], type, &b[i].kind, b[i].value, &b[i].value);
+		if (b[i].rowpart && (isnull || effect != BV_BOUND))
+			b[i].skip = true;	/* the row bound ends before this column */
+		else if (isnull || effect == BV_EMPTY)
+			return false;		/* col = NULL, col < NULL ...: no row */
+		else if (effect == BV_NONE)
+			b[i].skip = true;
+		i++;
+	}
+	return true;
+}
+
+/*
+ * The encoded partition keys to read: the cross product of each partition
+ * column's values, in key order.  The cursor of each holds its length (the
+ * bloom filter's key).  NIL when none.
+ */
+static List *
+partition_prefixes(SeekState *s, WcTableInfo *info, EvaluatedBound *b, int nbounds,
+				   const WcSeekRead *rd)
+{
+	List	   *prefixes = list_make1(makeStringInfo());
+
+	for (int i = 0; i < nbounds && info->cols[b[i].col].partition; i++)
+	{
+		WcKeyColumn *col = &info->cols[b[i].col];
+		List	   *next = NIL;
+		ListCell   *lp,
+				   *lv;
+
+		foreach(lp, prefixes)
+		{
+			StringInfo	prefix = lfirst(lp);
+			List	   *colvals;
+
+			if (b[i].kind == BK_EQ || b[i].kind == BK_IN)
+				colvals = column_values(col, b[i].kind, b[i].value);
+			else
+			{
+				/* a bucket range: a lower bound, an upper one, or both */
+				const EvaluatedBound *lob = NULL,
+						   *hib = NULL;
+
+				for (int j = i; j < nbounds && b[j].col == b[i].col; j++)
+					if (!b[j].skip)
+					{
+						if (b[j].kind == BK_GE || b[j].kind == BK_GT)
+							lob = &b[j];
+						else
+							hib = &b[j];
+					}
+				colvals = bucket_values(s, col, lob, hib, prefix, rd);
+			}
+			if ((int64) list_length(next) + list_length(colvals) > WC_MAX_SEEK_PARTITIONS)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("a widecol seek over more than %d partitions is too large",
+								WC_MAX_SEEK_PARTITIONS),
+						 errhint("Use fewer values in the IN lists on the partition key, or a narrower range.")));
+			foreach(lv, colvals)
+			{
+				StringInfo	p = makeStringInfo();
+
+				appendBinaryStringInfo(p, prefix->data, prefix->len);
+				appendBinaryStringInfo(p, ((StringInfo) lfirst(lv))->data,
+									   ((StringInfo) lfirst(lv))->len);
+				p->cursor = p->len;
+				next = lappend(next, p);
+			}
+		}
+		prefixes = next;
+		while (i + 1 < nbounds && b[i + 1].col == b[i].col)
+			i++;				/* the range's other end */
+	}
+	return prefixes;
+}
+
+/*
+ * The clustering range every partition is read over: EQ on a prefix, then
+ * a range on the next column, with the further columns of a row bound
+ * appended to the first one's encoding (the plan made them share its
+ * direction).  A descending column swaps lower and upper.
+ */
+static void
+clustering_range(WcTableInfo *info, EvaluatedBound *b, int nbounds,
+				 StringInfo lower, StringInfo upper, bool *have_lower, bool *have_upper)
+{
+	StringInfoData eq;
+
+	initStringInfo(&eq);
+	*have_lower = *have_upper = false;
+	for (int i = 0; i < nbounds; i++)
+	{
+		WcKeyColumn *col = &info->cols[b[i].col];
+
+		if (col->partition || b[i].skip)
+			continue;
+		if (b[i].kind == BK_EQ)
+			wc_encode_column(&eq, col, b[i].value);
+		else if ((b[i].kind == BK_GE || b[i].kind == BK_GT) != col->desc)
+		{
+			wc_encode_column(lower, col, b[i].value);
+			*have_lower = true;
+		}
+		else
+		{
+			wc_encode_column(upper, col, b[i].value);
+			*have_upper = true;
+		}
+	}
+	/* the equality prefix goes in front of both ends */
+	if (eq.len > 0)
+	{
+		StringInfoData t;
+
+		initStringInfo(&t);
+		appendBinaryStringInfo(&t, eq.data, eq.len);
+		appendBinaryStringInfo(&t, lower->data, lower->len);
+		resetStringInfo(lower);
+		appendBinaryStringInfo(lower, t.data, t.len);
+		resetStringInfo(&t);
+		appendBinaryStringInfo(&t, eq.data, eq.len);
+		appendBinaryStringInfo(&t, upper->data, upper->len);
+		resetStringInfo(upper);
+		appendBinaryStringInfo(upper, t.data, t.len);
+		*have_lower = *have_upper = true;
+	}
 }
 
 static void
@@ -224,115 +537,46 @@ seek_start(SeekState *s)
 {
 	Relation	rel = s->css.ss.ss_currentRelation;
 	WcTableInfo *info = wc_table_info(rel);
-	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
-	EState	   *estate = s->css.ss.ps.state;
-	List	   *prefixes = list_make1(makeStringInfo());
+	int			nbounds = list_length(s->exprstates);
+	EvaluatedBound *b = palloc0(sizeof(EvaluatedBound) * Max(nbounds, 1));
 	StringInfoData lower,
 				upper;
-	bool		have_lower = false,
-				have_upper = false;
-	ListCell   *lk,
-			   *le;
-	int			i = 0;
-	int			nbounds = list_length(s->exprstates);
-	Datum	   *vals = palloc(sizeof(Datum) * Max(nbounds, 1));
-	bool	   *nulls = palloc(sizeof(bool) * Max(nbounds, 1));
-	int		   *cols = palloc(sizeof(int) * Max(nbounds, 1));
-	BoundKind  *kinds = palloc(sizeof(BoundKind) * Max(nbounds, 1));
+	bool		have_lower,
+				have_upper;
+	List	   *prefixes;
+	ListCell   *lc;
 	WcMetaData	meta;
-	WcManifest *manifest;
-	Snapshot	snapshot;
+	WcSeekRead	rd;
+	int			i = 0;
 
 	s->started = true;
-	lk = list_head(s->kinds);
-	foreach(le, s->exprstates)
+	if (!evaluate_bounds(s, info, b))
 	{
-		cols[i] = lfirst_int(lk);
-		lk = lnext(s->kinds, lk);
-		kinds[i] = lfirst_int(lk);
-		lk = lnext(s->kinds, lk);
-		vals[i] = ExecEvalExprSwitchContext(lfirst(le), econtext, &nulls[i]);
-		if (nulls[i])
-		{
-			s->empty = true;	/* col = NULL, col < NULL ...: no row */
-			return;
-		}
-		i++;
+		s->empty = true;
+		return;
 	}
 
+	/* one reading of the manifest for the probes and every partition */
+	rd.snapshot = wc_snapshot_for_read(rel, s->css.ss.ps.state->es_snapshot, CurrentMemoryContext);
+	wc_merge_read_manifest(rel, rd.snapshot, &meta, &rd.manifest);
+	rd.meta = &meta;
+	prefixes = partition_prefixes(s, info, b, nbounds, &rd);
+	if (prefixes == NIL)
+	{
+		s->empty = true;
+		return;
+	}
 	initStringInfo(&lower);
 	initStringInfo(&upper);
-	for (i = 0; i < nbounds; i++)
-	{
-		WcKeyColumn *col = &info->cols[cols[i]];
-		List	   *colvals;
-		List	   *next = NIL;
-		ListCell   *lp,
-				   *lv;
+	clustering_range(info, b, nbounds, &lower, &upper, &have_lower, &have_upper);
 
-		if (col->partition || kinds[i] == BK_EQ)
-		{
-			if (col->partition && (kinds[i] != BK_EQ && kinds[i] != BK_IN))
-			{
-				/* bucket range: this bound is the lower, the next the upper */
-				colvals = column_values(s, col, kinds[i], vals[i], vals[i + 1], &s->empty);
-				if (kinds[i + 1] == BK_LT)
-					colvals = list_truncate(colvals, Max(list_length(colvals) - 1, 0));
-				i++;
-			}
-			else
-				colvals = column_values(s, col, kinds[i], vals[i], 0, &s->empty);
-			if (s->empty || colvals == NIL)
-			{
-				s->empty = true;
-				return;
-			}
-			if ((int64) list_length(prefixes) * list_length(colvals) > WC_MAX_SEEK_PARTITIONS)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("a widecol seek over more than %d partitions is too large",
-								WC_MAX_SEEK_PARTITIONS),
-						 errhint("Use fewer values in the IN lists on the partition key.")));
-			foreach(lp, prefixes)
-				foreach(lv, colvals)
-			{
-				StringInfo	p = makeStringInfo();
-
-				appendBinaryStringInfo(p, ((StringInfo) lfirst(lp))->data,
-									   ((StringInfo) lfirst(lp))->len);
-				appendBinaryStringInfo(p, ((StringInfo) lfirst(lv))->data,
-									   ((StringInfo) lfirst(lv))->len);
-				/* cursor holds the partition key's length (for the bloom filter) */
-				p->cursor = col->partition ? p->len : ((StringInfo) lfirst(lp))->cursor;
-				next = lappend(next, p);
-			}
-			prefixes = next;
-			continue;
-		}
-		/* a range bound on the first clustering column without equality */
-		if (kinds[i] == BK_GE || kinds[i] == BK_GT)
-		{
-			wc_encode_column(col->desc ? &upper : &lower, col, vals[i]);
-			col->desc ? (have_upper = true) : (have_lower = true);
-		}
-		else
-		{
-			wc_encode_column(col->desc ? &lower : &upper, col, vals[i]);
-			col->desc ? (have_lower = true) : (have_upper = true);
-		}
-	}
-
-	/* one merge iterator per partition, over one reading of the manifest */
-	snapshot = wc_snapshot_for_read(rel, estate->es_snapshot, CurrentMemoryContext);
-	wc_merge_read_manifest(rel, snapshot, &meta, &manifest);
 	s->nparts = list_length(prefixes);
 	s->total_parts = s->nparts;
 	s->parts = palloc0(sizeof(Partition) * s->nparts);
 	s->heap = binaryheap_allocate(s->nparts, suffix_cmp, &s->backward);
-	i = 0;
-	foreach(le, prefixes)
+	foreach(lc, prefixes)
 	{
-		StringInfo	p = lfirst(le);
+		StringInfo	p = lfirst(lc);
 		StringInfoData lo,
 					hi;
 		Partition  *part = &s->parts[i++];
@@ -352,7 +596,7 @@ seek_start(SeekState *s)
 		range.hilen = hi.len;
 		range.bloom_pklen = p->cursor;
 		range.backward = s->backward;
-		part->iter = wc_merge_begin_with(rel, snapshot, &meta, manifest, &range);
+		part->iter = wc_merge_begin_with(rel, rd.snapshot, &meta, rd.manifest, &range);
 		wc_merge_set_stats(part->iter, &s->stats);
 		part->cur = wc_merge_next(part->iter, &part->tid);
 		if (part->cur)
@@ -470,27 +714,42 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *dpcontext = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
 	StringInfoData pk,
 				ck;
-	ListCell   *lk = list_head(s->kinds),
-			   *le;
 
 	initStringInfo(&pk);
 	initStringInfo(&ck);
-	foreach(le, cscan->custom_exprs)
+	for (int e = 0; e < list_length(cscan->custom_exprs); e++)
 	{
-		int			col = lfirst_int(lk);
-		BoundKind	kind;
-		StringInfo	out;
-		const char *colname;
+		int			col = list_nth_int(s->kinds, 2 * e);
+		int			kind = list_nth_int(s->kinds, 2 * e + 1);
+		StringInfo	out = info->cols[col].partition ? &pk : &ck;
+		StringInfoData names,
+					values;
 
-		lk = lnext(s->kinds, lk);
-		kind = lfirst_int(lk);
-		lk = lnext(s->kinds, lk);
-		out = info->cols[col].partition ? &pk : &ck;
-		colname = NameStr(TupleDescAttr(RelationGetDescr(rel), info->cols[col].attnum - 1)->attname);
+		initStringInfo(&names);
+		initStringInfo(&values);
+		/* a row bound's columns follow it: (c1, c2) op (v1, v2) */
+		for (;;)
+		{
+			const char *colname = NameStr(TupleDescAttr(RelationGetDescr(rel),
+														info->cols[col].attnum - 1)->attname);
+
+			appendStringInfo(&names, "%s%s", names.len > 0 ? ", " : "", quote_identifier(colname));
+			appendStringInfo(&values, "%s%s", values.len > 0 ? ", " : "",
+							 deparse_expression(list_nth(cscan->custom_exprs, e), dpcontext,
+												false, false));
+			if (e + 1 >= list_length(cscan->custom_exprs) ||
+				(list_nth_int(s->kinds, 2 * (e + 1) + 1) & BK_ROW) == 0)
+				break;
+			e++;
+			col = list_nth_int(s->kinds, 2 * e);
+			kind |= BK_ROW;
+		}
 		if (out->len > 0)
 			appendStringInfoString(out, " AND ");
-		appendStringInfo(out, "%s %s %s", quote_identifier(colname), kind_op(kind),
-						 deparse_expression(lfirst(le), dpcontext, false, false));
+		if (kind & BK_ROW)
+			appendStringInfo(out, "(%s) %s (%s)", names.data, kind_op(BoundKindOf(kind)), values.data);
+		else
+			appendStringInfo(out, "%s %s %s", names.data, kind_op(kind), values.data);
 	}
 	ExplainPropertyText("Partition Key", pk.data, es);
 	if (ck.len > 0)

@@ -54,6 +54,9 @@ typedef struct KeyBound
 	Expr	   *expr;
 	Relids		outer;			/* other relations the bound depends on (join) */
 	Expr	   *clause;			/* the restriction clause it came from */
+	/* a row comparison: the further columns (cols col+1, ...) and values */
+	List	   *rowcols;
+	List	   *rowexprs;
 } KeyBound;
 
 static CustomPathMethods seek_path_methods;
@@ -93,13 +96,61 @@ usable_bound(PlannerInfo *root, Index relid, Node *n, Relids *outer)
 }
 
 static bool
-types_compatible(Oid coltype, Oid exprtype)
+is_integer_type(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == INT8OID;
+}
+
+static bool
+is_datetime_type(Oid typid)
+{
+	return typid == DATEOID || typid == TIMESTAMPOID || typid == TIMESTAMPTZOID;
+}
+
+/* Values of type exprtype encode as the column's without conversion. */
+static bool
+same_encoding(Oid coltype, Oid exprtype)
 {
 	if (coltype == exprtype)
 		return true;
 	/* text and varchar encode alike */
 	return (coltype == TEXTOID || coltype == VARCHAROID) &&
 		(exprtype == TEXTOID || exprtype == VARCHAROID);
+}
+
+/*
+ * May a value of exprtype bound a column of coltype?  Also across types of
+ * the integer and of the datetime btree families (an int literal against a
+ * bigint column, a timestamp against a date): the executor converts the
+ * value to the column's type (seekexec.c, bound_value).
+ */
+static bool
+types_compatible(Oid coltype, Oid exprtype)
+{
+	return same_encoding(coltype, exprtype) ||
+		(is_integer_type(coltype) && is_integer_type(exprtype)) ||
+		(is_datetime_type(coltype) && is_datetime_type(exprtype));
+}
+
+/*
+ * Does a partition-key bound select exactly the rows its clause does, so
+ * that the clause needs no recheck?  Integers convert exactly; a datetime
+ * converted to another datetime type is only a conservative bound.
+ */
+static bool
+exact_bound(Oid coltype, Oid exprtype)
+{
+	return same_encoding(coltype, exprtype) ||
+		(is_integer_type(coltype) && is_integer_type(exprtype));
+}
+
+/* The type of a bound's value (an IN list's elements). */
+static Oid
+bound_value_type(const KeyBound *b, Expr *expr)
+{
+	Oid			t = getBaseType(exprType((Node *) expr));
+
+	return b->kind == BK_IN ? getBaseType(get_element_type(t)) : t;
 }
 
 static int
@@ -126,10 +177,97 @@ btree_strategy(Oid opno, Oid typid)
 	return get_op_opfamily_strategy(opno, tce->btree_opf);
 }
 
+static BoundKind
+strategy_kind(int strategy)
+{
+	switch (strategy)
+	{
+		case BTEqualStrategyNumber:
+			return BK_EQ;
+		case BTLessStrategyNumber:
+			return BK_LT;
+		case BTLessEqualStrategyNumber:
+			return BK_LE;
+		case BTGreaterEqualStrategyNumber:
+			return BK_GE;
+		case BTGreaterStrategyNumber:
+			return BK_GT;
+	}
+	return 0;
+}
+
+/*
+ * A row comparison over consecutive clustering columns, (c1, c2, ...) op
+ * (v1, v2, ...) (keyset paging), as one bound on the columns' encodings:
+ * stored keys are in the order of the concatenated encodings, which is the
+ * comparison's lexicographic order as long as the columns share their
+ * direction (ASC or DESC); at the first column of the other direction the
+ * bound stops (it only has to be conservative: the clause is rechecked).
+ */
+static bool
+match_rowcompare(PlannerInfo *root, RowCompareExpr *rc, Index relid, WcTableInfo *info,
+				 KeyBound *b)
+{
+	List	   *cols = rc->largs;
+	List	   *vals = rc->rargs;
+	RowCompareType rctype = rc->rctype;
+	int			first;
+	int			n = list_length(cols);
+
+	if (key_column_of(info, linitial(cols), relid) < 0)
+	{
+		/* (v1, v2) > (c1, c2): the same as (c1, c2) < (v1, v2) */
+		cols = rc->rargs;
+		vals = rc->largs;
+		rctype = rctype == ROWCOMPARE_LT ? ROWCOMPARE_GT : rctype == ROWCOMPARE_LE ? ROWCOMPARE_GE :
+			rctype == ROWCOMPARE_GT ? ROWCOMPARE_LT : rctype == ROWCOMPARE_GE ? ROWCOMPARE_LE : rctype;
+	}
+	first = key_column_of(info, linitial(cols), relid);
+	if (first < info->npk || rctype == ROWCOMPARE_EQ || rctype == ROWCOMPARE_NE)
+		return false;
+	for (int k = 0; k < n; k++)
+	{
+		int			col = key_column_of(info, list_nth(cols, k), relid);
+		Node	   *val = list_nth(vals, k);
+		Oid			opno = list_nth_oid(rc->opnos, k);
+		Oid			typid;
+
+		if (col != first + k || info->cols[col].desc != info->cols[first].desc ||
+			!usable_bound(root, relid, val, &b->outer))
+			break;
+		typid = info->cols[col].typid;
+		if (!types_compatible(typid, getBaseType(exprType(val))) ||
+			btree_strategy(opno, typid) == 0 || btree_strategy(opno, typid) == BTEqualStrategyNumber ||
+			((typid == TEXTOID || typid == VARCHAROID) &&
+			 !lc_collate_is_c(list_nth_oid(rc->inputcollids, k))))
+			break;
+		/* the opnos follow the original order of the arguments */
+		if (cols != rc->largs)
+			opno = get_commutator(opno);
+		if (k == 0)
+		{
+			b->col = col;
+			b->expr = (Expr *) val;
+		}
+		else
+		{
+			b->rowcols = lappend_int(b->rowcols, col);
+			b->rowexprs = lappend(b->rowexprs, val);
+		}
+	}
+	if (b->expr == NULL)
+		return false;
+	b->kind = rctype == ROWCOMPARE_LT ? BK_LT : rctype == ROWCOMPARE_LE ? BK_LE :
+		rctype == ROWCOMPARE_GT ? BK_GT : BK_GE;
+	return true;
+}
+
 /* Does a restriction clause bound a key column?  Fills *b. */
 static bool
 match_clause(PlannerInfo *root, Expr *clause, Index relid, WcTableInfo *info, KeyBound *b)
 {
+	if (IsA(clause, RowCompareExpr))
+		return match_rowcompare(root, (RowCompareExpr *) clause, relid, info, b);
 	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
 	{
 		OpExpr	   *op = (OpExpr *) clause;
@@ -159,27 +297,8 @@ match_clause(PlannerInfo *root, Expr *clause, Index relid, WcTableInfo *info, Ke
 			return false;
 		b->col = col;
 		b->expr = (Expr *) other;
-		switch (strategy)
-		{
-			case BTEqualStrategyNumber:
-				b->kind = BK_EQ;
-				break;
-			case BTLessStrategyNumber:
-				b->kind = BK_LT;
-				break;
-			case BTLessEqualStrategyNumber:
-				b->kind = BK_LE;
-				break;
-			case BTGreaterEqualStrategyNumber:
-				b->kind = BK_GE;
-				break;
-			case BTGreaterStrategyNumber:
-				b->kind = BK_GT;
-				break;
-			default:
-				return false;
-		}
-		return true;
+		b->kind = strategy_kind(strategy);
+		return b->kind != 0;
 	}
 	if (IsA(clause, ScalarArrayOpExpr))
 	{
@@ -206,24 +325,27 @@ is_bucket_type(Oid typid)
 	return typid == DATEOID || typid == INT2OID || typid == INT4OID || typid == INT8OID;
 }
 
+/* A bound of one of two kinds on col; of several, the one over most columns. */
 static const KeyBound *
 find_bound(List *bounds, int col, BoundKind k1, BoundKind k2)
 {
+	const KeyBound *best = NULL;
 	ListCell   *lc;
 
 	foreach(lc, bounds)
 	{
 		KeyBound   *b = lfirst(lc);
 
-		if (b->col == col && (b->kind == k1 || b->kind == k2))
-			return b;
+		if (b->col == col && (b->kind == k1 || b->kind == k2) &&
+			(best == NULL || list_length(b->rowcols) > list_length(best->rowcols)))
+			best = b;
 	}
-	return NULL;
+	return best;
 }
 
 /*
  * The bounds a seek uses, in key-column order: every partition column (EQ,
- * IN, or for the last one a closed range), then EQ on a clustering prefix,
+ * IN, or for the last one a range), then EQ on a clustering prefix,
  * then at most one lower and one upper bound on the next clustering column.
  */
 static List *
@@ -248,11 +370,17 @@ choose_bounds(List *all, WcTableInfo *info, double *nparts)
 			const KeyBound *lo = find_bound(all, i, BK_GE, BK_GT);
 			const KeyBound *hi = find_bound(all, i, BK_LE, BK_LT);
 
-			if (lo && hi)
+			/*
+			 * A closed range enumerates its buckets; an open one reads the
+			 * buckets that exist (seekexec.c, existing_buckets).
+			 */
+			if (lo || hi)
 			{
-				chosen = lappend(chosen, (void *) lo);
-				chosen = lappend(chosen, (void *) hi);
-				*nparts *= 7;	/* a week of day buckets, say */
+				if (lo)
+					chosen = lappend(chosen, (void *) lo);
+				if (hi)
+					chosen = lappend(chosen, (void *) hi);
+				*nparts *= (lo && hi) ? 7 : 30; /* a week or a month of days, say */
 				continue;
 			}
 		}
@@ -361,8 +489,14 @@ add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 	cpath->path.total_cost = cpath->path.startup_cost +
 		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
 		rows_read * (cpu_tuple_cost + qual_cost);
+	/*
+	 * Only the pathkeys the query can use (as indxpath.c does): an order
+	 * nobody asked for would, in a partition, name a column the parent's
+	 * Append cannot sort on.
+	 */
 	cpath->path.pathkeys = info->nck > 0 ?
-		clustering_pathkeys(root, rel, relation, info, backward) : NIL;
+		truncate_useless_pathkeys(root, rel,
+								  clustering_pathkeys(root, rel, relation, info, backward)) : NIL;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	/* the plan re-derives the bounds; only the direction is kept */
 	cpath->custom_private = list_make1_int(backward);
@@ -472,6 +606,7 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	double		nparts;
 	List	   *kinds = NIL,
 			   *exprs = NIL,
+			   *types = NIL,
 			   *exact = NIL;
 	ListCell   *lc;
 
@@ -485,16 +620,27 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							  info, &nparts))
 	{
 		KeyBound   *b = lfirst(lc);
+		Oid			type = bound_value_type(b, b->expr);
+		ListCell   *rc,
+				   *re;
 
 		kinds = lappend_int(lappend_int(kinds, b->col), b->kind);
 		exprs = lappend(exprs, b->expr);
+		types = lappend_oid(types, type);
+		forboth(rc, b->rowcols, re, b->rowexprs)
+		{
+			kinds = lappend_int(lappend_int(kinds, lfirst_int(rc)), b->kind | BK_ROW);
+			exprs = lappend(exprs, lfirst(re));
+			types = lappend_oid(types, getBaseType(exprType(lfirst(re))));
+		}
 		/*
 		 * A partition-key bound selects exactly the partitions it names
 		 * (equality, IN, and the enumerated buckets of a range), so its
-		 * clause needs no recheck per row; clustering bounds are only
-		 * conservative (strict ones are read as inclusive) and stay.
+		 * clause needs no recheck per row, unless its value is converted
+		 * inexactly; clustering bounds are only conservative (strict ones
+		 * are read as inclusive) and stay.
 		 */
-		if (info->cols[b->col].partition)
+		if (info->cols[b->col].partition && exact_bound(info->cols[b->col].typid, type))
 			exact = lappend(exact, b->clause);
 	}
 	table_close(relation, NoLock);
@@ -505,7 +651,7 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.plan.qual = list_difference_ptr(extract_actual_clauses(clauses, false), exact);
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
-	cscan->custom_private = list_make2(kinds, best_path->custom_private);
+	cscan->custom_private = list_make3(kinds, best_path->custom_private, types);
 	cscan->custom_exprs = exprs;
 	cscan->methods = &seek_scan_methods;
 	return &cscan->scan.plan;

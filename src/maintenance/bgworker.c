@@ -58,7 +58,6 @@
 PGDLLEXPORT void wc_launcher_main(Datum main_arg);
 PGDLLEXPORT void wc_worker_main(Datum main_arg);
 
-
 /* ---------- registration ---------- */
 
 static void

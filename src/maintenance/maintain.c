@@ -37,6 +37,7 @@
 #include "maintenance/maintenance.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
+#include "storage/reclaim.h"
 #include "storage/tableinfo.h"
 
 /* true in the background workers (bgworker.c sets it) */
