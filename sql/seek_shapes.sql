@@ -210,12 +210,13 @@ SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day >= '2025-06-05' ORDER BY
 SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day > '2025-06-07' ORDER BY ts$$);
 SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day < '2025-06-10' ORDER BY ts DESC$$);
 SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day <= '2025-06-10' ORDER BY ts DESC$$);
-SELECT same($$SELECT * FROM ev WHERE dev IN ('e1', 'e3', 'e9') AND day >= '2025-06-20' ORDER BY ts DESC$$);
+SELECT same($$SELECT * FROM ev WHERE dev IN ('e1', 'e3', 'e9') AND day >= '2025-06-20' ORDER BY ts DESC, dev$$);
 SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day >= timestamp '2025-06-09 12:00' ORDER BY ts DESC$$);
-SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day BETWEEN '2000-01-01' AND '2099-12-31' ORDER BY ts DESC$$);
+SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day BETWEEN '2000-01-01' AND '2099-12-31' ORDER BY ts DESC, day$$);
 SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day > 'infinity' ORDER BY ts DESC$$);
 SELECT same($$SELECT * FROM ev WHERE dev = 'e2' AND day >= '2025-06-05' AND ts < 200 ORDER BY ts DESC$$);
--- only the buckets that exist are read (8 of the 9 from June 5 on: one is all deleted)
+-- only the buckets that exist are read: from June 5 on, 7 in June (not the
+-- deleted one) and 2030
 SELECT partitions_read($$SELECT * FROM ev WHERE dev = 'e2' AND day >= '2025-06-05'$$) AS open_range,
        partitions_read($$SELECT * FROM ev WHERE dev = 'e2' AND day BETWEEN '2025-06-05' AND '2025-06-07'$$) AS short_closed_range,
        partitions_read($$SELECT * FROM ev WHERE dev = 'e2' AND day BETWEEN '2000-01-01' AND '2099-12-31'$$) AS long_closed_range;
