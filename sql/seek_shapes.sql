@@ -1,6 +1,9 @@
 -- Query shapes users write that must still be seeks: cross-type literals and
 -- parameters, keyset paging with row comparisons, semi-joins, and widecol
 -- partitions of a partitioned table.  Each result is compared with a heap copy.
+-- (in a schema of their own: the table names are those other files use)
+CREATE SCHEMA shapes;
+SET search_path = shapes, public;
 SET max_parallel_workers_per_gather = 0;
 CREATE TABLE m (dev text, ts bigint, v int, note text)
   USING widecol WITH (widecol.partition_key = 'dev', widecol.clustering_key = 'ts');
@@ -191,6 +194,21 @@ INSERT INTO pm VALUES ('2025-06-01', 'dev1', 9, 9);
 INSERT INTO pm_heap VALUES ('2025-06-01', 'dev1', 9, 9);
 SELECT same($$SELECT * FROM pm WHERE dev = 'dev1' AND day IN ('2025-05-01', '2025-06-01') AND ts < 12 ORDER BY ts DESC$$);
 
+-- maintenance and stats through the partitioned table: each widecol partition
+SELECT * FROM widecol.partitions('pm');
+SELECT widecol.compact('pm', true) AS versions_written;
+SELECT runs, runs_per_level, live_rows, partitions, level0_pages, damaged FROM widecol.table_stats('pm');
+SELECT sum(runs) AS runs, sum(live_rows) AS live_rows
+  FROM widecol.partitions('pm') p, widecol.table_stats(p);
+SELECT segment, pages > 0 AS has_pages, rows, ok FROM widecol.verify('pm') ORDER BY segment;
+INSERT INTO pm VALUES ('2025-05-02', 'dev9', 1, 1);
+SELECT widecol.flush('pm') AS flushed;
+CREATE TABLE no_wc (a int) PARTITION BY LIST (a);
+CREATE TABLE no_wc_1 PARTITION OF no_wc FOR VALUES IN (1);
+SELECT widecol.compact('no_wc');
+SELECT * FROM widecol.table_stats('no_wc');
+SELECT * FROM widecol.table_stats('no_wc_1');
+
 -- (e) open-ended ranges on the last partition column read the buckets that exist
 CREATE TABLE ev (dev text, day date, ts bigint, v int)
   USING widecol WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC');
@@ -231,3 +249,39 @@ SELECT same($$SELECT * FROM byday WHERE day >= 20 ORDER BY id, day LIMIT 6$$);
 SELECT same($$SELECT * FROM byday WHERE day < 3::int8 ORDER BY id, day$$);
 SELECT same($$SELECT * FROM byday WHERE day > -9999999999 ORDER BY day, id$$);
 SELECT same($$SELECT * FROM byday WHERE day >= 9999999999 ORDER BY day, id$$);
+
+-- (f) widecol.filtering: filtering without fixing the partition key
+-- EXPLAIN says why a full scan is one
+EXPLAIN (COSTS OFF) SELECT * FROM m WHERE v = 5;
+EXPLAIN (COSTS OFF) SELECT * FROM pm WHERE v = 5;
+EXPLAIN (COSTS OFF) SELECT * FROM img WHERE day = '2025-03-02' AND image_id = 3;
+SET enable_seqscan = on;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m WHERE dev IN ('d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8');
+SET enable_seqscan = off;
+SHOW widecol.filtering;
+SET widecol.filtering = warn;
+SELECT count(*) FROM m WHERE v > 100;
+UPDATE m SET note = 'x' WHERE v = -1;
+SELECT count(*) FROM pm WHERE v = 7;
+SELECT count(*) FROM m JOIN wanted USING (dev) WHERE v = 7;
+-- not filtering, or filtering with the key fixed: no warning
+SELECT count(*) FROM m;
+SELECT count(*) FROM m WHERE dev = 'd1' AND v > 100;
+SELECT count(*) FROM ev WHERE dev = 'e1' AND day >= '2025-06-20' AND v < 3;
+SELECT count(*) FROM m_heap WHERE v > 100;
+SET widecol.filtering = error;
+SELECT count(*) FROM m WHERE v > 100;
+DELETE FROM img WHERE image_id = 5;
+SELECT count(*) FROM img WHERE device_id = 'cam-1' AND image_id = 5;
+-- EXPLAIN without ANALYZE shows the plan; with ANALYZE it runs, so it fails
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m WHERE v > 100;
+EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM m WHERE v > 100;
+-- in a function too
+DO $$ BEGIN PERFORM count(*) FROM m WHERE v > 100; END $$;
+RESET widecol.filtering;
+SET widecol.filtering = 'sometimes';
+
+RESET search_path;
+SET client_min_messages = warning;
+DROP SCHEMA shapes CASCADE;
+RESET client_min_messages;

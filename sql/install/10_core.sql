@@ -138,12 +138,34 @@ RETURNS SETOF record
 COMMENT ON FUNCTION widecol.backend_caches() IS
     'this backend''s widecol caches: entries, bytes and their limit, hits, misses, evictions';
 
+-- The widecol tables a table stands for in the functions below: the table
+-- itself, or the widecol partitions of a partitioned table.
+CREATE FUNCTION widecol.partitions(rel regclass) RETURNS SETOF regclass
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF (SELECT relkind FROM pg_catalog.pg_class WHERE oid = rel) <> 'p' THEN
+        RETURN NEXT rel;        -- the functions it is passed to check it is widecol
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT t.relid FROM pg_catalog.pg_partition_tree(rel) t
+                   JOIN pg_catalog.pg_class c ON c.oid = t.relid
+                   JOIN pg_catalog.pg_am a ON a.oid = c.relam
+                  WHERE t.isleaf AND a.amname = 'widecol'
+                  ORDER BY t.level, t.relid::text;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'partitioned table "%" has no widecol partitions', rel
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+END $$;
+COMMENT ON FUNCTION widecol.partitions(regclass) IS
+    'the table itself if it is a widecol table, else the widecol partitions of a partitioned table';
+
 -- A summary of a table's storage, like `nodetool tablestats`.  Run figures
 -- come from the run summaries; live/deleted/expired rows from a full read
 -- with the caller's snapshot; bloom filter counters from reads since the
 -- server started (a false positive: the filter let a read into a run that
 -- held no row of the partition).
-CREATE FUNCTION widecol.table_stats(rel regclass)
+CREATE FUNCTION widecol._table_stats(rel regclass)
 RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bigint,
                live_rows bigint, deleted_rows bigint, expired_rows bigint,
                partitions bigint, raw_bytes bigint, compressed_bytes bigint,
@@ -151,7 +173,8 @@ RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bi
                bloom_checks bigint, bloom_false_positives bigint,
                bloom_false_positive_ratio numeric, pending_compaction_runs bigint,
                pending_compaction_bytes bigint, write_amplification numeric,
-               total_bytes bigint, damaged boolean, damage text)
+               total_bytes bigint, damaged boolean, damage text,
+               bloom_negatives bigint, bytes_ingested bigint, bytes_compacted bigint)
 LANGUAGE sql VOLATILE AS $$
     WITH r AS (SELECT * FROM widecol.runs(rel)),
          s AS (SELECT * FROM widecol.row_stats(rel)),
@@ -172,11 +195,43 @@ LANGUAGE sql VOLATILE AS $$
            round(s.bloom_false_positives::numeric / nullif(s.bloom_checks - s.bloom_negatives, 0), 4),
            c.pending_runs, c.pending_bytes, c.write_amplification,
            pg_total_relation_size(rel),
-           d.n > 0, d.first
+           d.n > 0, d.first,
+           s.bloom_negatives, c.bytes_ingested, c.bytes_compacted
       FROM s, c,
            (SELECT count(*) AS n,
                    min(segment || ' ' || id || coalesce(', block ' || block, '') || ': ' || problem) AS first
               FROM widecol.damage(rel)) d
 $$;
+CREATE FUNCTION widecol.table_stats(rel regclass)
+RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bigint,
+               live_rows bigint, deleted_rows bigint, expired_rows bigint,
+               partitions bigint, raw_bytes bigint, compressed_bytes bigint,
+               compression_ratio numeric, level0_pages int, level0_bytes bigint,
+               bloom_checks bigint, bloom_false_positives bigint,
+               bloom_false_positive_ratio numeric, pending_compaction_runs bigint,
+               pending_compaction_bytes bigint, write_amplification numeric,
+               total_bytes bigint, damaged boolean, damage text)
+LANGUAGE sql VOLATILE AS $$
+    -- a widecol table, or the sum over the widecol partitions of a partitioned one
+    WITH t AS (SELECT p, s.* FROM widecol.partitions(rel) p, widecol._table_stats(p) s),
+         l AS (SELECT e.key::int AS level, sum(e.value::bigint) AS n
+                 FROM t, jsonb_each_text(t.runs_per_level) e GROUP BY e.key)
+    SELECT sum(t.runs)::bigint,
+           coalesce((SELECT jsonb_object_agg(level, n ORDER BY level) FROM l), '{}'),
+           sum(t.versions)::bigint, sum(t.tombstones)::bigint,
+           sum(t.live_rows)::bigint, sum(t.deleted_rows)::bigint, sum(t.expired_rows)::bigint,
+           sum(t.partitions)::bigint, sum(t.raw_bytes)::bigint, sum(t.compressed_bytes)::bigint,
+           round(sum(t.raw_bytes)::numeric / nullif(sum(t.compressed_bytes), 0), 2),
+           sum(t.level0_pages)::int, sum(t.level0_bytes)::bigint,
+           sum(t.bloom_checks)::bigint, sum(t.bloom_false_positives)::bigint,
+           round(sum(t.bloom_false_positives)::numeric / nullif(sum(t.bloom_checks) - sum(t.bloom_negatives), 0), 4),
+           sum(t.pending_compaction_runs)::bigint, sum(t.pending_compaction_bytes)::bigint,
+           round((sum(t.bytes_ingested) + sum(t.bytes_compacted))::numeric / nullif(sum(t.bytes_ingested), 0), 2),
+           sum(t.total_bytes)::bigint,
+           bool_or(t.damaged),
+           min(coalesce(CASE WHEN t.p <> rel THEN t.p::text || ': ' END, '') || t.damage)
+      FROM t
+$$;
+COMMENT ON FUNCTION widecol._table_stats(regclass) IS 'widecol.table_stats of one widecol table, with the counters it sums';
 COMMENT ON FUNCTION widecol.table_stats(regclass) IS
-    'runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, pending compaction, write amplification, total bytes of a widecol table; whether it is damaged (see widecol.damage)';
+    'of a widecol table, or summed over the widecol partitions of a partitioned table: runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, pending compaction, write amplification, total bytes of a widecol table; whether it is damaged (see widecol.damage)';

@@ -10,6 +10,8 @@
 
 /* ---------- opening a table for a function (functions.c) ---------- */
 extern Relation wc_open_widecol(FunctionCallInfo fcinfo, LOCKMODE mode, bool owner);
+extern Relation wc_open_widecol_oid(FunctionCallInfo fcinfo, Oid relid, LOCKMODE mode, bool owner);
+extern List *wc_widecol_members(FunctionCallInfo fcinfo);
 extern void wc_check_row_access(Oid relid, const char *function);
 
 #endif

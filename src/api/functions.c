@@ -4,6 +4,8 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/snapmgr.h"
@@ -55,7 +57,35 @@ wc_check_row_access(Oid relid, const char *function)
 Relation
 wc_open_widecol(FunctionCallInfo fcinfo, LOCKMODE mode, bool owner)
 {
+	return wc_open_widecol_oid(fcinfo, PG_GETARG_OID(0), mode, owner);
+}
+
+/*
+ * The widecol tables the first argument stands for: the table itself, or
+ * the widecol partitions of a partitioned table (at any depth).
+ */
+List *
+wc_widecol_members(FunctionCallInfo fcinfo)
+{
 	Oid			relid = PG_GETARG_OID(0);
+	List	   *members = NIL;
+	ListCell   *lc;
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return list_make1_oid(relid);
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+		if (wc_relation_is_widecol(lfirst_oid(lc)))
+			members = lappend_oid(members, lfirst_oid(lc));
+	if (members == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("partitioned table \"%s\" has no widecol partitions", get_rel_name(relid))));
+	return members;
+}
+
+Relation
+wc_open_widecol_oid(FunctionCallInfo fcinfo, Oid relid, LOCKMODE mode, bool owner)
+{
 	Relation	rel;
 
 	if (owner && !pg_class_ownercheck(relid, GetUserId()))
@@ -75,10 +105,16 @@ PG_FUNCTION_INFO_V1(widecol_flush);
 Datum
 widecol_flush(PG_FUNCTION_ARGS)
 {
-	Relation	rel = wc_open_widecol(fcinfo, RowExclusiveLock, true);
-	int64		n = wc_flush(rel, true);
+	int64		n = 0;
+	ListCell   *lc;
 
-	table_close(rel, NoLock);
+	foreach(lc, wc_widecol_members(fcinfo))
+	{
+		Relation	rel = wc_open_widecol_oid(fcinfo, lfirst_oid(lc), RowExclusiveLock, true);
+
+		n += wc_flush(rel, true);
+		table_close(rel, NoLock);
+	}
 	PG_RETURN_INT64(n);
 }
 
@@ -86,14 +122,18 @@ PG_FUNCTION_INFO_V1(widecol_compact);
 Datum
 widecol_compact(PG_FUNCTION_ARGS)
 {
-	Relation	rel = wc_open_widecol(fcinfo, RowExclusiveLock, true);
 	bool		major = PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
-	int64		n;
+	int64		n = 0;
+	ListCell   *lc;
 
-	wc_damage_refuse(rel, "cannot compact");
-	n = wc_maintain(rel, major, false, NULL);
+	foreach(lc, wc_widecol_members(fcinfo))
+	{
+		Relation	rel = wc_open_widecol_oid(fcinfo, lfirst_oid(lc), RowExclusiveLock, true);
 
-	table_close(rel, NoLock);
+		wc_damage_refuse(rel, "cannot compact");
+		n += wc_maintain(rel, major, false, NULL);
+		table_close(rel, NoLock);
+	}
 	PG_RETURN_INT64(n);
 }
 

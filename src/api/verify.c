@@ -11,6 +11,7 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_class.h"
 #include "funcapi.h"
 #include "storage/bufmgr.h"
 #include "miscadmin.h"
@@ -456,12 +457,14 @@ verify_gen(Relation rel, const WcL0Gen *gen, Report *r)
  */
 static bool
 emit(ReturnSetInfo *rsinfo, Relation rel, const char *kind, int64 id, Report *r,
-	 bool record)
+	 bool record, bool partition)
 {
 	Datum		values[6];
 	bool		nulls[6] = {0};
 
-	values[0] = CStringGetTextDatum(kind);
+	/* through a partitioned table: which partition's segment */
+	values[0] = CStringGetTextDatum(partition ?
+									psprintf("%s %s", RelationGetRelationName(rel), kind) : kind);
 	values[1] = Int64GetDatum(id);
 	values[2] = Int64GetDatum(r->pages);
 	values[3] = Int64GetDatum(r->rows);
@@ -480,20 +483,16 @@ emit(ReturnSetInfo *rsinfo, Relation rel, const char *kind, int64 id, Report *r,
 	return r->nproblems == 0;
 }
 
-PG_FUNCTION_INFO_V1(widecol_verify);
-Datum
-widecol_verify(PG_FUNCTION_ARGS)
+/* Every segment of one widecol table, a row each. */
+static void
+verify_table(ReturnSetInfo *rsinfo, Relation rel, bool partition)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	rel;
 	WcMetaData	meta;
 	WcManifest *m;
 	bool		sound = true;
 	/* a standby or a read-only transaction only reports */
 	bool		record = !RecoveryInProgress() && !XactReadOnly;
 
-	InitMaterializedSRF(fcinfo, 0);
-	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
 
@@ -505,7 +504,7 @@ widecol_verify(PG_FUNCTION_ARGS)
 			continue;
 		initStringInfo(&r.problems);
 		verify_gen(rel, &meta.gens[g], &r);
-		sound &= emit(rsinfo, rel, "level0", (int64) meta.gens[g].gen, &r, record);
+		sound &= emit(rsinfo, rel, "level0", (int64) meta.gens[g].gen, &r, record, partition);
 	}
 	for (int i = 0; i < m->nruns; i++)
 	{
@@ -513,11 +512,30 @@ widecol_verify(PG_FUNCTION_ARGS)
 
 		initStringInfo(&r.problems);
 		verify_run(rel, &m->runs[i], &r);
-		sound &= emit(rsinfo, rel, "run", (int64) m->runs[i].run_id, &r, record);
+		sound &= emit(rsinfo, rel, "run", (int64) m->runs[i].run_id, &r, record, partition);
 	}
 	/* nothing wrong any more (repaired, or restored): maintenance may resume */
 	if (sound && record)
 		wc_damage_clear(rel);
-	table_close(rel, AccessShareLock);
+}
+
+PG_FUNCTION_INFO_V1(widecol_verify);
+Datum
+widecol_verify(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *members;
+	ListCell   *lc;
+	bool		partitioned = get_rel_relkind(PG_GETARG_OID(0)) == RELKIND_PARTITIONED_TABLE;
+
+	InitMaterializedSRF(fcinfo, 0);
+	members = wc_widecol_members(fcinfo);
+	foreach(lc, members)
+	{
+		Relation	rel = wc_open_widecol_oid(fcinfo, lfirst_oid(lc), AccessShareLock, false);
+
+		verify_table(rsinfo, rel, partitioned);
+		table_close(rel, AccessShareLock);
+	}
 	return (Datum) 0;
 }

@@ -93,6 +93,7 @@ void
 wc_install_planner_hooks(void)
 {
 	wc_register_custom_scan();
+	wc_install_filtering_hooks();
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = wc_set_rel_pathlist;
 	prev_post_parse_analyze = post_parse_analyze_hook;

@@ -7,13 +7,25 @@
 #include "widecol.h"
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
+#include "utils/relcache.h"
 
 /* ---------- planner hooks (planner.c) ---------- */
 extern void wc_install_planner_hooks(void);
 
-/* customscan.c */
+/* seekplan.c */
 extern void wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
 extern void wc_register_custom_scan(void);
+extern char *wc_seek_missing_key(Relation relation, List *clauses, Index relid);
+
+/* filtering.c: widecol.filtering and the EXPLAIN note on full scans */
+typedef enum WcFiltering
+{
+	WC_FILTERING_ALLOW,
+	WC_FILTERING_WARN,
+	WC_FILTERING_ERROR
+} WcFiltering;
+extern int	wc_filtering;
+extern void wc_install_filtering_hooks(void);
 
 /* ---------- what the plan hands the executor (seekplan.c -> seekexec.c) ---------- */
 

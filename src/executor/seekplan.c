@@ -410,6 +410,51 @@ choose_bounds(List *all, WcTableInfo *info, double *nparts)
 	return chosen;
 }
 
+/*
+ * Why the clauses (restriction clauses of the scan of relid, implicitly
+ * ANDed) cannot make a seek: the partition key columns no clause bounds,
+ * as "a, b"; NULL when they can (a full scan was then only estimated
+ * cheaper), or the table has no partition key.
+ */
+char *
+wc_seek_missing_key(Relation relation, List *clauses, Index relid)
+{
+	WcTableInfo *info = wc_table_info(relation);
+	List	   *all = NIL;
+	ListCell   *lc;
+	double		nparts;
+	StringInfoData missing;
+
+	if (WcTableIsKeyless(info) || info->npk == 0)
+		return NULL;
+	foreach(lc, clauses)
+	{
+		KeyBound   *b = palloc0(sizeof(KeyBound));
+		Expr	   *clause = lfirst(lc);
+
+		if (IsA(clause, RestrictInfo))
+			clause = ((RestrictInfo *) clause)->clause;
+		if (match_clause(NULL, clause, relid, info, b))
+			all = lappend(all, b);
+	}
+	if (choose_bounds(all, info, &nparts) != NIL)
+		return NULL;
+	initStringInfo(&missing);
+	for (int i = 0; i < info->npk; i++)
+	{
+		bool		fixed = find_bound(all, i, BK_EQ, BK_IN) != NULL ||
+			(i == info->npk - 1 && is_bucket_type(info->cols[i].typid) &&
+			 (find_bound(all, i, BK_GE, BK_GT) != NULL ||
+			  find_bound(all, i, BK_LE, BK_LT) != NULL));
+
+		if (!fixed)
+			appendStringInfo(&missing, "%s%s", missing.len > 0 ? ", " : "",
+							 quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(relation),
+																	info->cols[i].attnum - 1)->attname)));
+	}
+	return missing.data;
+}
+
 /* Pathkeys of the clustering order, or of its reverse (a backward seek). */
 static List *
 clustering_pathkeys(PlannerInfo *root, RelOptInfo *rel, Relation relation,
