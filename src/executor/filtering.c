@@ -225,6 +225,9 @@ wc_explain_one_query(Query *query, int cursorOptions, IntoClause *into,
 		if (fs->missing)
 			appendStringInfo(es->str, "Widecol: full scan of %s: no condition a seek can use on partition key column(s) %s\n",
 							 get_rel_name(fs->relid), fs->missing);
+		else if (!wc_enable_seek)
+			appendStringInfo(es->str, "Widecol: full scan of %s: widecol.enable_seek is off\n",
+							 get_rel_name(fs->relid));
 		else
 			appendStringInfo(es->str, "Widecol: full scan of %s: the partition key is fixed, but a full scan was estimated cheaper\n",
 							 get_rel_name(fs->relid));

@@ -16,6 +16,7 @@ extern void wc_install_planner_hooks(void);
 extern void wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
 extern void wc_register_custom_scan(void);
 extern char *wc_seek_missing_key(Relation relation, List *clauses, Index relid);
+extern bool wc_enable_seek;
 
 /* filtering.c: widecol.filtering and the EXPLAIN note on full scans */
 typedef enum WcFiltering

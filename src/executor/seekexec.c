@@ -49,7 +49,8 @@ static CustomExecMethods seek_exec_methods;
 
 typedef struct Partition
 {
-	WcMergeIter *iter;
+	WcMergeRange range;			/* the keys to read */
+	WcMergeIter *iter;			/* NULL until opened, and once done */
 	WcRowHeader *cur;
 	ItemPointerData tid;
 } Partition;
@@ -60,6 +61,8 @@ typedef struct SeekState
 	List	   *kinds;			/* (col, kind) pairs */
 	List	   *types;			/* the type of each bound's value */
 	bool		backward;		/* clustering order reversed */
+	bool		ordered;		/* partitions merged in clustering order; else
+								 * read one after another */
 	List	   *exprstates;
 	bool		started;
 	bool		empty;
@@ -67,6 +70,10 @@ typedef struct SeekState
 	Partition  *parts;
 	binaryheap *heap;			/* partitions by clustering suffix */
 	Partition  *pending;
+	int			next_part;		/* unordered: the partition being read */
+	Snapshot	snapshot;		/* what every partition's read shares */
+	WcMetaData	meta;
+	WcManifest *manifest;
 	WcMergeStats stats;
 	int			total_parts;
 	WcKeyDecoder keys;			/* decoded key values of the current row */
@@ -83,6 +90,7 @@ wc_seek_create_state(CustomScan *cscan)
 	s->css.methods = &seek_exec_methods;
 	s->kinds = linitial(cscan->custom_private);
 	s->backward = linitial_int((List *) lsecond(cscan->custom_private)) != 0;
+	s->ordered = lsecond_int((List *) lsecond(cscan->custom_private)) != 0;
 	s->types = lthird(cscan->custom_private);
 	return (Node *) s;
 }
@@ -532,6 +540,16 @@ clustering_range(WcTableInfo *info, EvaluatedBound *b, int nbounds,
 	}
 }
 
+/* Start reading a partition: its first row in part->cur. */
+static void
+open_partition(SeekState *s, Partition *part)
+{
+	part->iter = wc_merge_begin_with(s->css.ss.ss_currentRelation, s->snapshot, &s->meta,
+									 s->manifest, &part->range);
+	wc_merge_set_stats(part->iter, &s->stats);
+	part->cur = wc_merge_next(part->iter, &part->tid);
+}
+
 static void
 seek_start(SeekState *s)
 {
@@ -545,7 +563,6 @@ seek_start(SeekState *s)
 				have_upper;
 	List	   *prefixes;
 	ListCell   *lc;
-	WcMetaData	meta;
 	WcSeekRead	rd;
 	int			i = 0;
 
@@ -557,9 +574,11 @@ seek_start(SeekState *s)
 	}
 
 	/* one reading of the manifest for the probes and every partition */
-	rd.snapshot = wc_snapshot_for_read(rel, s->css.ss.ps.state->es_snapshot, CurrentMemoryContext);
-	wc_merge_read_manifest(rel, rd.snapshot, &meta, &rd.manifest);
-	rd.meta = &meta;
+	s->snapshot = rd.snapshot =
+		wc_snapshot_for_read(rel, s->css.ss.ps.state->es_snapshot, CurrentMemoryContext);
+	wc_merge_read_manifest(rel, rd.snapshot, &s->meta, &s->manifest);
+	rd.meta = &s->meta;
+	rd.manifest = s->manifest;
 	prefixes = partition_prefixes(s, info, b, nbounds, &rd);
 	if (prefixes == NIL)
 	{
@@ -573,14 +592,12 @@ seek_start(SeekState *s)
 	s->nparts = list_length(prefixes);
 	s->total_parts = s->nparts;
 	s->parts = palloc0(sizeof(Partition) * s->nparts);
-	s->heap = binaryheap_allocate(s->nparts, suffix_cmp, &s->backward);
 	foreach(lc, prefixes)
 	{
 		StringInfo	p = lfirst(lc);
 		StringInfoData lo,
 					hi;
 		Partition  *part = &s->parts[i++];
-		WcMergeRange range = {0};
 
 		initStringInfo(&lo);
 		initStringInfo(&hi);
@@ -590,19 +607,51 @@ seek_start(SeekState *s)
 			appendBinaryStringInfo(&lo, lower.data, lower.len);
 		if (have_upper)
 			appendBinaryStringInfo(&hi, upper.data, upper.len);
-		range.lo = lo.data;
-		range.lolen = lo.len;
-		range.hi = hi.data;
-		range.hilen = hi.len;
-		range.bloom_pklen = p->cursor;
-		range.backward = s->backward;
-		part->iter = wc_merge_begin_with(rel, rd.snapshot, &meta, rd.manifest, &range);
-		wc_merge_set_stats(part->iter, &s->stats);
-		part->cur = wc_merge_next(part->iter, &part->tid);
-		if (part->cur)
-			binaryheap_add_unordered(s->heap, PointerGetDatum(part));
+		part->range.lo = lo.data;
+		part->range.lolen = lo.len;
+		part->range.hi = hi.data;
+		part->range.hilen = hi.len;
+		part->range.bloom_pklen = p->cursor;
+		part->range.backward = s->backward;
+	}
+	if (!s->ordered)
+		return;					/* seek_next opens them one at a time */
+	s->heap = binaryheap_allocate(s->nparts, suffix_cmp, &s->backward);
+	for (i = 0; i < s->nparts; i++)
+	{
+		open_partition(s, &s->parts[i]);
+		if (s->parts[i].cur)
+			binaryheap_add_unordered(s->heap, PointerGetDatum(&s->parts[i]));
 	}
 	binaryheap_build(s->heap);
+}
+
+/*
+ * The partitions one after another, when the plan needs no order across
+ * them: one partition's readers (and their buffers) at a time, where a
+ * merge in clustering order holds every partition's at once.
+ */
+static TupleTableSlot *
+next_unordered(SeekState *s, TupleTableSlot *slot)
+{
+	while (s->next_part < s->nparts)
+	{
+		Partition  *part = &s->parts[s->next_part];
+
+		if (part->iter == NULL)
+			open_partition(s, part);
+		else
+			part->cur = wc_merge_next(part->iter, &part->tid);
+		if (part->cur)
+		{
+			wc_store_row_ref(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
+			return slot;
+		}
+		wc_merge_end(part->iter);
+		part->iter = NULL;
+		s->next_part++;
+	}
+	return ExecClearTuple(slot);
 }
 
 static TupleTableSlot *
@@ -622,6 +671,8 @@ seek_next(ScanState *ss)
 	}
 	if (s->empty)
 		return ExecClearTuple(slot);
+	if (!s->ordered)
+		return next_unordered(s, slot);
 	if (s->pending)
 	{
 		s->pending->cur = wc_merge_next(s->pending->iter, &s->pending->tid);
@@ -666,6 +717,8 @@ seek_close(SeekState *s)
 	s->nparts = 0;
 	s->parts = NULL;
 	s->pending = NULL;
+	s->heap = NULL;
+	s->next_part = 0;
 	s->started = false;
 	s->empty = false;
 }

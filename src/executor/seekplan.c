@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/pg_am.h"
@@ -26,6 +28,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
+#include "utils/selfuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
@@ -35,6 +38,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
 #include "utils/ruleutils.h"
@@ -60,6 +64,29 @@ typedef struct KeyBound
 } KeyBound;
 
 static CustomPathMethods seek_path_methods;
+bool		wc_enable_seek = true;
+
+/*
+ * In cpu_operator_costs, measured against a sequential scan (one
+ * seq_page_cost, a compressed page, took ~7 us): a bloom filter probe
+ * (~0.5 us a run), setting up a partition's merge, merging a row across
+ * its runs.  Merging partitions in clustering order costs a memcmp per
+ * level of their heap (less than a Sort's comparison, so that the ordered
+ * merge wins over reading them unordered and sorting).
+ */
+#define WC_BLOOM_PROBE_COST 10
+#define WC_SEEK_SETUP_COST 200
+#define WC_MERGE_COMPARE_COST 4
+/*
+ * Readers of an ordered merge the backend's buffer pool (storage/cache.c)
+ * serves without new memory, and what one past them costs, in
+ * seq_page_costs (test/bench/seek_costs.sh: 400 readers still ran at the
+ * unordered speed, 1,200 took ~50 us more each).
+ */
+#define WC_POOLED_READERS 400
+#define WC_UNPOOLED_READER_COST 7
+/* The share of runs a bloom filter lets through without the partition. */
+#define WC_BLOOM_FALSE_POSITIVES 0.01
 static CustomScanMethods seek_scan_methods;
 
 /* ---------- planning ---------- */
@@ -505,35 +532,70 @@ collect_bounds(PlannerInfo *root, List *rinfos, Index relid, WcTableInfo *info)
 	return all;
 }
 
+/*
+ * The expected cost of finding one partition: every run's bloom filter is
+ * probed (its pages stay in the backend's cache), and each run that holds
+ * the partition costs an index descent and a key and a value page to
+ * decompress (measured: about what a sequential scan spends on a page).
+ * A partition is in about sum(partitions per run) / distinct partitions
+ * runs: one after a major compaction, most of them while small runs that
+ * each hold a slice of every partition wait for compaction.  Level 0 is
+ * read once per backend, then kept sorted (l0cache.c).
+ */
+static Cost
+partition_seek_cost(PlannerInfo *root, RelOptInfo *rel, WcTableInfo *info,
+					const WcManifest *m, uint32 l0_pages, double *runs_holding_out)
+{
+	double		run_partitions = 0;
+	double		distinct = 1;
+	double		runs_holding;
+
+	for (int i = 0; i < m->nruns; i++)
+		run_partitions += m->runs[i].st.npartitions;
+	/* the table's partitions (not those the query's filters leave) */
+	for (int i = 0; i < info->npk; i++)
+	{
+		VariableStatData vardata;
+		bool		isdefault;
+
+		examine_variable(root, (Node *) makeVar(rel->relid, info->cols[i].attnum,
+												info->cols[i].typid, -1, InvalidOid, 0),
+						 0, &vardata);
+		distinct *= get_variable_numdistinct(&vardata, &isdefault);
+		ReleaseVariableStats(vardata);
+	}
+	distinct = Min(distinct, Max(rel->tuples, 1));
+	runs_holding = m->nruns == 0 ? 0 :
+		Min(m->nruns, Max(1.0, run_partitions / Max(distinct, 1)) + WC_BLOOM_FALSE_POSITIVES * m->nruns);
+	*runs_holding_out = runs_holding;
+	elog(DEBUG2, "widecol seek cost: %d runs, %.0f partitions in runs, %.0f distinct, %.1f runs hold a partition",
+		 m->nruns, run_partitions, distinct, runs_holding);
+	return WC_SEEK_SETUP_COST * cpu_operator_cost +
+		m->nruns * WC_BLOOM_PROBE_COST * cpu_operator_cost +
+		runs_holding * seq_page_cost +
+		(l0_pages > 0 ? cpu_operator_cost * WC_SEEK_SETUP_COST : 0);
+}
+
 static void
 add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 			 WcTableInfo *info, double nparts,
-			 Relids required_outer, int nruns, uint32 l0_pages, bool backward)
+			 Relids required_outer, const WcManifest *m, uint32 l0_pages, bool backward)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 	ParamPathInfo *ppi = required_outer ?
 		get_baserel_parampathinfo(root, rel, required_outer) : NULL;
 	double		rows = ppi ? ppi->ppi_rows : rel->rows;
-	/* level 0 is read once per backend, then kept sorted (l0cache.c) */
-	double		pages_per_seek = (l0_pages > 0 ? 1.0 : 0.0) + 3.0 * nruns;
 	double		rows_read = Max(rows, 1);
 	Cost		qual_cost = rel->baserestrictcost.per_tuple;
+	double		runs_holding;
+	Cost		per_partition = partition_seek_cost(root, rel, info, m, l0_pages, &runs_holding);
+	bool		ordered;
 
-	/*
-	 * Cost: per partition, one bloom page and an index descent per run and
-	 * the level-0 tail; level 0 once; then the rows' (compressed) pages and
-	 * CPU.
-	 */
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = rel;
 	cpath->path.pathtarget = rel->reltarget;
 	cpath->path.param_info = ppi;
 	cpath->path.rows = rows;
-	cpath->path.startup_cost = nparts * pages_per_seek * random_page_cost +
-		l0_pages * seq_page_cost;
-	cpath->path.total_cost = cpath->path.startup_cost +
-		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
-		rows_read * (cpu_tuple_cost + qual_cost);
 	/*
 	 * Only the pathkeys the query can use (as indxpath.c does): an order
 	 * nobody asked for would, in a partition, name a column the parent's
@@ -542,9 +604,34 @@ add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 	cpath->path.pathkeys = info->nck > 0 ?
 		truncate_useless_pathkeys(root, rel,
 								  clustering_pathkeys(root, rel, relation, info, backward)) : NIL;
+	ordered = cpath->path.pathkeys != NIL;
+
+	/*
+	 * In clustering order, every partition is found before the first row,
+	 * and all their readers are open at once: past what the backend's
+	 * buffer pool keeps, each reader's buffer is new memory to fault in.
+	 * Otherwise the partitions are read one after another.
+	 */
+	cpath->path.startup_cost = ordered ? nparts * per_partition : per_partition;
+	cpath->path.total_cost = nparts * per_partition;
+	if (ordered && nparts * runs_holding > WC_POOLED_READERS)
+		cpath->path.total_cost += (nparts * runs_holding - WC_POOLED_READERS) *
+			WC_UNPOOLED_READER_COST * seq_page_cost;
+	if (ordered)
+		cpath->path.startup_cost = cpath->path.total_cost;
+
+	/* each row is merged across its runs and, in order, across partitions */
+	cpath->path.total_cost +=
+		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
+		rows_read * (cpu_tuple_cost + qual_cost + WC_MERGE_COMPARE_COST * cpu_operator_cost +
+					 (ordered ? cpu_operator_cost * log2(Max(nparts, 1)) : 0));
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	/* the plan re-derives the bounds; only the direction is kept */
-	cpath->custom_private = list_make1_int(backward);
+	/*
+	 * The plan re-derives the bounds; kept are the direction, and whether
+	 * partitions must be merged in clustering order (else they are read one
+	 * after another).
+	 */
+	cpath->custom_private = list_make2_int(backward, ordered);
 	cpath->methods = &seek_path_methods;
 	add_path(rel, &cpath->path);
 }
@@ -597,7 +684,7 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	Relids		outer = NULL;
 	bool		reverse_useful;
 
-	if (WcTableIsKeyless(info) || info->npk == 0)
+	if (!wc_enable_seek || WcTableIsKeyless(info) || info->npk == 0)
 	{
 		table_close(relation, NoLock);
 		return;
@@ -619,7 +706,7 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
 		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
 			add_one_path(root, rel, relation, info, nparts, NULL,
-						 m->nruns, meta.gens[meta.ngens - 1].npages, backward);
+						 m, meta.gens[meta.ngens - 1].npages, backward);
 	}
 
 	chosen = choose_bounds(collect_bounds(root,
@@ -635,7 +722,7 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 			m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
 		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
 			add_one_path(root, rel, relation, info, nparts, outer,
-						 m->nruns, meta.gens[meta.ngens - 1].npages, backward);
+						 m, meta.gens[meta.ngens - 1].npages, backward);
 	}
 	table_close(relation, NoLock);
 }
@@ -711,4 +798,9 @@ wc_register_custom_scan(void)
 	seek_scan_methods.CustomName = "WidecolSeek";
 	seek_scan_methods.CreateCustomScanState = wc_seek_create_state;
 	RegisterCustomScanMethods(&seek_scan_methods);
+
+	DefineCustomBoolVariable("widecol.enable_seek",
+							 "Enables the planner's use of WidecolSeek plans.",
+							 "Like enable_indexscan: for comparing plans, not for production.",
+							 &wc_enable_seek, true, PGC_USERSET, 0, NULL, NULL, NULL);
 }

@@ -44,9 +44,9 @@ typedef struct WcCacheStats
 
 extern int	wc_cache_stats(WcCacheStats *out, int max);
 
-/* The readers' buffer pool: buffers of WC_POOL_BUFFER_SIZE bytes. */
-#define WC_POOL_BUFFER_SIZE (128 * 1024)
-extern char *wc_pool_get(void);
-extern void wc_pool_put(char *buf);
+/* The readers' buffer pool: power-of-two sizes from WC_POOL_MIN_SIZE. */
+#define WC_POOL_MIN_SIZE (64 * 1024)
+extern char *wc_pool_get(Size *size);
+extern void wc_pool_put(char *buf, Size size);
 
 #endif

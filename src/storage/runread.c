@@ -156,17 +156,17 @@ read_run_page_cached(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 #define RAW_HEADER MAXALIGN(sizeof(WcBlock *))
 
 static char *
-buffer_get(WcBlock *block, Size size, bool *pooled)
+buffer_get(WcBlock *block, Size *size, bool *pooled)
 {
-	*pooled = block->poolable && size <= WC_POOL_BUFFER_SIZE;
-	return *pooled ? wc_pool_get() : palloc(size);
+	*pooled = block->poolable;
+	return *pooled ? wc_pool_get(size) : palloc(*size);
 }
 
 static void
-buffer_put(char *buf, bool pooled)
+buffer_put(char *buf, Size size, bool pooled)
 {
 	if (pooled)
-		wc_pool_put(buf);
+		wc_pool_put(buf, size);
 	else
 		pfree(buf);
 }
@@ -180,14 +180,12 @@ block_reserve(WcBlock *block, Size need)
 {
 	if (block->rawcap < need)
 	{
-		Size		cap = Max(need, WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32));
+		Size		size = RAW_HEADER + Max(need, WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32));
 
 		if (block->raw)
-			buffer_put(block->raw - RAW_HEADER, block->raw_pooled);
-		if (block->poolable && RAW_HEADER + cap <= WC_POOL_BUFFER_SIZE)
-			cap = WC_POOL_BUFFER_SIZE - RAW_HEADER;
-		block->raw = buffer_get(block, RAW_HEADER + cap, &block->raw_pooled) + RAW_HEADER;
-		block->rawcap = cap;
+			buffer_put(block->raw - RAW_HEADER, RAW_HEADER + block->rawcap, block->raw_pooled);
+		block->raw = buffer_get(block, &size, &block->raw_pooled) + RAW_HEADER;
+		block->rawcap = size - RAW_HEADER;
 	}
 	*(WcBlock **) (block->raw - RAW_HEADER) = block;
 }
@@ -205,7 +203,11 @@ keep_last_values(WcBlock *block)
 	if (block->raw == NULL || last < 0 || !block->value_loaded[last])
 		return;
 	if (block->carry == NULL)
-		block->carry = buffer_get(block, WC_MAX_RAW_BLOCK, &block->carry_pooled);
+	{
+		Size		size = WC_MAX_RAW_BLOCK;
+
+		block->carry = buffer_get(block, &size, &block->carry_pooled);
+	}
 	memcpy(block->carry, block->raw + block->value_off[last], block->values[last].rawsize);
 	block->carry_blkno = block->values[last].blkno;
 	block->carry_size = block->values[last].rawsize;
@@ -403,9 +405,9 @@ void
 wc_block_free(WcBlock *block)
 {
 	if (block->raw)
-		buffer_put(block->raw - RAW_HEADER, block->raw_pooled);
+		buffer_put(block->raw - RAW_HEADER, RAW_HEADER + block->rawcap, block->raw_pooled);
 	if (block->carry)
-		buffer_put(block->carry, block->carry_pooled);
+		buffer_put(block->carry, WC_MAX_RAW_BLOCK, block->carry_pooled);
 	block->raw = NULL;
 	block->carry = NULL;
 	block->rawcap = 0;
