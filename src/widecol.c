@@ -10,6 +10,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
+#include "utils/datetime.h"
 #include "utils/timestamp.h"
 
 #include "widecol.h"
@@ -33,6 +34,10 @@ int			wc_naptime_s = 60;
 int			wc_max_workers = 2;
 int			wc_compaction_throughput_mb = 64;
 double		wc_debug_write_time = 0;	/* test only: seconds since 1970 */
+static char *wc_write_time_string = NULL;	/* widecol.write_time */
+static bool wc_client_write_time_set = false;
+static TimestampTz wc_client_write_time = 0;
+static int64 wc_client_write_seq = 0;
 
 /*
  * The hybrid write clock: max(now, last + 1), shared by all backends; and
@@ -103,6 +108,15 @@ wc_next_write_ts(void)
 	uint64		last;
 
 	Assert(wc_shared != NULL);
+	if (wc_client_write_time_set)
+	{
+		/*
+		 * The client's write time (USING TIMESTAMP): versions written under
+		 * it are 1 us apart, so that a later statement still beats an
+		 * earlier one; the shared clock is left alone.
+		 */
+		return wc_client_write_time + wc_client_write_seq++;
+	}
 	if (unlikely(wc_debug_write_time != 0))
 	{
 		/* test only: a fixed past or future time, distinct per version */
@@ -139,6 +153,54 @@ wc_throttle_clock(void)
 {
 	Assert(wc_shared != NULL);
 	return &wc_shared->throttle_next_us;
+}
+
+/* widecol.write_time: '' (the clock) or a finite timestamptz */
+static bool
+check_write_time(char **newval, void **extra, GucSource source)
+{
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf,
+				dtype,
+				tz;
+	struct pg_tm tt;
+	fsec_t		fsec;
+	TimestampTz ts;
+	TimestampTz *copy;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	/* timestamptz_in's steps, which report failure instead of raising it */
+	if (ParseDateTime(*newval, workbuf, sizeof(workbuf), field, ftype, MAXDATEFIELDS, &nf) != 0 ||
+		DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0 ||
+		dtype != DTK_DATE || tm2timestamp(&tt, fsec, &tz, &ts) != 0)
+	{
+		GUC_check_errdetail("\"%s\" is not a finite timestamp with time zone.", *newval);
+		GUC_check_errhint("Give a time such as '2026-05-01 10:00:00+00', or '' for the clock.");
+		return false;
+	}
+	copy = malloc(sizeof(TimestampTz));
+	if (copy == NULL)
+		return false;
+	*copy = ts;
+	*extra = copy;
+	return true;
+}
+
+static void
+assign_write_time(const char *newval, void *extra)
+{
+	wc_client_write_time_set = extra != NULL;
+	wc_client_write_time = extra ? *(TimestampTz *) extra : 0;
+	wc_client_write_seq = 0;
+}
+
+bool
+wc_write_time_from_client(void)
+{
+	return wc_client_write_time_set;
 }
 
 void		_PG_init(void);
@@ -212,6 +274,11 @@ _PG_init(void)
 							 "Breaks last-write-wins across sessions; for deterministic tests of time windows and expiry.",
 							 &wc_debug_write_time, 0, 0, 1e11,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomStringVariable("widecol.write_time",
+							   "Write time of the versions this session writes ('' = the clock).",
+							   "Cassandra's USING TIMESTAMP: last-write-wins then orders replays by this time (SET LOCAL for one transaction).",
+							   &wc_write_time_string, "", PGC_USERSET, 0,
+							   check_write_time, assign_write_time, NULL);
 	MarkGUCPrefixReserved("widecol");
 
 	prev_shmem_request_hook = shmem_request_hook;

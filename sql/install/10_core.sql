@@ -52,6 +52,11 @@ CREATE FUNCTION widecol.compact(rel regclass, major boolean DEFAULT false) RETUR
 COMMENT ON FUNCTION widecol.compact(regclass, boolean) IS
     'flush level 0, drop runs whose rows have all expired, then run the table''s compaction strategy once (major = false) or merge all runs into one (major = true): drop shadowed and aborted versions, freeze xids, purge tombstones and expired rows older than widecol.gc_grace; returns the number of row versions written';
 
+CREATE FUNCTION widecol.garbagecollect(rel regclass) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'widecol_garbagecollect' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.garbagecollect(regclass) IS
+    'Cassandra''s nodetool garbagecollect: flush level 0, then rewrite each run alone, purging the tombstones and expired rows the table''s gc_grace allows and dropping shadowed and aborted versions, without merging runs; returns the number of row versions written';
+
 -- WRITETIME() and TTL() of Cassandra: pass the row's tableoid and ctid,
 -- e.g. SELECT widecol.writetime(tableoid, ctid) FROM t WHERE ...
 CREATE FUNCTION widecol.writetime(rel regclass, version tid) RETURNS timestamptz

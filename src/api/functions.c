@@ -131,7 +131,25 @@ widecol_compact(PG_FUNCTION_ARGS)
 		Relation	rel = wc_open_widecol_oid(fcinfo, lfirst_oid(lc), RowExclusiveLock, true);
 
 		wc_damage_refuse(rel, "cannot compact");
-		n += wc_maintain(rel, major, false, NULL);
+		n += wc_maintain(rel, major ? WC_MAINTAIN_MAJOR : WC_MAINTAIN_STRATEGY, false, NULL);
+		table_close(rel, NoLock);
+	}
+	PG_RETURN_INT64(n);
+}
+
+PG_FUNCTION_INFO_V1(widecol_garbagecollect);
+Datum
+widecol_garbagecollect(PG_FUNCTION_ARGS)
+{
+	int64		n = 0;
+	ListCell   *lc;
+
+	foreach(lc, wc_widecol_members(fcinfo))
+	{
+		Relation	rel = wc_open_widecol_oid(fcinfo, lfirst_oid(lc), RowExclusiveLock, true);
+
+		wc_damage_refuse(rel, "cannot garbage-collect");
+		n += wc_maintain(rel, WC_MAINTAIN_GARBAGECOLLECT, false, NULL);
 		table_close(rel, NoLock);
 	}
 	PG_RETURN_INT64(n);

@@ -408,7 +408,7 @@ maintain_one(Oid relid)
 				if (wc_table_info(rel)->autocompact && !wc_damage_skip(rel))
 				{
 					wc_report_activity("widecol: maintaining %s", relname);
-					wc_maintain(rel, false, true, &busy);
+					wc_maintain(rel, WC_MAINTAIN_STRATEGY, true, &busy);
 				}
 				relation_close(rel, NoLock);
 			}

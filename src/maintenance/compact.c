@@ -121,7 +121,7 @@ int
 wc_drop_expired_runs(Relation rel, WcManifest *m, TransactionId horizon, WcCompactStats *st)
 {
 	int64		now = wc_now();
-	int64		purge_before = now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
+	int64		purge_before = now - wc_gc_grace_us(wc_table_info(rel));
 	uint64	   *ids = palloc(sizeof(uint64) * Max(m->nruns, 1));
 	int			n = 0;
 	WcMetaData	meta;
@@ -158,34 +158,83 @@ typedef struct Outside
 } Outside;
 
 /*
- * May a run outside the compaction hold a version of this row's key older
+ * Position an outside run's reader on the row's key: false when the run
+ * cannot hold it (key range, bloom filter).  Then wc_run_reader_next
+ * returns its versions, newest first, while they have the key.
+ */
+static bool
+seek_outside(Relation rel, Outside *o, const WcRowHeader *row)
+{
+	const char *key = WcRowKey(row);
+
+	if (key_below(key, row->keylen, o->run->min_key) || key_above(key, row->keylen, o->run->max_key))
+		return false;
+	if (!o->opened)
+	{
+		wc_run_reader_open(&o->reader, rel, o->run, NULL);
+		o->opened = true;
+	}
+	if (row->pklen > 0 && !wc_run_may_contain_partition(rel, &o->reader, key, row->pklen))
+		return false;
+	wc_run_reader_seek(&o->reader, key, row->keylen);
+	return true;
+}
+
+/* The next version of the row's key in the run seek_outside positioned. */
+static WcRowHeader *
+next_of_key(Outside *o, const WcRowHeader *row)
+{
+	ItemPointerData tid;
+	WcRowHeader *v = wc_run_reader_next(&o->reader, &tid);
+
+	return v && v->keylen == row->keylen &&
+		memcmp(WcRowKey(v), WcRowKey(row), row->keylen) == 0 ? v : NULL;
+}
+
+/*
+ * Does a run outside the compaction hold a version of this row's key older
  * than the row?  Not if its write times are all newer, the key lies outside
- * its key range, or its bloom filter rules out the key's partition.
+ * its key range, or its bloom filter rules out the key's partition;
+ * otherwise a seek looks (the filter is per partition: a run holding other
+ * rows of the partition would keep every tombstone of it forever).
  */
 static bool
 older_version_outside(Relation rel, Outside *out, int nout, const WcRowHeader *row)
 {
-	const char *key = WcRowKey(row);
-
 	for (int i = 0; i < nout; i++)
 	{
-		WcRunSummary *r = out[i].run;
+		WcRowHeader *v;
 
-		if (r->st.min_write_ts > row->write_ts)
+		if (out[i].run->st.min_write_ts > row->write_ts || !seek_outside(rel, &out[i], row))
 			continue;
-		if (key_below(key, row->keylen, r->min_key) || key_above(key, row->keylen, r->max_key))
+		while ((v = next_of_key(&out[i], row)) != NULL)
+			if (wc_compare_versions(v, row) > 0)
+				return true;	/* older than the row */
+	}
+	return false;
+}
+
+/*
+ * Does a run outside the compaction hold a version of the row's key newer
+ * than the row and visible to every snapshot (so that no snapshot sees the
+ * row)?  Garbage collection drops such shadowed versions, so that the
+ * tombstone shadowing them can later be purged.  Only runs written after
+ * the row can hold one.
+ */
+static bool
+newer_version_outside(Relation rel, Outside *out, int nout, const WcRowHeader *row,
+					  TransactionId horizon)
+{
+	for (int i = 0; i < nout; i++)
+	{
+		WcRowHeader *v;
+
+		if (out[i].run->st.max_write_ts <= row->write_ts || !seek_outside(rel, &out[i], row))
 			continue;
-		if (row->pklen > 0)
-		{
-			if (!out[i].opened)
-			{
-				wc_run_reader_open(&out[i].reader, rel, r, NULL);
-				out[i].opened = true;
-			}
-			if (!wc_run_may_contain_partition(rel, &out[i].reader, key, row->pklen))
-				continue;
-		}
-		return true;
+		/* newest first: stop at the first not newer than the row */
+		while ((v = next_of_key(&out[i], row)) != NULL && wc_compare_versions(v, row) < 0)
+			if (all_visible(v, horizon))
+				return true;
 	}
 	return false;
 }
@@ -253,6 +302,8 @@ typedef struct Pass
 	int64		window_us;
 	const int64 *windows;		/* this pass writes these windows; NULL: all */
 	int			nwindows;
+	bool		drop_shadowed;	/* garbage collection: drop versions that a
+								 * run outside shadows */
 	WcCompactStats *st;
 } Pass;
 
@@ -371,6 +422,11 @@ merge_pass(Pass *p, Outputs *outputs)
 			settled = true;
 			if (!mine)
 				continue;
+			if (p->drop_shadowed && newer_version_outside(p->rel, p->out, p->nout, row, p->horizon))
+			{
+				p->st->shadowed_dropped++;
+				continue;
+			}
 			if (wc_row_is_dead(row, p->now) &&
 				(WcRowIsTombstone(row) ? row->write_ts : row->expire_at) < p->purge_before &&
 				!older_version_outside(p->rel, p->out, p->nout, row))
@@ -517,9 +573,11 @@ wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids, int nin,
 	p.out = palloc0(sizeof(Outside) * Max(m->nruns, 1));
 	p.horizon = horizon;
 	p.now = wc_now();
-	p.purge_before = p.now - (int64) wc_gc_grace_seconds * USECS_PER_SEC;
+	p.purge_before = p.now - wc_gc_grace_us(wc_table_info(rel));
 	p.window_us = window_us;
 	p.st = st;
+	/* widecol.garbagecollect (maintain.c) rewrites runs one at a time */
+	p.drop_shadowed = strcmp(st->kind, "garbagecollect") == 0;
 	for (int i = 0; i < nin; i++)
 	{
 		bool		found = false;

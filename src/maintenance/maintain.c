@@ -68,14 +68,76 @@ reread(Relation rel, uint64 storage_id)
 }
 
 /*
- * Maintain one table.  major: merge all runs into one (per time window for
- * time_window tables) instead of running the strategy.  in_worker: take the
+ * Maintain one table: flush level 0, free the pages of dropped runs, drop
+ * the runs whose rows have all expired, then compact as the mode says
+ * (mode_buckets).  in_worker: take the
  * lock conditionally (*busy is set when it is taken by someone else) and
  * report progress in pg_stat_activity.  Returns the versions written by
  * compactions.
  */
+static WcBucket *
+bucket_of(const char *kind, int level, int nruns)
+{
+	WcBucket   *b = palloc0(sizeof(WcBucket));
+
+	b->kind = kind;
+	b->level = level;
+	b->nruns = nruns;
+	b->run_ids = palloc(sizeof(uint64) * Max(nruns, 1));
+	return b;
+}
+
+/* Runs by their newest write, oldest first. */
+static int
+run_age_cmp(const void *a, const void *b)
+{
+	int64		x = ((const WcRunSummary *) a)->st.max_write_ts;
+	int64		y = ((const WcRunSummary *) b)->st.max_write_ts;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The compactions a mode makes: the strategy's; all runs into one (level 2;
+ * per time window for time_window tables); or, garbage collection
+ * (Cassandra's nodetool garbagecollect), each run rewritten alone, oldest
+ * first, so that dropping the versions newer runs shadow lets the
+ * tombstones that shadow them be purged when their run's turn comes
+ * (compact.c drops shadowed versions for the kind "garbagecollect").
+ */
+static List *
+mode_buckets(Relation rel, WcTableInfo *info, WcMaintainMode mode, WcManifest *m,
+			 TransactionId horizon)
+{
+	List	   *buckets = NIL;
+	WcBucket   *b;
+
+	switch (mode)
+	{
+		case WC_MAINTAIN_STRATEGY:
+			return wc_strategy_pick(rel, info, m, horizon);
+		case WC_MAINTAIN_MAJOR:
+			if (m->nruns == 0)
+				return NIL;
+			b = bucket_of("major", 2, m->nruns);
+			for (int i = 0; i < m->nruns; i++)
+				b->run_ids[i] = m->runs[i].run_id;
+			return list_make1(b);
+		case WC_MAINTAIN_GARBAGECOLLECT:
+			qsort(m->runs, m->nruns, sizeof(WcRunSummary), run_age_cmp);
+			for (int i = 0; i < m->nruns; i++)
+			{
+				b = bucket_of("garbagecollect", m->runs[i].level, 1);
+				b->run_ids[0] = m->runs[i].run_id;
+				buckets = lappend(buckets, b);
+			}
+			return buckets;
+	}
+	return NIL;
+}
+
 int64
-wc_maintain(Relation rel, bool major, bool in_worker, bool *busy)
+wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 {
 	WcTableInfo info = *wc_table_info(rel);
 	const char *strategy = wc_compaction_name(info.compaction);
@@ -87,6 +149,7 @@ wc_maintain(Relation rel, bool major, bool in_worker, bool *busy)
 	WcManifest *m;
 	WcCompactStats st;
 	int64		written = 0;
+	ListCell   *lc;
 	MemoryContext cxt,
 				old;
 
@@ -132,42 +195,20 @@ wc_maintain(Relation rel, bool major, bool in_worker, bool *busy)
 		m = reread(rel, meta.storage_id);
 	}
 
-	if (major)
+	foreach(lc, mode_buckets(rel, &info, mode, m, horizon))
 	{
-		if (m->nruns > 0)
-		{
-			uint64	   *ids = palloc(sizeof(uint64) * m->nruns);
+		WcBucket   *b = lfirst(lc);
 
-			for (int i = 0; i < m->nruns; i++)
-				ids[i] = m->runs[i].run_id;
-			memset(&st, 0, sizeof(st));
-			st.kind = "major";
-			st.started = GetCurrentTimestamp();
-			wc_report_activity("widecol: compacting %s (major, %d runs)", name, m->nruns);
-			written += wc_compact_runs(rel, m, ids, m->nruns, 2, window_us, horizon, &st);
-			wc_history_record(rel, strategy, &st, in_worker);
-		}
-	}
-	else
-	{
-		List	   *buckets = wc_strategy_pick(rel, &info, m, horizon);
-		ListCell   *lc;
-
-		foreach(lc, buckets)
-		{
-			WcBucket   *b = lfirst(lc);
-
-			memset(&st, 0, sizeof(st));
-			st.kind = b->kind;
-			st.started = GetCurrentTimestamp();
-			wc_report_activity("widecol: compacting %s (%s, %d runs%s%s)", name, strategy,
-							   b->nruns, strcmp(b->kind, "minor") == 0 ? "" : ", ",
-							   strcmp(b->kind, "minor") == 0 ? "" : b->kind);
-			written += wc_compact_runs(rel, m, b->run_ids, b->nruns, b->level,
-									   window_us, horizon, &st);
-			wc_history_record(rel, strategy, &st, in_worker);
-			m = reread(rel, meta.storage_id);
-		}
+		memset(&st, 0, sizeof(st));
+		st.kind = b->kind;
+		st.started = GetCurrentTimestamp();
+		wc_report_activity("widecol: compacting %s (%s, %d runs%s%s)", name, strategy,
+						   b->nruns, strcmp(b->kind, "minor") == 0 ? "" : ", ",
+						   strcmp(b->kind, "minor") == 0 ? "" : b->kind);
+		written += wc_compact_runs(rel, m, b->run_ids, b->nruns, b->level,
+								   window_us, horizon, &st);
+		wc_history_record(rel, strategy, &st, in_worker);
+		m = reread(rel, meta.storage_id);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

@@ -49,7 +49,15 @@ extern bool wc_run_droppable_whole(const WcManifest *m, int i, int64 now,
 								   int64 purge_before, TransactionId horizon);
 extern List *wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m,
 							  TransactionId horizon);
-extern int64 wc_maintain(Relation rel, bool major, bool in_worker, bool *busy);
+/* What a maintenance pass does after flushing and dropping expired runs. */
+typedef enum WcMaintainMode
+{
+	WC_MAINTAIN_STRATEGY,		/* the table's compaction strategy, once */
+	WC_MAINTAIN_MAJOR,			/* all runs into one (per time window) */
+	WC_MAINTAIN_GARBAGECOLLECT	/* each run rewritten alone, purging */
+} WcMaintainMode;
+
+extern int64 wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy);
 extern void wc_history_record(Relation rel, const char *strategy,
 							  const WcCompactStats *st, bool by_worker);
 extern int64 wc_history_prune(void);

@@ -210,8 +210,7 @@ wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m, TransactionId h
 	bool	   *taken = palloc0(sizeof(bool) * Max(m->nruns, 1));
 	List	   *result = NIL;
 	TransactionId next = ReadNextTransactionId();
-	int64		purge_before = wc_now() -
-		(int64) wc_gc_grace_seconds * USECS_PER_SEC;
+	int64		purge_before = wc_now() - wc_gc_grace_us(info);
 
 	if (info->compaction == WC_COMPACTION_TIME_WINDOW)
 		result = time_window(m, info, taken, result);

@@ -91,43 +91,77 @@ collect_new(WcRowHeader *row, ItemPointer tid, void *arg)
 	nr->n++;
 }
 
-/* Merge the sorted new versions into the entry's sorted arrays. */
+/* Merge part a and sorted rows b (perm: their order) into a new part. */
+static WcL0Part
+merge_parts(MemoryContext cxt, const WcL0Part *a, WcRowHeader **brows,
+			ItemPointerData *btids, const int64 *perm, int64 bn)
+{
+	WcL0Part	out;
+	int64		i = 0,
+				j = 0,
+				k = 0;
+
+	out.n = a->n + bn;
+	out.rows = MemoryContextAllocHuge(cxt, sizeof(WcRowHeader *) * Max(out.n, 1));
+	out.tids = MemoryContextAllocHuge(cxt, sizeof(ItemPointerData) * Max(out.n, 1));
+	while (i < a->n || j < bn)
+	{
+		int64		bj = j < bn ? (perm ? perm[j] : j) : 0;
+
+		if (j == bn || (i < a->n && wc_compare_rows(a->rows[i], brows[bj]) <= 0))
+		{
+			out.rows[k] = a->rows[i];
+			out.tids[k++] = a->tids[i++];
+		}
+		else
+		{
+			out.rows[k] = brows[bj];
+			out.tids[k++] = btids[bj];
+			j++;
+		}
+	}
+	return out;
+}
+
+static void
+free_part(WcL0Part *p)
+{
+	if (p->rows)
+	{
+		pfree(p->rows);
+		pfree(p->tids);
+	}
+	memset(p, 0, sizeof(WcL0Part));
+}
+
+/*
+ * Merge the new versions into the entry: into the recent part while it
+ * stays small, else recent and new into the bulk.  Merging every append
+ * into the bulk made a row-by-row DELETE of n rows cost O(n^2) (each
+ * tombstone, read back by the next row's conflict check, moved all of
+ * level 0: 91 s for 60,000 rows).
+ */
 static void
 merge_new(L0CacheEntry *e, NewRows *nr)
 {
 	WcL0Sorted *s = &e->sorted;
 	int64	   *perm = palloc(sizeof(int64) * nr->n);
-	int64		total = s->n + nr->n;
-	WcRowHeader **rows = MemoryContextAllocHuge(e->cxt, sizeof(WcRowHeader *) * total);
-	ItemPointerData *tids = MemoryContextAllocHuge(e->cxt, sizeof(ItemPointerData) * total);
-	int64		i = 0,
-				j = 0,
-				k = 0;
+	WcL0Part	merged;
 
 	wc_sort_rows(nr->rows, nr->n, perm);
-	while (i < s->n || j < nr->n)
+	merged = merge_parts(e->cxt, &s->recent, nr->rows, nr->tids, perm, nr->n);
+	free_part(&s->recent);
+	if (merged.n <= WC_L0_RECENT_MAX)
+		s->recent = merged;
+	else
 	{
-		if (j == nr->n ||
-			(i < s->n && wc_compare_rows(s->rows[i], nr->rows[perm[j]]) <= 0))
-		{
-			rows[k] = s->rows[i];
-			tids[k++] = s->tids[i++];
-		}
-		else
-		{
-			rows[k] = nr->rows[perm[j]];
-			tids[k++] = nr->tids[perm[j++]];
-		}
-	}
-	if (s->rows)
-	{
-		pfree(s->rows);
-		pfree(s->tids);
+		WcL0Part	bulk = merge_parts(e->cxt, &s->bulk, merged.rows, merged.tids, NULL, merged.n);
+
+		free_part(&merged);
+		free_part(&s->bulk);
+		s->bulk = bulk;
 	}
 	e->bytes += (sizeof(WcRowHeader *) + sizeof(ItemPointerData)) * nr->n;
-	s->rows = rows;
-	s->tids = tids;
-	s->n = total;
 	pfree(perm);
 }
 
@@ -228,17 +262,17 @@ wc_l0_cache_get(Relation rel, uint64 storage_id, const WcL0Gen *gen, uint64 olde
 	return &e->sorted;
 }
 
-/* Index of the first version whose key is >= key (all of them: n). */
+/* Index of the first version of a part whose key is >= key (all of them: n). */
 int64
-wc_l0_sorted_lower_bound(const WcL0Sorted *s, const char *key, int keylen)
+wc_l0_part_lower_bound(const WcL0Part *p, const char *key, int keylen)
 {
 	int64		lo = 0,
-				hi = s->n;
+				hi = p->n;
 
 	while (lo < hi)
 	{
 		int64		mid = lo + (hi - lo) / 2;
-		WcRowHeader *row = s->rows[mid];
+		WcRowHeader *row = p->rows[mid];
 
 		if (wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) < 0)
 			lo = mid + 1;
@@ -246,4 +280,22 @@ wc_l0_sorted_lower_bound(const WcL0Sorted *s, const char *key, int keylen)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* Does the generation hold a version of the key? */
+bool
+wc_l0_sorted_has_key(const WcL0Sorted *s, const char *key, int keylen)
+{
+	const WcL0Part *parts[2] = {&s->bulk, &s->recent};
+
+	for (int i = 0; i < 2; i++)
+	{
+		int64		at = wc_l0_part_lower_bound(parts[i], key, keylen);
+
+		if (at < parts[i]->n &&
+			wc_compare_keys(WcRowKey(parts[i]->rows[at]), parts[i]->rows[at]->keylen,
+							key, keylen) == 0)
+			return true;
+	}
+	return false;
 }

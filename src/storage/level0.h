@@ -19,16 +19,31 @@ extern WcRowHeader *wc_l0_fetch(Relation rel, ItemPointer tid);
 extern bool wc_l0_row_ok(const WcRowHeader *row, Size itemlen);
 
 /* ---------- level-0 cache (l0cache.c) ---------- */
-typedef struct WcL0Sorted
+/*
+ * A generation's versions in storage order, in two sorted parts: the bulk,
+ * and those appended since it was last merged (at most WC_L0_RECENT_MAX),
+ * so that a version appended between two reads (a DELETE or UPDATE row by
+ * row) costs a merge into the small part, not into all of them.
+ */
+typedef struct WcL0Part
 {
-	WcRowHeader **rows;			/* storage order */
+	WcRowHeader **rows;
 	ItemPointerData *tids;
 	int64		n;
+} WcL0Part;
+
+typedef struct WcL0Sorted
+{
+	WcL0Part	bulk;
+	WcL0Part	recent;
 } WcL0Sorted;
+
+#define WC_L0_RECENT_MAX 1024
 
 extern int	wc_level0_cache_kb;
 extern const WcL0Sorted *wc_l0_cache_get(Relation rel, uint64 storage_id,
 										 const WcL0Gen *gen, uint64 oldest_gen);
-extern int64 wc_l0_sorted_lower_bound(const WcL0Sorted *s, const char *key, int keylen);
+extern int64 wc_l0_part_lower_bound(const WcL0Part *p, const char *key, int keylen);
+extern bool wc_l0_sorted_has_key(const WcL0Sorted *s, const char *key, int keylen);
 
 #endif

@@ -146,21 +146,40 @@ heap_cmp(Datum a, Datum b, void *arg)
 
 /*
  * Fill level-0 source `s` with copies of the visible versions in bounds of
- * one generation (sorted by the level-0 cache); false when there are none.
+ * one generation (the level-0 cache's two sorted parts, merged); false when
+ * there are none.
  */
 static bool
 l0_source(WcMergeIter *it, Source *s, const WcL0Sorted *l0)
 {
-	int64		i = it->lo ? wc_l0_sorted_lower_bound(l0, it->lo, it->lolen) : 0;
+	const WcL0Part *a = &l0->bulk;
+	const WcL0Part *b = &l0->recent;
+	int64		i = it->lo ? wc_l0_part_lower_bound(a, it->lo, it->lolen) : 0;
+	int64		j = it->lo ? wc_l0_part_lower_bound(b, it->lo, it->lolen) : 0;
 	int			cap = 16;
 
 	s->n = 0;
 	s->rows = palloc(sizeof(WcRowHeader *) * cap);
 	s->tids = palloc(sizeof(ItemPointerData) * cap);
-	for (; i < l0->n && !above_hi(it, l0->rows[i]); i++)
+	for (;;)
 	{
-		WcRowHeader *row = l0->rows[i];
+		bool		in_a = i < a->n && !above_hi(it, a->rows[i]);
+		bool		in_b = j < b->n && !above_hi(it, b->rows[j]);
+		WcRowHeader *row;
+		ItemPointerData tid;
 
+		if (!in_a && !in_b)
+			break;
+		if (in_a && (!in_b || wc_compare_rows(a->rows[i], b->rows[j]) <= 0))
+		{
+			row = a->rows[i];
+			tid = a->tids[i++];
+		}
+		else
+		{
+			row = b->rows[j];
+			tid = b->tids[j++];
+		}
 		if (!wc_version_visible(row, it->snapshot))
 			continue;
 		if (s->n == cap)
@@ -170,7 +189,7 @@ l0_source(WcMergeIter *it, Source *s, const WcL0Sorted *l0)
 			s->tids = repalloc_huge(s->tids, sizeof(ItemPointerData) * cap);
 		}
 		s->rows[s->n] = wc_row_copy(NULL, row);
-		s->tids[s->n++] = l0->tids[i];
+		s->tids[s->n++] = tid;
 	}
 	s->pos = it->backward ? s->n - 1 : 0;
 	it->l0_count += s->n;
@@ -759,14 +778,8 @@ wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
 			continue;
 		l0 = wc_l0_cache_get(rel, meta->storage_id, &meta->gens[g], meta->gens[0].gen);
 		for (int64 i = 0; i < n; i++)
-		{
-			int64		at = wc_l0_sorted_lower_bound(l0, keys[i].key, keys[i].keylen);
-
-			if (at < l0->n &&
-				wc_compare_keys(WcRowKey(l0->rows[at]), l0->rows[at]->keylen,
-								keys[i].key, keys[i].keylen) == 0)
+			if (!maybe[i] && wc_l0_sorted_has_key(l0, keys[i].key, keys[i].keylen))
 				maybe[i] = true;
-		}
 	}
 	for (int r = 0; r < m->nruns; r++)
 	{

@@ -227,7 +227,8 @@ wc_meta_write_ts(Relation rel)
 		cached_node = rel->rd_node;
 	}
 	ts = wc_next_write_ts();
-	if (ts >= reserved)
+	/* a client's write time is not the clock: it reserves nothing */
+	if (ts >= reserved && !wc_write_time_from_client())
 	{
 		Buffer		buf = meta_lock(rel, BUFFER_LOCK_EXCLUSIVE);
 		WcMetaData *meta = WcPageGetMeta(BufferGetPage(buf));

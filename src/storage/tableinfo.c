@@ -41,7 +41,7 @@
 #include "storage/tableinfo.h"
 
 static const char *const wc_option_names[] = {
-	"partition_key", "clustering_key", "default_ttl", "counter_columns",
+	"partition_key", "clustering_key", "default_ttl", "gc_grace", "counter_columns",
 	"compaction", "min_threshold", "max_threshold", "compaction_window",
 	"autocompact", NULL
 };
@@ -103,7 +103,7 @@ wc_split_options(List *defs, List **wc, List **rest)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unrecognized widecol option \"%s\"", full),
-						 errhint("Valid options are widecol.partition_key, widecol.clustering_key, widecol.default_ttl, widecol.counter_columns, widecol.compaction, widecol.min_threshold, widecol.max_threshold, widecol.compaction_window and widecol.autocompact.")));
+						 errhint("Valid options are widecol.partition_key, widecol.clustering_key, widecol.default_ttl, widecol.gc_grace, widecol.counter_columns, widecol.compaction, widecol.min_threshold, widecol.max_threshold, widecol.compaction_window and widecol.autocompact.")));
 			*wc = lappend(*wc, makeDefElem(full,
 										   def->arg ? (Node *) makeString(defGetString(def)) : NULL,
 										   def->location));
@@ -221,8 +221,9 @@ wc_key_column_names(const char *optname, const char *value)
 	return names;
 }
 
+/* An interval option (widecol.default_ttl, widecol.gc_grace) in microseconds. */
 static int64
-parse_ttl(const char *value)
+parse_interval_option(const char *name, const char *value)
 {
 	Interval   *iv;
 	int64		us;
@@ -236,9 +237,18 @@ parse_ttl(const char *value)
 	if (us < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("widecol.default_ttl must not be negative: \"%s\"", value),
-				 errhint("Use an interval such as '90 days', or '0' for no expiry.")));
+				 errmsg("widecol.%s must not be negative: \"%s\"", name, value),
+				 errhint("Use an interval such as '90 days', or '0' %s.",
+						 strcmp(name, "gc_grace") == 0 ? "to purge at once" : "for no expiry")));
 	return us;
+}
+
+/* How old a tombstone or expired row must be before it is purged. */
+int64
+wc_gc_grace_us(const WcTableInfo *info)
+{
+	return info->gc_grace_us >= 0 ? info->gc_grace_us :
+		(int64) wc_gc_grace_seconds * USECS_PER_SEC;
 }
 
 const char *
@@ -498,6 +508,7 @@ wc_build_table_info(Relation rel, List *wc, WcTableInfo *info)
 	const char *pk = find_option(wc, "partition_key");
 	const char *ck = find_option(wc, "clustering_key");
 	const char *ttl = find_option(wc, "default_ttl");
+	const char *gc_grace = find_option(wc, "gc_grace");
 	const char *counters = find_option(wc, "counter_columns");
 
 	memset(info, 0, sizeof(WcTableInfo));
@@ -512,7 +523,8 @@ wc_build_table_info(Relation rel, List *wc, WcTableInfo *info)
 		add_key_columns(rel, "clustering_key", ck, false, info);
 	info->key_prefix = key_prefix(info);
 	if (ttl)
-		info->default_ttl_us = parse_ttl(ttl);
+		info->default_ttl_us = parse_interval_option("default_ttl", ttl);
+	info->gc_grace_us = gc_grace ? parse_interval_option("gc_grace", gc_grace) : -1;
 	if (counters)
 		add_counter_columns(rel, counters, info);
 	parse_compaction_options(wc, info);

@@ -28,6 +28,7 @@ typedef struct WcTableInfo
 	WcKeyColumn cols[WC_MAX_KEY_COLUMNS];	/* partition cols, then clustering */
 	int			key_prefix;		/* the first columns, all key columns */
 	int64		default_ttl_us; /* 0 = none */
+	int64		gc_grace_us;	/* widecol.gc_grace; -1: the setting's */
 	int			ncounters;		/* widecol.counter_columns */
 	AttrNumber	counters[WC_MAX_KEY_COLUMNS];
 	/* compaction options (see "Compaction strategies" in src/README.md) */
@@ -45,6 +46,8 @@ typedef struct WcTableInfo
 #define WC_DEFAULT_WINDOW_US		((int64) 24 * 3600 * 1000000)
 
 extern const char *wc_compaction_name(int compaction);
+extern int64 wc_gc_grace_us(const WcTableInfo *info);
+extern int	wc_gc_grace_seconds;
 extern List *wc_key_column_names(const char *optname, const char *value);
 
 /*

@@ -1,0 +1,148 @@
+-- Deletes: row-by-row deletes stay linear (level 0's sorted cache keeps
+-- recent versions apart), per-table gc_grace, widecol.garbagecollect,
+-- client write times (widecol.write_time), and TTL on UPDATE.
+SET max_parallel_workers_per_gather = 0;
+SET widecol.tombstone_warn_threshold = 0;	-- tombstones are the subject here
+CREATE TABLE dl (dev text, ts bigint, v int)
+  USING widecol WITH (widecol.partition_key = 'dev', widecol.clustering_key = 'ts');
+CREATE TABLE dl_heap (LIKE dl);
+INSERT INTO dl_heap SELECT 'd' || (g % 3), g, g FROM generate_series(1, 6000) g;
+INSERT INTO dl SELECT * FROM dl_heap;
+
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE a text[]; b text[];
+BEGIN
+  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
+  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', regexp_replace(q, '\mdl\M', 'dl_heap', 'g')) INTO b;
+  RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
+              ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
+END $$;
+
+-- (a) 1,800 single-row deletes in one partition, each read back: past the
+-- 1,024 versions level 0's cache keeps apart, they are merged into the bulk
+DO $$
+BEGIN
+  FOR i IN 1..1800 LOOP
+    DELETE FROM dl WHERE dev = 'd1' AND ts = i * 3 - 2;
+    DELETE FROM dl_heap WHERE dev = 'd1' AND ts = i * 3 - 2;
+    IF i % 300 = 0 AND (SELECT count(*) FROM dl WHERE dev = 'd1') <> (SELECT count(*) FROM dl_heap WHERE dev = 'd1') THEN
+      RAISE EXCEPTION 'counts differ after % deletes', i;
+    END IF;
+  END LOOP;
+END $$;
+SELECT same($$SELECT * FROM dl WHERE dev = 'd1' ORDER BY ts$$);
+SELECT same($$SELECT * FROM dl WHERE dev = 'd1' ORDER BY ts DESC LIMIT 30$$);
+SELECT same($$SELECT dev, count(*), sum(v) FROM dl GROUP BY dev ORDER BY dev$$);
+-- a multi-row delete, in a transaction with reads of its own deletes
+BEGIN;
+DELETE FROM dl WHERE dev = 'd2' AND ts < 3000;
+DELETE FROM dl_heap WHERE dev = 'd2' AND ts < 3000;
+SELECT same($$SELECT * FROM dl WHERE dev = 'd2' ORDER BY ts LIMIT 5$$);
+SAVEPOINT s;
+DELETE FROM dl WHERE dev = 'd2';
+ROLLBACK TO s;
+SELECT same($$SELECT count(*) FROM dl WHERE dev = 'd2'$$);
+COMMIT;
+
+-- (b) gc_grace per table, in default_ttl's interval syntax
+CREATE TABLE gc (k int, c int, v text)
+  USING widecol WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c', widecol.gc_grace = '1 day');
+SELECT reloptions FROM pg_class WHERE oid = 'gc'::regclass;
+ALTER TABLE gc SET (widecol.gc_grace = '0');
+CREATE TABLE gc_bad (k int) USING widecol WITH (widecol.partition_key = 'k', widecol.gc_grace = '-1 day');
+CREATE TABLE gc_bad (k int) USING widecol WITH (widecol.partition_key = 'k', widecol.gc_grace = 'soon');
+SHOW widecol.gc_grace;
+
+-- (c) widecol.garbagecollect: each run rewritten alone; with gc_grace 0 the
+-- deleted rows, then their tombstones, go, without merging the runs (this
+-- file runs before ttl, which moves the shared write clock ahead: a
+-- tombstone written "in the future" is not yet past gc_grace)
+CREATE TABLE gc_heap (k int, c int, v text);
+INSERT INTO gc_heap SELECT g % 5, g, 'v' || g FROM generate_series(1, 500) g;
+INSERT INTO gc SELECT * FROM gc_heap WHERE c <= 250;
+INSERT INTO gc SELECT * FROM gc_heap WHERE c > 250;
+SELECT widecol.flush('gc') AS rows_flushed;
+DELETE FROM gc WHERE k = 1;
+DELETE FROM gc_heap WHERE k = 1;
+SELECT widecol.flush('gc') AS tombstones_flushed;
+SELECT count(*) AS runs, sum(nrows) AS versions, sum(ntombstones) AS tombstones FROM widecol.runs('gc');
+SELECT widecol.garbagecollect('gc') AS versions_written;
+SELECT count(*) AS runs, sum(nrows) AS versions, sum(ntombstones) AS tombstones FROM widecol.runs('gc');
+SELECT kind, runs_in, runs_out, tombstones_purged, shadowed_dropped
+  FROM widecol.compactions WHERE "table" = 'gc'::regclass ORDER BY started, rows_in;
+SELECT (SELECT array_agg(x::text ORDER BY c) FROM gc x) = (SELECT array_agg(y::text ORDER BY c) FROM gc_heap y) AS same_rows;
+-- with the default gc_grace (10 days) tombstones stay
+CREATE TABLE gc10 (k int, c int) USING widecol WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+INSERT INTO gc10 SELECT 1, g FROM generate_series(1, 10) g;
+DELETE FROM gc10 WHERE c <= 5;
+SELECT widecol.garbagecollect('gc10') >= 0 AS done;
+SELECT sum(ntombstones) AS tombstones_kept FROM widecol.runs('gc10');
+SELECT count(*) FROM gc10;
+-- only the owner may
+SET ROLE NONE;
+CREATE ROLE regress_widecol_other;
+GRANT SELECT ON gc TO regress_widecol_other;
+SET ROLE regress_widecol_other;
+SELECT widecol.garbagecollect('gc');
+SET ROLE NONE;
+REVOKE ALL ON gc FROM regress_widecol_other;
+DROP ROLE regress_widecol_other;
+RESET ROLE;
+
+-- (d) client write times: a replayed older message never overwrites a newer row
+CREATE TABLE ev (id int, ts bigint, state text)
+  USING widecol WITH (widecol.partition_key = 'id', widecol.clustering_key = 'ts');
+BEGIN;
+SET LOCAL widecol.write_time = '2026-05-01 10:00:00+00';
+INSERT INTO ev VALUES (1, 1, 'shipped');
+COMMIT;
+SELECT state, widecol.writetime(tableoid, ctid) AT TIME ZONE 'UTC' AS written FROM ev;
+-- the replay of an older event: written, but it loses
+BEGIN;
+SET LOCAL widecol.write_time = '2026-04-30 09:00:00+00';
+INSERT INTO ev VALUES (1, 1, 'ordered');
+UPDATE ev SET state = 'ordered, again' WHERE id = 1 AND ts = 1;
+DELETE FROM ev WHERE id = 1 AND ts = 1;
+COMMIT;
+SELECT state, widecol.writetime(tableoid, ctid) AT TIME ZONE 'UTC' AS written FROM ev;
+-- a newer event wins; SET LOCAL ends with the transaction, the clock is back
+BEGIN;
+SET LOCAL widecol.write_time = '2026-05-02 08:00:00+00';
+UPDATE ev SET state = 'delivered' WHERE id = 1 AND ts = 1;
+COMMIT;
+SELECT state, widecol.writetime(tableoid, ctid) AT TIME ZONE 'UTC' AS written FROM ev;
+SHOW widecol.write_time;
+INSERT INTO ev VALUES (2, 1, 'now');
+SELECT widecol.writetime(tableoid, ctid) > now() - interval '1 hour' AS from_the_clock FROM ev WHERE id = 2;
+SET widecol.write_time = 'yesterday-ish';
+SET widecol.write_time = 'infinity';
+-- two versions under one write time: the later statement wins
+BEGIN;
+SET LOCAL widecol.write_time = '2026-06-01 00:00:00+00';
+INSERT INTO ev VALUES (3, 1, 'first');
+INSERT INTO ev VALUES (3, 1, 'second');
+COMMIT;
+SELECT state FROM ev WHERE id = 3;
+
+-- (e) TTL on UPDATE: a row is one version, so each write sets the whole
+-- row's expiry (Cassandra's per-write rule, applied to the row)
+CREATE TABLE tt (k int, c int, v text) USING widecol WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+BEGIN;
+SET LOCAL widecol.ttl = '1h';
+INSERT INTO tt VALUES (1, 1, 'expires in an hour');
+COMMIT;
+-- (expiry - write time: the shared write clock may run ahead of the wall
+-- clock after other tests moved it)
+SELECT v, widecol.ttl(tableoid, ctid) + clock_timestamp() - widecol.writetime(tableoid, ctid)
+          BETWEEN interval '59 minutes' AND interval '61 minutes' AS an_hour FROM tt;
+UPDATE tt SET v = 'updated: no TTL' WHERE k = 1 AND c = 1;
+SELECT v, widecol.ttl(tableoid, ctid) AS ttl FROM tt;
+BEGIN;
+SET LOCAL widecol.ttl = '1d';
+UPDATE tt SET v = 'updated with a day' WHERE k = 1 AND c = 1;
+COMMIT;
+SELECT v, widecol.ttl(tableoid, ctid) + clock_timestamp() - widecol.writetime(tableoid, ctid)
+          BETWEEN interval '23 hours 59 minutes' AND interval '24 hours 1 minute' AS a_day FROM tt;
+
+DROP TABLE dl, dl_heap, gc, gc_heap, gc10, ev, tt;
+DROP FUNCTION same(text);
