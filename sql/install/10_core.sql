@@ -85,6 +85,12 @@ RETURNS TABLE (run_id bigint, level int, npages bigint, nrows bigint,
     AS 'MODULE_PATHNAME', 'widecol_runs' LANGUAGE C STRICT STABLE;
 COMMENT ON FUNCTION widecol.runs(regclass) IS 'the sorted runs of a widecol table with their summaries';
 
+CREATE FUNCTION widecol.range_tombstones(rel regclass)
+RETURNS TABLE (partition_key text, whole_partition boolean, rows_deleted bigint, written timestamptz)
+    AS 'MODULE_PATHNAME', 'widecol_range_tombstones' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION widecol.range_tombstones(regclass) IS
+    'the range tombstones of a widecol table: one per partition a DELETE of whole partitions or clustering ranges removed, until compaction purges it';
+
 CREATE FUNCTION widecol.verify(rel regclass)
 RETURNS TABLE (segment text, id bigint, pages bigint, rows bigint, ok boolean, problems text)
     AS 'MODULE_PATHNAME', 'widecol_verify' LANGUAGE C STRICT VOLATILE;
@@ -178,7 +184,7 @@ RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bi
                bloom_checks bigint, bloom_false_positives bigint,
                bloom_false_positive_ratio numeric, pending_compaction_runs bigint,
                pending_compaction_bytes bigint, write_amplification numeric,
-               total_bytes bigint, damaged boolean, damage text,
+               total_bytes bigint, damaged boolean, damage text, range_tombstones bigint,
                bloom_negatives bigint, bytes_ingested bigint, bytes_compacted bigint)
 LANGUAGE sql VOLATILE AS $$
     WITH r AS (SELECT * FROM widecol.runs(rel)),
@@ -201,6 +207,7 @@ LANGUAGE sql VOLATILE AS $$
            c.pending_runs, c.pending_bytes, c.write_amplification,
            pg_total_relation_size(rel),
            d.n > 0, d.first,
+           (SELECT count(*) FROM widecol.range_tombstones(rel)),
            s.bloom_negatives, c.bytes_ingested, c.bytes_compacted
       FROM s, c,
            (SELECT count(*) AS n,
@@ -215,7 +222,7 @@ RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bi
                bloom_checks bigint, bloom_false_positives bigint,
                bloom_false_positive_ratio numeric, pending_compaction_runs bigint,
                pending_compaction_bytes bigint, write_amplification numeric,
-               total_bytes bigint, damaged boolean, damage text)
+               total_bytes bigint, damaged boolean, damage text, range_tombstones bigint)
 LANGUAGE sql VOLATILE AS $$
     -- a widecol table, or the sum over the widecol partitions of a partitioned one
     WITH t AS (SELECT p, s.* FROM widecol.partitions(rel) p, widecol._table_stats(p) s),
@@ -234,7 +241,8 @@ LANGUAGE sql VOLATILE AS $$
            round((sum(t.bytes_ingested) + sum(t.bytes_compacted))::numeric / nullif(sum(t.bytes_ingested), 0), 2),
            sum(t.total_bytes)::bigint,
            bool_or(t.damaged),
-           min(coalesce(CASE WHEN t.p <> rel THEN t.p::text || ': ' END, '') || t.damage)
+           min(coalesce(CASE WHEN t.p <> rel THEN t.p::text || ': ' END, '') || t.damage),
+           sum(t.range_tombstones)::bigint
       FROM t
 $$;
 COMMENT ON FUNCTION widecol._table_stats(regclass) IS 'widecol.table_stats of one widecol table, with the counters it sums';

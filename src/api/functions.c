@@ -23,6 +23,7 @@
 #include "maintenance/damage.h"
 #include "maintenance/maintenance.h"
 #include "storage/cache.h"
+#include "storage/keyenc.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
 #include "storage/row.h"
@@ -189,6 +190,36 @@ run_id_cmp(const void *a, const void *b)
 }
 
 /* The runs the caller's snapshot sees, with their summaries. */
+/* The table's range tombstones the caller's snapshot sees. */
+PG_FUNCTION_INFO_V1(widecol_range_tombstones);
+Datum
+widecol_range_tombstones(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	WcMetaData	meta;
+	WcManifest *m;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
+	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
+	for (int i = 0; i < m->nrts; i++)
+	{
+		WcRangeTombstone *rt = &m->rts[i];
+		Datum		v[4];
+		bool		n[4] = {0};
+
+		v[0] = CStringGetTextDatum(wc_describe_partition(rel, wc_table_info(rel), rt->pk, rt->pklen));
+		v[1] = BoolGetDatum(rt->lo == NULL && rt->hi == NULL);
+		v[2] = Int64GetDatum(rt->nrows);
+		v[3] = TimestampTzGetDatum(rt->write_ts);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+	}
+	table_close(rel, AccessShareLock);
+	return (Datum) 0;
+}
+
 PG_FUNCTION_INFO_V1(widecol_runs);
 Datum
 widecol_runs(PG_FUNCTION_ARGS)

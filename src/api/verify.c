@@ -483,6 +483,23 @@ emit(ReturnSetInfo *rsinfo, Relation rel, const char *kind, int64 id, Report *r,
 	return r->nproblems == 0;
 }
 
+/*
+ * A range tombstone's manifest row: a partition key of the table's
+ * partition columns (its encodings walked as a key is), bounds in order.
+ */
+static void
+verify_range_tombstone(Relation rel, const WcRangeTombstone *rt, Report *r)
+{
+	r->rows = rt->nrows;
+	if (rt->pklen == 0)
+		problem(r, InvalidBlockNumber, "range tombstone without a partition key");
+	if (rt->lo && rt->hi &&
+		wc_compare_keys(rt->lo, Min(rt->lolen, rt->hilen), rt->hi, Min(rt->lolen, rt->hilen)) > 0)
+		problem(r, InvalidBlockNumber, "range tombstone bounds out of order");
+	if (rt->write_ts <= 0)
+		problem(r, InvalidBlockNumber, "range tombstone without a write time");
+}
+
 /* Every segment of one widecol table, a row each. */
 static void
 verify_table(ReturnSetInfo *rsinfo, Relation rel, bool partition)
@@ -513,6 +530,14 @@ verify_table(ReturnSetInfo *rsinfo, Relation rel, bool partition)
 		initStringInfo(&r.problems);
 		verify_run(rel, &m->runs[i], &r);
 		sound &= emit(rsinfo, rel, "run", (int64) m->runs[i].run_id, &r, record, partition);
+	}
+	for (int i = 0; i < m->nrts; i++)
+	{
+		Report		r = {0};
+
+		initStringInfo(&r.problems);
+		verify_range_tombstone(rel, &m->rts[i], &r);
+		sound &= emit(rsinfo, rel, "range_tombstone", (int64) m->rts[i].id, &r, record, partition);
 	}
 	/* nothing wrong any more (repaired, or restored): maintenance may resume */
 	if (sound && record)

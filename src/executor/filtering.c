@@ -31,7 +31,6 @@
 
 int			wc_filtering = WC_FILTERING_ALLOW;
 
-static planner_hook_type prev_planner = NULL;
 static ExplainOneQuery_hook_type prev_explain_one_query = NULL;
 
 /* EXPLAIN without ANALYZE is planning: it shows the note, never fails. */
@@ -146,17 +145,14 @@ full_scans(PlannedStmt *stmt)
 	return scans;
 }
 
-static PlannedStmt *
-wc_planner(Query *parse, const char *query_string, int cursorOptions,
-		   ParamListInfo boundParams)
+/* The widecol.filtering guard over a finished plan (planner.c calls it). */
+void
+wc_check_filtering(PlannedStmt *stmt)
 {
-	PlannedStmt *stmt = prev_planner ?
-		prev_planner(parse, query_string, cursorOptions, boundParams) :
-		standard_planner(parse, query_string, cursorOptions, boundParams);
 	ListCell   *lc;
 
 	if (wc_filtering == WC_FILTERING_ALLOW || explain_only)
-		return stmt;
+		return;
 	foreach(lc, full_scans(stmt))
 	{
 		FullScan   *fs = lfirst(lc);
@@ -172,7 +168,6 @@ wc_planner(Query *parse, const char *query_string, int cursorOptions,
 				 errhint("Add equality or IN conditions on %s (a range will do on the last one), or SET widecol.filtering = allow.",
 						 fs->missing)));
 	}
-	return stmt;
 }
 
 /* ExplainOneQuery for a plannable query, then the notes (text format). */
@@ -249,8 +244,6 @@ wc_install_filtering_hooks(void)
 							 "Such a query reads every partition (Cassandra would demand ALLOW FILTERING).",
 							 &wc_filtering, WC_FILTERING_ALLOW, filtering_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
-	prev_planner = planner_hook;
-	planner_hook = wc_planner;
 	prev_explain_one_query = ExplainOneQuery_hook;
 	ExplainOneQuery_hook = wc_explain_one_query;
 }

@@ -1,8 +1,9 @@
 /*
  * planner.c — planner and parse-analysis hooks.
  *
- * The seek path (customscan.c); and INSERT ... ON CONFLICT refused while
- * the query is analysed, before anything runs.  (Parallel sequential scans
+ * The seek path (seekplan.c); after planning, DELETEs as range tombstones
+ * (rangedelete.c) and the widecol.filtering guard (filtering.c); and INSERT
+ * ... ON CONFLICT refused while the query is analysed, before anything runs.  (Parallel sequential scans
  * are PostgreSQL's own paths; scan.c divides the key space.)
  */
 #include "postgres.h"
@@ -11,6 +12,7 @@
 #include "catalog/pg_inherits.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/paths.h"
+#include "optimizer/planner.h"
 #include "parser/analyze.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
@@ -20,6 +22,7 @@
 #include "storage/tableinfo.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+static planner_hook_type prev_planner = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze = NULL;
 
 static void
@@ -89,6 +92,20 @@ wc_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	check_query((Node *) query, NULL);
 }
 
+/* After planning: DELETEs as range tombstones, then the filtering guard. */
+static PlannedStmt *
+wc_planner(Query *parse, const char *query_string, int cursorOptions,
+		   ParamListInfo boundParams)
+{
+	PlannedStmt *stmt = prev_planner ?
+		prev_planner(parse, query_string, cursorOptions, boundParams) :
+		standard_planner(parse, query_string, cursorOptions, boundParams);
+
+	wc_plan_range_deletes(stmt);
+	wc_check_filtering(stmt);
+	return stmt;
+}
+
 void
 wc_install_planner_hooks(void)
 {
@@ -96,6 +113,8 @@ wc_install_planner_hooks(void)
 	wc_install_filtering_hooks();
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = wc_set_rel_pathlist;
+	prev_planner = planner_hook;
+	planner_hook = wc_planner;
 	prev_post_parse_analyze = post_parse_analyze_hook;
 	post_parse_analyze_hook = wc_post_parse_analyze;
 }

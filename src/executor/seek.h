@@ -7,6 +7,7 @@
 #include "widecol.h"
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
+#include "nodes/plannodes.h"
 #include "utils/relcache.h"
 
 /* ---------- planner hooks (planner.c) ---------- */
@@ -27,6 +28,10 @@ typedef enum WcFiltering
 } WcFiltering;
 extern int	wc_filtering;
 extern void wc_install_filtering_hooks(void);
+extern void wc_check_filtering(PlannedStmt *stmt);
+
+/* rangedelete.c: DELETEs written as range tombstones */
+extern void wc_plan_range_deletes(PlannedStmt *stmt);
 
 /* ---------- what the plan hands the executor (seekplan.c -> seekexec.c) ---------- */
 

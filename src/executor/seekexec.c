@@ -16,6 +16,7 @@
 #include "executor/executor.h"
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -47,6 +48,16 @@
 
 static CustomExecMethods seek_exec_methods;
 
+/* A bound of the plan, evaluated and converted to its column's type. */
+typedef struct EvaluatedBound
+{
+	int			col;			/* index into WcTableInfo.cols */
+	BoundKind	kind;
+	bool		rowpart;		/* a further column of a row comparison */
+	bool		skip;			/* narrows nothing: left to the recheck */
+	Datum		value;
+} EvaluatedBound;
+
 typedef struct Partition
 {
 	WcMergeRange range;			/* the keys to read */
@@ -63,6 +74,12 @@ typedef struct SeekState
 	bool		backward;		/* clustering order reversed */
 	bool		ordered;		/* partitions merged in clustering order; else
 								 * read one after another */
+	bool		range_delete;	/* a DELETE's scan: write range tombstones */
+	bool		range_done;
+	int64		range_deleted;	/* rows they deleted */
+	int			range_tombstones;	/* written */
+	EvaluatedBound *bounds;		/* evaluated at the start */
+	int			nbounds;
 	List	   *exprstates;
 	bool		started;
 	bool		empty;
@@ -91,6 +108,8 @@ wc_seek_create_state(CustomScan *cscan)
 	s->kinds = linitial(cscan->custom_private);
 	s->backward = linitial_int((List *) lsecond(cscan->custom_private)) != 0;
 	s->ordered = lsecond_int((List *) lsecond(cscan->custom_private)) != 0;
+	s->range_delete = list_length((List *) lsecond(cscan->custom_private)) > 3 &&
+		lfourth_int((List *) lsecond(cscan->custom_private)) != 0;
 	s->types = lthird(cscan->custom_private);
 	return (Node *) s;
 }
@@ -139,15 +158,6 @@ typedef enum BoundEffect
 	BV_EMPTY					/* no row is inside it */
 } BoundEffect;
 
-/* A bound of the plan, evaluated and converted to its column's type. */
-typedef struct EvaluatedBound
-{
-	int			col;			/* index into WcTableInfo.cols */
-	BoundKind	kind;
-	bool		rowpart;		/* a further column of a row comparison */
-	bool		skip;			/* narrows nothing: left to the recheck */
-	Datum		value;
-} EvaluatedBound;
 
 /* What every read of one seek shares: one snapshot, one manifest. */
 typedef struct WcSeekRead
@@ -567,6 +577,8 @@ seek_start(SeekState *s)
 	int			i = 0;
 
 	s->started = true;
+	s->bounds = b;
+	s->nbounds = nbounds;
 	if (!evaluate_bounds(s, info, b))
 	{
 		s->empty = true;
@@ -614,7 +626,7 @@ seek_start(SeekState *s)
 		part->range.bloom_pklen = p->cursor;
 		part->range.backward = s->backward;
 	}
-	if (!s->ordered)
+	if (!s->ordered || s->range_delete)
 		return;					/* seek_next opens them one at a time */
 	s->heap = binaryheap_allocate(s->nparts, suffix_cmp, &s->backward);
 	for (i = 0; i < s->nparts; i++)
@@ -654,6 +666,105 @@ next_unordered(SeekState *s, TupleTableSlot *slot)
 	return ExecClearTuple(slot);
 }
 
+/*
+ * A DELETE's range in key order, exactly (rangedelete.c made sure the
+ * clauses are exactly the bounds): equality on a clustering prefix, then
+ * the next column's bounds with their strictness; a DESC column's
+ * bounds swap ends.  NULL ends: the partition's.
+ */
+static void
+range_of_delete(SeekState *s, WcTableInfo *info, WcRangeTombstone *rt)
+{
+	StringInfoData eq;
+	StringInfo	lo = NULL,
+				hi = NULL;
+
+	initStringInfo(&eq);
+	rt->lo_incl = rt->hi_incl = true;
+	for (int i = 0; i < s->nbounds; i++)
+	{
+		EvaluatedBound *b = &s->bounds[i];
+		WcKeyColumn *col = &info->cols[b->col];
+		bool		lower;
+		StringInfo	end;
+
+		if (col->partition || b->skip)
+			continue;
+		if (b->kind == BK_EQ)
+		{
+			wc_encode_column(&eq, col, b->value);
+			continue;
+		}
+		lower = (b->kind == BK_GE || b->kind == BK_GT) != col->desc;
+		end = makeStringInfo();
+		appendBinaryStringInfo(end, eq.data, eq.len);
+		wc_encode_column(end, col, b->value);
+		if (lower)
+		{
+			lo = end;
+			rt->lo_incl = b->kind == BK_GE || b->kind == BK_LE;
+		}
+		else
+		{
+			hi = end;
+			rt->hi_incl = b->kind == BK_GE || b->kind == BK_LE;
+		}
+	}
+	if (lo == NULL && eq.len > 0)
+		lo = &eq;
+	if (hi == NULL && eq.len > 0)
+		hi = &eq;
+	rt->lo = lo ? lo->data : NULL;
+	rt->lolen = lo ? lo->len : 0;
+	rt->hi = hi ? hi->data : NULL;
+	rt->hilen = hi ? hi->len : 0;
+}
+
+/*
+ * The DELETE as range tombstones: per partition, count the rows the range
+ * deletes (keys only: no value page is read) and, if any, write one range
+ * tombstone.  The statement's row count is theirs; ModifyTable gets no row.
+ */
+static void
+delete_ranges(SeekState *s)
+{
+	Relation	rel = s->css.ss.ss_currentRelation;
+	WcTableInfo *info = wc_table_info(rel);
+	EState	   *estate = s->css.ss.ps.state;
+	WcRangeTombstone rt;
+
+	if (s->empty)
+		return;
+	memset(&rt, 0, sizeof(rt));
+	range_of_delete(s, info, &rt);
+	for (int i = 0; i < s->nparts; i++)
+	{
+		Partition  *part = &s->parts[i];
+		int64		n = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		rt.pk = (char *) part->range.lo;
+		rt.pklen = part->range.bloom_pklen;
+		open_partition(s, part);
+		for (; part->cur; part->cur = wc_merge_next(part->iter, &part->tid))
+			if (wc_range_covers(&rt, WcRowKey(part->cur), part->cur->keylen, part->cur->pklen))
+				n++;
+		wc_merge_end(part->iter);
+		part->iter = NULL;
+		if (n == 0)
+			continue;
+		rt.id = wc_new_storage_id();
+		rt.write_ts = wc_meta_write_ts(rel);
+		rt.nrows = n;
+		wc_manifest_add_range_tombstone(s->meta.storage_id, &rt);
+		s->range_tombstones++;
+		s->range_deleted += n;
+		estate->es_processed += n;
+		for (int64 j = 0; j < n; j++)
+			pgstat_count_heap_delete(rel);
+	}
+}
+
 static TupleTableSlot *
 seek_next(ScanState *ss)
 {
@@ -668,6 +779,18 @@ seek_next(ScanState *ss)
 
 		seek_start(s);
 		MemoryContextSwitchTo(old);
+	}
+	if (s->range_delete)
+	{
+		if (!s->range_done)
+		{
+			MemoryContext old = MemoryContextSwitchTo(s->mcxt);
+
+			delete_ranges(s);
+			MemoryContextSwitchTo(old);
+			s->range_done = true;
+		}
+		return ExecClearTuple(slot);
 	}
 	if (s->empty)
 		return ExecClearTuple(slot);
@@ -719,6 +842,7 @@ seek_close(SeekState *s)
 	s->pending = NULL;
 	s->heap = NULL;
 	s->next_part = 0;
+	s->range_done = false;
 	s->started = false;
 	s->empty = false;
 }
@@ -809,6 +933,13 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Clustering Bounds", ck.data, es);
 	if (s->backward)
 		ExplainPropertyText("Direction", "Backward", es);
+	if (s->range_delete)
+		ExplainPropertyText("Delete", "one range tombstone per partition", es);
+	if (s->range_delete && es->analyze)
+	{
+		ExplainPropertyInteger("Range Tombstones Written", NULL, s->range_tombstones, es);
+		ExplainPropertyInteger("Rows Deleted", NULL, s->range_deleted, es);
+	}
 	if (es->analyze)
 	{
 		int64		blocks = s->stats.blocks_read;

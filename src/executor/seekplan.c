@@ -727,6 +727,54 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 	table_close(relation, NoLock);
 }
 
+/*
+ * Do the bounds select exactly the rows the clauses do, so that a DELETE
+ * may write them as one range tombstone per partition instead of deleting
+ * row by row?  Every clause must be a bound, of a type that encodes
+ * exactly: equality, IN or a range on the partition key, equality on a
+ * clustering prefix and at most one lower and one upper bound on the next
+ * column; not IN lists or row comparisons on clustering columns, not a
+ * parameterized seek.  A DELETE of single rows (every clustering column
+ * fixed) writes row tombstones: a range tombstone is a manifest row every
+ * read of the table reads until compaction purges it.
+ */
+static bool
+range_exact(CustomPath *best_path, List *clauses, List *bounds, WcTableInfo *info)
+{
+	ListCell   *lc;
+	int			clustering_eq = 0;
+
+	if (best_path->path.param_info)
+		return false;
+	/* a single row (every key column fixed) takes a row tombstone */
+	foreach(lc, bounds)
+		if (!info->cols[((KeyBound *) lfirst(lc))->col].partition &&
+			((KeyBound *) lfirst(lc))->kind == BK_EQ)
+			clustering_eq++;
+	if (clustering_eq == info->nck)
+		return false;
+	foreach(lc, extract_actual_clauses(clauses, false))
+	{
+		ListCell   *lb;
+		bool		found = false;
+
+		foreach(lb, bounds)
+			found |= ((KeyBound *) lfirst(lb))->clause == lfirst(lc);
+		if (!found)
+			return false;
+	}
+	foreach(lc, bounds)
+	{
+		KeyBound   *b = lfirst(lc);
+
+		if (!exact_bound(info->cols[b->col].typid, bound_value_type(b, b->expr)))
+			return false;
+		if (!info->cols[b->col].partition && (b->kind == BK_IN || b->rowcols != NIL))
+			return false;
+	}
+	return true;
+}
+
 static Plan *
 seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		  List *tlist, List *clauses, List *custom_plans)
@@ -739,7 +787,8 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *kinds = NIL,
 			   *exprs = NIL,
 			   *types = NIL,
-			   *exact = NIL;
+			   *exact = NIL,
+			   *bounds;
 	ListCell   *lc;
 
 	/*
@@ -747,9 +796,10 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 * parameterized path they include the join clauses; the core replaces
 	 * their outer variables in custom_exprs with nestloop parameters).
 	 */
-	foreach(lc, choose_bounds(collect_bounds(best_path->path.param_info ? root : NULL,
-											 clauses, rel->relid, info),
-							  info, &nparts))
+	bounds = choose_bounds(collect_bounds(best_path->path.param_info ? root : NULL,
+										  clauses, rel->relid, info),
+						   info, &nparts);
+	foreach(lc, bounds)
 	{
 		KeyBound   *b = lfirst(lc);
 		Oid			type = bound_value_type(b, b->expr);
@@ -783,7 +833,12 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.plan.qual = list_difference_ptr(extract_actual_clauses(clauses, false), exact);
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
-	cscan->custom_private = list_make3(kinds, best_path->custom_private, types);
+	/* flags: backward, ordered, range exact, range delete (rangedelete.c) */
+	cscan->custom_private = list_make3(kinds,
+									   lappend_int(lappend_int(list_copy(best_path->custom_private),
+															   range_exact(best_path, clauses, bounds, info)),
+												   false),
+									   types);
 	cscan->custom_exprs = exprs;
 	cscan->methods = &seek_scan_methods;
 	return &cscan->scan.plan;

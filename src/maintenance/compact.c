@@ -304,6 +304,7 @@ typedef struct Pass
 	int			nwindows;
 	bool		drop_shadowed;	/* garbage collection: drop versions that a
 								 * run outside shadows */
+	const WcManifest *manifest; /* its range tombstones */
 	WcCompactStats *st;
 } Pass;
 
@@ -382,6 +383,18 @@ merge_pass(Pass *p, Outputs *outputs)
 			settled = false;
 		}
 		mine = pass_takes(p, row);
+		/*
+		 * A version older than a range tombstone every snapshot sees is
+		 * deleted for all: it goes (the tombstone stays until purged).
+		 */
+		if (p->manifest->nrts > 0 &&
+			row->write_ts < wc_range_covering_ts(p->manifest, WcRowKey(row), row->keylen,
+												 row->pklen, p->horizon))
+		{
+			if (mine)
+				p->st->shadowed_dropped++;
+			continue;
+		}
 		if (settled || wc_xid_known_aborted(row->xid))
 		{
 			if (mine)
@@ -578,6 +591,7 @@ wc_compact_runs(Relation rel, WcManifest *m, const uint64 *run_ids, int nin,
 	p.st = st;
 	/* widecol.garbagecollect (maintain.c) rewrites runs one at a time */
 	p.drop_shadowed = strcmp(st->kind, "garbagecollect") == 0;
+	p.manifest = m;
 	for (int i = 0; i < nin; i++)
 	{
 		bool		found = false;

@@ -136,6 +136,33 @@ mode_buckets(Relation rel, WcTableInfo *info, WcMaintainMode mode, WcManifest *m
 	return NIL;
 }
 
+/*
+ * After every run went through a compaction (major, or garbage collection),
+ * no run holds a version a settled range tombstone covers: those past
+ * gc_grace go (versions written since the flush are newer than them).
+ */
+static void
+purge_range_tombstones(Relation rel, WcTableInfo *info, WcManifest *m, uint64 storage_id,
+					   TransactionId horizon, const char *strategy, bool in_worker)
+{
+	int64		purge_before = wc_now() - wc_gc_grace_us(info);
+	uint64	   *ids = palloc(sizeof(uint64) * Max(m->nrts, 1));
+	WcCompactStats st;
+	int			n = 0;
+
+	for (int i = 0; i < m->nrts; i++)
+		if (wc_manifest_row_settled(m->rts[i].xmin, horizon) && m->rts[i].write_ts < purge_before)
+			ids[n++] = m->rts[i].id;
+	if (n == 0)
+		return;
+	wc_manifest_forget_range_tombstones(storage_id, ids, n);
+	memset(&st, 0, sizeof(st));
+	st.kind = "range_tombstones";
+	st.started = GetCurrentTimestamp();
+	st.tombstones_purged = n;
+	wc_history_record(rel, strategy, &st, in_worker);
+}
+
 int64
 wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 {
@@ -210,6 +237,8 @@ wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 		wc_history_record(rel, strategy, &st, in_worker);
 		m = reread(rel, meta.storage_id);
 	}
+	if (mode != WC_MAINTAIN_STRATEGY)
+		purge_range_tombstones(rel, &info, m, meta.storage_id, horizon, strategy, in_worker);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return written;

@@ -19,6 +19,7 @@
 
 #include "widecol.h"
 #include "storage/manifest.h"
+#include "storage/row.h"
 
 enum
 {
@@ -48,6 +49,15 @@ enum
 #define SEG_KIND_DROPPED 'd'		/* a run replaced by compaction; pages not yet free */
 #define SEG_KIND_WRITING 'w'		/* a run's claim on its pages, from its first page
 									 * written until its pages are freed */
+#define SEG_KIND_RANGE_TOMBSTONE 'x'	/* min_key: partition key; max_key:
+										 * packed bounds; min_write_ts: its
+										 * write time; nrows: rows deleted */
+
+/* the packed bounds of a range tombstone (max_key) */
+#define RT_HAS_LO	0x01
+#define RT_LO_INCL	0x02
+#define RT_HAS_HI	0x04
+#define RT_HI_INCL	0x08
 
 static Oid
 segment_relid(bool index)
@@ -69,8 +79,8 @@ segment_relid(bool index)
  * (so that every snapshot sees the row)?  A frozen xmin (VACUUM FREEZE of
  * widecol.segment) means long ago.
  */
-static bool
-committed_before(TransactionId xmin, TransactionId horizon)
+bool
+wc_manifest_row_settled(TransactionId xmin, TransactionId horizon)
 {
 	if (xmin == FrozenTransactionId || xmin == BootstrapTransactionId)
 		return true;
@@ -86,6 +96,55 @@ begin_scan(Relation segrel, uint64 storage_id, Snapshot snapshot, ScanKeyData *k
 	return systable_beginscan(segrel, segment_relid(true), true, snapshot, 1, key);
 }
 
+static void
+parse_range_tombstone(WcRangeTombstone *rt, HeapTuple tup, const Datum *v)
+{
+	bytea	   *pk = DatumGetByteaPCopy(v[Anum_seg_min_key - 1]);
+	bytea	   *packed = DatumGetByteaPCopy(v[Anum_seg_max_key - 1]);
+	const char *p = VARDATA_ANY(packed);
+	uint8		flags = (uint8) p[0];
+	uint16		len;
+
+	memset(rt, 0, sizeof(WcRangeTombstone));
+	rt->id = DatumGetInt64(v[Anum_seg_segment_id - 1]);
+	rt->pk = VARDATA_ANY(pk);
+	rt->pklen = VARSIZE_ANY_EXHDR(pk);
+	rt->write_ts = DatumGetInt64(v[Anum_seg_min_write_ts - 1]);
+	rt->nrows = DatumGetInt64(v[Anum_seg_nrows - 1]);
+	rt->xmin = HeapTupleHeaderGetXmin(tup->t_data);
+	p++;
+	memcpy(&len, p, sizeof(uint16));
+	p += sizeof(uint16);
+	if (flags & RT_HAS_LO)
+	{
+		rt->lo = (char *) p;
+		rt->lolen = len;
+		rt->lo_incl = (flags & RT_LO_INCL) != 0;
+	}
+	p += len;
+	memcpy(&len, p, sizeof(uint16));
+	p += sizeof(uint16);
+	if (flags & RT_HAS_HI)
+	{
+		rt->hi = (char *) p;
+		rt->hilen = len;
+		rt->hi_incl = (flags & RT_HI_INCL) != 0;
+	}
+}
+
+/* By partition key, then age (newest last). */
+static int
+rt_cmp(const void *a, const void *b)
+{
+	const WcRangeTombstone *x = a;
+	const WcRangeTombstone *y = b;
+	int			c = wc_compare_keys(x->pk, x->pklen, y->pk, y->pklen);
+
+	if (c != 0)
+		return c;
+	return (x->write_ts > y->write_ts) - (x->write_ts < y->write_ts);
+}
+
 WcManifest *
 wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 {
@@ -94,7 +153,8 @@ wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 	SysScanDesc scan = begin_scan(segrel, storage_id, snapshot, key);
 	WcManifest *m = palloc0(sizeof(WcManifest));
 	int			cap = 8,
-				rcap = 8;
+				rcap = 8,
+				tcap = 0;
 	HeapTuple	tup;
 
 	m->runs = palloc(sizeof(WcRunSummary) * cap);
@@ -109,6 +169,14 @@ wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_DROPPED ||
 			DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_WRITING)
 			continue;
+		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_RANGE_TOMBSTONE)
+		{
+			if (m->nrts == tcap)
+				m->rts = tcap == 0 ? palloc(sizeof(WcRangeTombstone) * (tcap = 8)) :
+					repalloc(m->rts, sizeof(WcRangeTombstone) * (tcap *= 2));
+			parse_range_tombstone(&m->rts[m->nrts++], tup, v);
+			continue;
+		}
 		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_FLUSHED)
 		{
 			if (m->nretired == rcap)
@@ -141,6 +209,8 @@ wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 	}
 	systable_endscan(scan);
 	table_close(segrel, AccessShareLock);
+	if (m->nrts > 1)
+		qsort(m->rts, m->nrts, sizeof(WcRangeTombstone), rt_cmp);
 	return m;
 }
 
@@ -183,6 +253,145 @@ insert_row(uint64 storage_id, char kind, const WcRunSummary *r, uint64 segment_i
 	tup = heap_form_tuple(RelationGetDescr(segrel), v, n);
 	CatalogTupleInsert(segrel, tup);
 	table_close(segrel, RowExclusiveLock);
+}
+
+void
+wc_manifest_add_range_tombstone(uint64 storage_id, const WcRangeTombstone *rt)
+{
+	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	Datum		v[Natts_seg] = {0};
+	bool		n[Natts_seg] = {0};
+	StringInfoData packed;
+	uint8		flags = (rt->lo ? RT_HAS_LO : 0) | (rt->lo_incl ? RT_LO_INCL : 0) |
+		(rt->hi ? RT_HAS_HI : 0) | (rt->hi_incl ? RT_HI_INCL : 0);
+	uint16		len;
+	bytea	   *pk = palloc(VARHDRSZ + rt->pklen);
+	bytea	   *bounds;
+	HeapTuple	tup;
+
+	initStringInfo(&packed);
+	appendBinaryStringInfo(&packed, (char *) &flags, 1);
+	len = rt->lo ? rt->lolen : 0;
+	appendBinaryStringInfo(&packed, (char *) &len, sizeof(uint16));
+	if (rt->lo)
+		appendBinaryStringInfo(&packed, rt->lo, rt->lolen);
+	len = rt->hi ? rt->hilen : 0;
+	appendBinaryStringInfo(&packed, (char *) &len, sizeof(uint16));
+	if (rt->hi)
+		appendBinaryStringInfo(&packed, rt->hi, rt->hilen);
+	bounds = palloc(VARHDRSZ + packed.len);
+	SET_VARSIZE(bounds, VARHDRSZ + packed.len);
+	memcpy(VARDATA(bounds), packed.data, packed.len);
+	SET_VARSIZE(pk, VARHDRSZ + rt->pklen);
+	memcpy(VARDATA(pk), rt->pk, rt->pklen);
+
+	for (int i = 0; i < Natts_seg; i++)
+		n[i] = true;
+	v[Anum_seg_storage_id - 1] = Int64GetDatum((int64) storage_id);
+	v[Anum_seg_segment_id - 1] = Int64GetDatum((int64) rt->id);
+	v[Anum_seg_kind - 1] = CharGetDatum(SEG_KIND_RANGE_TOMBSTONE);
+	v[Anum_seg_min_write_ts - 1] = Int64GetDatum(rt->write_ts);
+	v[Anum_seg_nrows - 1] = Int64GetDatum(rt->nrows);
+	v[Anum_seg_min_key - 1] = PointerGetDatum(pk);
+	v[Anum_seg_max_key - 1] = PointerGetDatum(bounds);
+	n[Anum_seg_storage_id - 1] = n[Anum_seg_segment_id - 1] = n[Anum_seg_kind - 1] = false;
+	n[Anum_seg_min_write_ts - 1] = n[Anum_seg_nrows - 1] = false;
+	n[Anum_seg_min_key - 1] = n[Anum_seg_max_key - 1] = false;
+	tup = heap_form_tuple(RelationGetDescr(segrel), v, n);
+	CatalogTupleInsert(segrel, tup);
+	table_close(segrel, RowExclusiveLock);
+}
+
+/* Delete the manifest rows of range tombstones compaction has purged. */
+void
+wc_manifest_forget_range_tombstones(uint64 storage_id, const uint64 *ids, int n)
+{
+	Relation	segrel;
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	if (n == 0)
+		return;
+	segrel = table_open(segment_relid(false), RowExclusiveLock);
+	scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+		uint64		id = (uint64) DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id,
+															 RelationGetDescr(segrel), &isnull));
+
+		if (kind != SEG_KIND_RANGE_TOMBSTONE)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (ids[i] == id)
+			{
+				CatalogTupleDelete(segrel, &tup->t_self);
+				break;
+			}
+	}
+	systable_endscan(scan);
+	table_close(segrel, RowExclusiveLock);
+}
+
+/* Is a key (of a table with that partition key length) inside the range? */
+bool
+wc_range_covers(const WcRangeTombstone *rt, const char *key, int keylen, int pklen)
+{
+	const char *suffix = key + pklen;
+	int			slen = keylen - pklen;
+
+	if (pklen != rt->pklen || memcmp(key, rt->pk, pklen) != 0)
+		return false;
+	if (rt->lo)
+	{
+		int			c = wc_compare_keys(suffix, Min(slen, rt->lolen), rt->lo, rt->lolen);
+
+		if (c < 0 || (c == 0 && !rt->lo_incl))
+			return false;
+	}
+	if (rt->hi)
+	{
+		int			c = wc_compare_keys(suffix, Min(slen, rt->hilen), rt->hi, rt->hilen);
+
+		if (c > 0 || (c == 0 && !rt->hi_incl))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The write time of the newest range tombstone that covers the key (0:
+ * none); with a valid horizon, only of those every snapshot sees.
+ */
+int64
+wc_range_covering_ts(const WcManifest *m, const char *key, int keylen, int pklen,
+					 TransactionId horizon)
+{
+	int			lo = 0,
+				hi = m->nrts;
+	int64		ts = 0;
+
+	/* the first tombstone of the partition */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (wc_compare_keys(m->rts[mid].pk, m->rts[mid].pklen, key, pklen) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int i = lo; i < m->nrts && m->rts[i].pklen == pklen &&
+		 memcmp(m->rts[i].pk, key, pklen) == 0; i++)
+	{
+		if (TransactionIdIsValid(horizon) && !wc_manifest_row_settled(m->rts[i].xmin, horizon))
+			continue;
+		if (m->rts[i].write_ts > ts && wc_range_covers(&m->rts[i], key, keylen, pklen))
+			ts = m->rts[i].write_ts;
+	}
+	return ts;
 }
 
 void
@@ -237,7 +446,7 @@ with_flushed_row(uint64 storage_id, uint64 gen, bool delete, TransactionId *xmin
 			TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
 
 			*xmin_out = xmin;
-			result = committed_before(xmin, GetOldestNonRemovableTransactionId(NULL));
+			result = wc_manifest_row_settled(xmin, GetOldestNonRemovableTransactionId(NULL));
 		}
 		break;
 	}
@@ -353,7 +562,7 @@ wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
 
 		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_DROPPED)
 			continue;
-		if (!committed_before(xmin, horizon))
+		if (!wc_manifest_row_settled(xmin, horizon))
 			continue;
 		if (n == cap)
 			runs = repalloc(runs, sizeof(WcRunSummary) * (cap *= 2));

@@ -39,15 +39,46 @@ typedef struct WcRunSummary
 	bytea	   *max_key;
 } WcRunSummary;
 
+/*
+ * A range tombstone: one DELETE of a partition, or of a clustering range in
+ * it, deletes every version of those keys written before it (see "Range
+ * tombstones" in src/README.md).  Bounds are encoded clustering-key
+ * prefixes in storage order (a DESC column's bounds already swapped); a key
+ * is compared on the bound's length.
+ */
+typedef struct WcRangeTombstone
+{
+	uint64		id;
+	char	   *pk;				/* the encoded partition key */
+	int			pklen;
+	char	   *lo;				/* NULL: from the partition's start */
+	int			lolen;
+	bool		lo_incl;
+	char	   *hi;				/* NULL: to the partition's end */
+	int			hilen;
+	bool		hi_incl;
+	int64		write_ts;
+	int64		nrows;			/* rows it deleted when written */
+	TransactionId xmin;			/* of its manifest row */
+} WcRangeTombstone;
+
 typedef struct WcManifest
 {
 	int			nruns;
 	WcRunSummary *runs;
 	int			nretired;
 	uint64	   *retired_gens;
+	int			nrts;			/* range tombstones, by partition key */
+	WcRangeTombstone *rts;
 } WcManifest;
 
 extern WcManifest *wc_manifest_read(uint64 storage_id, Snapshot snapshot);
+extern void wc_manifest_add_range_tombstone(uint64 storage_id, const WcRangeTombstone *rt);
+extern void wc_manifest_forget_range_tombstones(uint64 storage_id, const uint64 *ids, int n);
+extern bool wc_manifest_row_settled(TransactionId xmin, TransactionId horizon);
+extern bool wc_range_covers(const WcRangeTombstone *rt, const char *key, int keylen, int pklen);
+extern int64 wc_range_covering_ts(const WcManifest *m, const char *key, int keylen, int pklen,
+								  TransactionId horizon);
 extern void wc_manifest_add_run(uint64 storage_id, const WcRunSummary *run);
 extern void wc_manifest_claim_run(uint64 storage_id, uint64 run_id);
 extern void wc_manifest_retire_gen(uint64 storage_id, uint64 gen);

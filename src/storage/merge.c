@@ -74,6 +74,9 @@ struct WcMergeIter
 	int64		partition_tombstones;	/* for the guard rails */
 	bool		warned;
 	StringInfoData lastpk;
+	const WcManifest *manifest; /* its range tombstones apply to the keys */
+	int64		fold_floor;		/* counters: versions older than this are deleted */
+	WcRowHeader *rt_dead;		/* a key a range tombstone deletes, as a tombstone */
 };
 
 int			wc_tombstone_warn_threshold = 1000;
@@ -344,6 +347,7 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	it->now = wc_now();
 	it->backward = backward;
 	it->bloom_pklen = bloom_pklen;
+	it->manifest = m;
 	if (lo)
 	{
 		it->lo = palloc(Max(lolen, 1));
@@ -485,6 +489,51 @@ pop_version(WcMergeIter *it, const char *key, int keylen)
 	return row;
 }
 
+/*
+ * The write time of the newest range tombstone the snapshot sees that
+ * covers the row's key (0: none).  Versions of the key older than it are
+ * deleted, as if a row tombstone had been written then.
+ */
+static int64
+range_deleted_before(WcMergeIter *it, const WcRowHeader *row)
+{
+	if (it->manifest == NULL || it->manifest->nrts == 0)
+		return 0;
+	return wc_range_covering_ts(it->manifest, WcRowKey(row), row->keylen, row->pklen,
+								InvalidTransactionId);
+}
+
+/*
+ * A deciding version a range tombstone deletes: counted and skipped, or,
+ * for callers that want dead keys too, returned as a tombstone of the
+ * range tombstone's time.
+ */
+static WcRowHeader *
+range_deleted(WcMergeIter *it, const WcRowHeader *row, int64 rt_ts)
+{
+	Size		len = WcRowTupleOffset(row->keylen);
+	WcRowHeader *dead;
+
+	if (!it->return_dead)
+	{
+		it->stats->tombstones++;
+		return NULL;
+	}
+	if (it->rt_dead)
+		pfree(it->rt_dead);
+	dead = it->rt_dead = palloc0(len);
+	dead->write_ts = rt_ts;
+	dead->xid = row->xid;
+	dead->cid = row->cid;
+	dead->len = len;
+	dead->keylen = row->keylen;
+	dead->pklen = row->pklen;
+	dead->tupoff = len;
+	dead->flags = WC_ROW_TOMBSTONE;
+	memcpy(WcRowKey(dead), WcRowKey(row), row->keylen);
+	return dead;
+}
+
 /* A deciding version readers do not see (tombstone, expired): counted. */
 static bool
 skip_dead(WcMergeIter *it, const WcRowHeader *row)
@@ -506,7 +555,7 @@ skip_dead(WcMergeIter *it, const WcRowHeader *row)
 static bool
 fold_more(WcMergeIter *it, WcCounterFold *f, const WcRowHeader *row)
 {
-	if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now))
+	if (WcRowIsTombstone(row) || wc_row_is_dead(row, it->now) || row->write_ts < it->fold_floor)
 		return false;
 	wc_counter_fold_add(f, row);
 	return WcRowIsDelta(row);
@@ -595,6 +644,16 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 		}
 		if (!have)
 			return NULL;
+		it->fold_floor = range_deleted_before(it, it->best);
+		if (it->best->write_ts < it->fold_floor)
+		{
+			WcRowHeader *dead = range_deleted(it, it->best, it->fold_floor);
+
+			if (dead == NULL)
+				continue;
+			*tid = it->best_tid;
+			return dead;
+		}
 		if (it->counters && WcRowIsDelta(it->best))
 		{
 			WcCounterFold f;
@@ -648,6 +707,14 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		resetStringInfo(&it->lastkey);
 		appendBinaryStringInfo(&it->lastkey, WcRowKey(row), row->keylen);
 		it->have_last = true;
+		it->fold_floor = range_deleted_before(it, row);
+		if (row->write_ts < it->fold_floor)
+		{
+			if ((result = range_deleted(it, row, it->fold_floor)) == NULL)
+				continue;
+			*tid = it->pending->curtid;
+			break;
+		}
 		if (skip_dead(it, row))
 			continue;
 		*tid = it->pending->curtid;

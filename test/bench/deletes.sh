@@ -112,9 +112,10 @@ with open(sys.argv[2], "w") as out:
     for t in ("heap", "wc"):
         ks = [r for r in rows if r["case"].startswith("singles_k") and r["table"] == t]
         if ks:
+            # seconds per thousand deletes = milliseconds per delete
             first, last = float(ks[0]["seconds"]) * 1000, float(ks[-1]["seconds"]) * 1000
             out.write("singles    %s: first thousand %.1f us/row, last thousand %.1f us/row (last/first %.2f)\n" % (
-                t, first * 1000, last * 1000, last / max(first, 1e-9)))
+                t, first, last, last / max(first, 1e-9)))
 print(open(sys.argv[2]).read())
 import matplotlib
 matplotlib.use("Agg")
@@ -122,7 +123,7 @@ import matplotlib.pyplot as plt
 fig, ax = plt.subplots(figsize=(7, 4))
 for t, label in (("heap", "heap + btree"), ("wc", "widecol")):
     ks = [r for r in rows if r["case"].startswith("singles_k") and r["table"] == t]
-    ax.plot([int(r["case"][9:]) for r in ks], [float(r["seconds"]) * 1e6 for r in ks], "-o", label=label)
+    ax.plot([int(r["case"][9:]) for r in ks], [float(r["seconds"]) * 1e3 for r in ks], "-o", label=label)
 ax.set_xlabel("thousand deletes"); ax.set_ylabel("us per single-row delete"); ax.legend()
 ax.set_title("single-row deletes in one partition")
 fig.tight_layout(); fig.savefig(sys.argv[3], dpi=110)
