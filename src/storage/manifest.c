@@ -394,6 +394,19 @@ wc_range_covering_ts(const WcManifest *m, const char *key, int keylen, int pklen
 	return ts;
 }
 
+/* The write time of the newest tombstone of the whole partition (0: none). */
+int64
+wc_partition_deleted_ts(const WcManifest *m, const char *pk, int pklen)
+{
+	int64		ts = 0;
+
+	for (int i = 0; i < m->nrts; i++)
+		if (m->rts[i].lo == NULL && m->rts[i].hi == NULL && m->rts[i].pklen == pklen &&
+			memcmp(m->rts[i].pk, pk, pklen) == 0 && m->rts[i].write_ts > ts)
+			ts = m->rts[i].write_ts;
+	return ts;
+}
+
 void
 wc_manifest_add_run(uint64 storage_id, const WcRunSummary *run)
 {

@@ -76,6 +76,7 @@ extern WcManifest *wc_manifest_read(uint64 storage_id, Snapshot snapshot);
 extern void wc_manifest_add_range_tombstone(uint64 storage_id, const WcRangeTombstone *rt);
 extern void wc_manifest_forget_range_tombstones(uint64 storage_id, const uint64 *ids, int n);
 extern bool wc_manifest_row_settled(TransactionId xmin, TransactionId horizon);
+extern int64 wc_partition_deleted_ts(const WcManifest *m, const char *pk, int pklen);
 extern bool wc_range_covers(const WcRangeTombstone *rt, const char *key, int keylen, int pklen);
 extern int64 wc_range_covering_ts(const WcManifest *m, const char *key, int keylen, int pklen,
 								  TransactionId horizon);

@@ -383,6 +383,13 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 			it->own_stats.runs_skipped_range++;
 			continue;
 		}
+		/* a run older than a tombstone of the whole partition read */
+		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen && m->nrts > 0 &&
+			m->runs[i].st.max_write_ts < wc_partition_deleted_ts(m, lo, bloom_pklen))
+		{
+			it->own_stats.runs_skipped_range++;
+			continue;
+		}
 		s = &it->sources[ns];
 		s->is_run = true;
 		wc_run_reader_open(&s->reader, rel, &m->runs[i], strategy);
