@@ -23,13 +23,20 @@
 #include "storage/tableinfo.h"
 
 /* Does anything need the rows a DELETE of this table removes, one by one? */
+bool
+wc_delete_needs_rows(Relation rel)
+{
+	TriggerDesc *td = rel->trigdesc;
+
+	return td && (td->trig_delete_before_row || td->trig_delete_after_row ||
+				  td->trig_delete_instead_row || td->trig_delete_old_table);
+}
+
 static bool
 needs_old_rows(Oid relid)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
-	TriggerDesc *td = rel->trigdesc;
-	bool		needs = td && (td->trig_delete_before_row || td->trig_delete_after_row ||
-							   td->trig_delete_instead_row || td->trig_delete_old_table);
+	bool		needs = wc_delete_needs_rows(rel);
 
 	table_close(rel, AccessShareLock);
 	return needs;

@@ -32,6 +32,7 @@ extern void wc_check_filtering(PlannedStmt *stmt);
 
 /* rangedelete.c: DELETEs written as range tombstones */
 extern void wc_plan_range_deletes(PlannedStmt *stmt);
+extern bool wc_delete_needs_rows(Relation rel);
 
 /* ---------- what the plan hands the executor (seekplan.c -> seekexec.c) ---------- */
 

@@ -64,6 +64,7 @@ typedef struct KeyBound
 } KeyBound;
 
 static CustomPathMethods seek_path_methods;
+static bool range_exact(bool parameterized, List *clauses, List *bounds, WcTableInfo *info);
 bool		wc_enable_seek = true;
 
 /*
@@ -579,7 +580,8 @@ partition_seek_cost(PlannerInfo *root, RelOptInfo *rel, WcTableInfo *info,
 static void
 add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 			 WcTableInfo *info, double nparts,
-			 Relids required_outer, const WcManifest *m, uint32 l0_pages, bool backward)
+			 Relids required_outer, const WcManifest *m, uint32 l0_pages, bool backward,
+			 bool range_delete)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 	ParamPathInfo *ppi = required_outer ?
@@ -620,8 +622,15 @@ add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 	if (ordered)
 		cpath->path.startup_cost = cpath->path.total_cost;
 
-	/* each row is merged across its runs and, in order, across partitions */
-	cpath->path.total_cost +=
+	/*
+	 * A DELETE that will be written as range tombstones counts keys only:
+	 * no row goes up to ModifyTable (rangedelete.c).
+	 */
+	if (range_delete)
+		cpath->path.total_cost += rows_read * WC_MERGE_COMPARE_COST * cpu_operator_cost;
+	else
+		/* each row is merged across its runs and, in order, across partitions */
+		cpath->path.total_cost +=
 		(rows_read * (relation->rd_att->natts * 8 + 64)) / BLCKSZ * seq_page_cost +
 		rows_read * (cpu_tuple_cost + qual_cost + WC_MERGE_COMPARE_COST * cpu_operator_cost +
 					 (ordered ? cpu_operator_cost * log2(Max(nparts, 1)) : 0));
@@ -667,6 +676,20 @@ key_join_clauses(PlannerInfo *root, RelOptInfo *rel, Relation relation, WcTableI
 }
 
 /*
+ * Is the relation the target of a DELETE that would be written as range
+ * tombstones if its scan is an exact seek (no RETURNING, nothing that needs
+ * the rows one by one; see rangedelete.c)?  Such a seek is then costed for
+ * what it does: counting keys.
+ */
+static bool
+range_delete_target(PlannerInfo *root, RelOptInfo *rel, Relation relation)
+{
+	return root->parse->commandType == CMD_DELETE &&
+		root->parse->resultRelation == (int) rel->relid &&
+		root->parse->returningList == NIL && !wc_delete_needs_rows(relation);
+}
+
+/*
  * Add a WidecolSeek path when the restriction clauses fix the partition key,
  * and a parameterized one when join clauses do (a nested loop then seeks
  * once per outer row).
@@ -706,7 +729,11 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
 		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
 			add_one_path(root, rel, relation, info, nparts, NULL,
-						 m, meta.gens[meta.ngens - 1].npages, backward);
+						 m, meta.gens[meta.ngens - 1].npages, backward, false);
+		if (range_delete_target(root, rel, relation) &&
+			range_exact(false, rel->baserestrictinfo, chosen, info))
+			add_one_path(root, rel, relation, info, nparts, NULL,
+						 m, meta.gens[meta.ngens - 1].npages, false, true);
 	}
 
 	chosen = choose_bounds(collect_bounds(root,
@@ -722,7 +749,7 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 			m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
 		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
 			add_one_path(root, rel, relation, info, nparts, outer,
-						 m, meta.gens[meta.ngens - 1].npages, backward);
+						 m, meta.gens[meta.ngens - 1].npages, backward, false);
 	}
 	table_close(relation, NoLock);
 }
@@ -739,12 +766,12 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
  * read of the table reads until compaction purges it.
  */
 static bool
-range_exact(CustomPath *best_path, List *clauses, List *bounds, WcTableInfo *info)
+range_exact(bool parameterized, List *clauses, List *bounds, WcTableInfo *info)
 {
 	ListCell   *lc;
 	int			clustering_eq = 0;
 
-	if (best_path->path.param_info)
+	if (parameterized)
 		return false;
 	/* a single row (every key column fixed) takes a row tombstone */
 	foreach(lc, bounds)
@@ -836,7 +863,8 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	/* flags: backward, ordered, range exact, range delete (rangedelete.c) */
 	cscan->custom_private = list_make3(kinds,
 									   lappend_int(lappend_int(list_copy(best_path->custom_private),
-															   range_exact(best_path, clauses, bounds, info)),
+															   range_exact(best_path->path.param_info != NULL,
+																	   clauses, bounds, info)),
 												   false),
 									   types);
 	cscan->custom_exprs = exprs;
