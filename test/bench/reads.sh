@@ -12,21 +12,30 @@
 #     reporting p50/p95/p99 latency and queries/s from pgbench's per-query log;
 # (d), (e) full-table GROUP BY reports, 5 runs each, both tables serial and
 #     with 2 parallel workers ((d) has a count(DISTINCT), which keeps its
-#     aggregate serial; (e) aggregates in the workers).  Writes reads.txt, reads.csv and reads.png into --out.
+#     aggregate serial; (e) aggregates in the workers);
+# the query shapes users write (issue 19), each against heap + btree too:
+# (f) a keyset page, (capture_time, image_id) < (...), of one partition;
+# (g) a semi-join, device_id IN (SELECT 50 devices), on one day;
+# (h) an int literal against a bigint clustering key (a telemetry table);
+# (ia), (ib) (a) and (b) on partitioned tables of 30 daily partitions;
+# (j) (b) on a sparse data set: --sparse-devices devices x 30 days, 3 rows
+#     per device-day.  Writes reads.txt, reads.csv and reads.png into --out.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=5000000 SECONDS_EACH=15 OUT="$ROOT/test/bench/results"
+ROWS=5000000 SECONDS_EACH=15 SPARSE_DEVICES=10000 OUT="$ROOT/test/bench/results"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rows) ROWS=$2; shift 2 ;;
+	--sparse-devices) SPARSE_DEVICES=$2; shift 2 ;;
 	--seconds) SECONDS_EACH=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	*) wc_die "unknown argument $1" ;;
 	esac
 done
-bench_main bench/reads.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" || true
+bench_main bench/reads.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" \
+	--sparse-devices "$SPARSE_DEVICES" || true
 
 mkdir -p "$OUT"
 bench_instance
@@ -44,6 +53,42 @@ echo
 "${PSQL[@]}" -At -c "SELECT 'compacted: ' || widecol.compact('wc_images') || ' versions written'"
 "${PSQL[@]}" -c "VACUUM ANALYZE heap_images" -c "ANALYZE wc_images" -c CHECKPOINT
 "${PSQL[@]}" -At -c "SELECT 'rows: ' || count(*) FROM wc_images"
+
+wc_section "Shapes: partitioned copies (30 daily partitions), a telemetry table, a sparse data set"
+"${PSQL[@]}" <<-EOF
+	CREATE TABLE heap_images_p (LIKE heap_images, PRIMARY KEY (device_id, day_bucket, capture_time, image_id))
+	  PARTITION BY RANGE (day_bucket);
+	CREATE TABLE wc_images_p (LIKE heap_images) PARTITION BY RANGE (day_bucket);
+	DO \$\$
+	BEGIN
+	  FOR d IN 0..29 LOOP
+	    EXECUTE format('CREATE TABLE heap_images_p_%s PARTITION OF heap_images_p FOR VALUES FROM (%L) TO (%L)',
+	                   d, date '2025-01-01' + d, date '2025-01-02' + d);
+	    EXECUTE format('CREATE TABLE wc_images_p_%s PARTITION OF wc_images_p FOR VALUES FROM (%L) TO (%L) USING widecol
+	                    WITH (widecol.partition_key = %L, widecol.clustering_key = %L)',
+	                   d, date '2025-01-01' + d, date '2025-01-02' + d, 'device_id, day_bucket', 'capture_time DESC, image_id DESC');
+	  END LOOP;
+	END \$\$;
+	INSERT INTO heap_images_p SELECT * FROM heap_images;
+	INSERT INTO wc_images_p SELECT * FROM wc_images;
+	CREATE TABLE heap_metrics (device_id text, ts bigint, value float8, PRIMARY KEY (device_id, ts));
+	CREATE TABLE wc_metrics (device_id text, ts bigint, value float8)
+	  USING widecol WITH (widecol.partition_key = 'device_id', widecol.clustering_key = 'ts');
+	INSERT INTO heap_metrics SELECT 'm-' || (g % 1000), g, random() FROM generate_series(1, $((ROWS / 5))) g;
+	INSERT INTO wc_metrics SELECT * FROM heap_metrics;
+	CREATE TABLE heap_sparse (LIKE heap_images, PRIMARY KEY (device_id, day_bucket, capture_time, image_id));
+	CREATE TABLE wc_sparse (LIKE heap_images) USING widecol
+	  WITH (widecol.partition_key = 'device_id, day_bucket', widecol.clustering_key = 'capture_time DESC, image_id DESC');
+EOF
+python3 "$ROOT/test/gen/image_rows.py" --rows $((SPARSE_DEVICES * 30 * 3)) --devices "$SPARSE_DEVICES" --days 30 \
+	--seed 11 --table images --quiet >"$inst/sparse.csv"
+"${PSQL[@]}" -c "COPY heap_sparse FROM '$inst/sparse.csv' WITH (FORMAT csv)" -c "COPY wc_sparse FROM '$inst/sparse.csv' WITH (FORMAT csv)"
+rm -f "$inst/sparse.csv"
+for t in wc_images_p wc_metrics wc_sparse; do
+	"${PSQL[@]}" -At -c "SELECT '$t compacted: ' || sum(widecol.compact(p)) FROM widecol.partitions('$t') p"
+done
+"${PSQL[@]}" -c "VACUUM ANALYZE heap_images_p" -c "VACUUM ANALYZE heap_metrics" -c "VACUUM ANALYZE heap_sparse" \
+	-c "ANALYZE wc_images_p" -c "ANALYZE wc_metrics" -c "ANALYZE wc_sparse" -c CHECKPOINT
 
 # pgbench scripts: $T is the table
 write_scripts() {
@@ -76,8 +121,49 @@ write_scripts() {
 		 ORDER BY capture_time DESC, image_id DESC;
 	EOF
 }
+# the shapes users write, for a table prefix (heap or wc)
+write_shape_scripts() {
+	local p=$1
+	local d=$inst/scripts/${p}_images
+	mkdir -p "$d"
+	cat >"$d/f.sql" <<-EOF
+		\set dev random(1, 200)
+		\set day random(0, 29)
+		\set hour random(1, 23)
+		SELECT capture_time, image_id, object_key FROM ${p}_images
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day::int
+		   AND (capture_time, image_id) < (timestamptz '2025-01-01 00:00+00' + :day::int * interval '1 day' + :hour::int * interval '1 hour',
+		                                  'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid)
+		 ORDER BY capture_time DESC, image_id DESC LIMIT 20;
+	EOF
+	cat >"$d/g.sql" <<-EOF
+		\set dev random(1, 151)
+		\set day random(0, 29)
+		SELECT capture_time, image_id, device_id FROM ${p}_images
+		 WHERE device_id IN (SELECT 'cam-' || lpad(g::text, 4, '0') FROM generate_series(:dev, :dev + 49) g)
+		   AND day_bucket = date '2025-01-01' + :day::int
+		 ORDER BY capture_time DESC LIMIT 100;
+	EOF
+	cat >"$d/h.sql" <<-EOF
+		\set dev random(0, 999)
+		\set from random(1, $((ROWS / 5)))
+		SELECT ts, value FROM ${p}_metrics WHERE device_id = 'm-' || :dev AND ts > :from::int ORDER BY ts LIMIT 100;
+	EOF
+	sed "s/FROM ${p}_images\$/FROM ${p}_images_p/" "$d/a.sql" >"$d/ia.sql"
+	sed "s/FROM ${p}_images\$/FROM ${p}_images_p/" "$d/b.sql" >"$d/ib.sql"
+	cat >"$d/j.sql" <<-EOF
+		\set dev random(1, $((SPARSE_DEVICES < 9999 ? SPARSE_DEVICES : 9999)))
+		\set day random(0, 23)
+		SELECT capture_time, image_id, object_key FROM ${p}_sparse
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0')
+		   AND day_bucket BETWEEN date '2025-01-01' + :day::int AND date '2025-01-01' + :day::int + 6
+		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
+	EOF
+}
 write_scripts heap_images
 write_scripts wc_images
+write_shape_scripts heap
+write_shape_scripts wc
 
 # run_query TABLE QUERY -> "qps p50 p95 p99" (milliseconds)
 run_query() {
@@ -97,7 +183,7 @@ csv=$OUT/reads.csv
 echo "query,table,qps,p50_ms,p95_ms,p99_ms" >"$csv"
 wc_section "Queries (pgbench, 1 client, $SECONDS_EACH s each, prepared)"
 printf '%-34s %10s %10s %10s %10s\n' query/table qps p50_ms p95_ms p99_ms
-for q in a b c; do
+for q in a b c f g h ia ib j; do
 	for t in heap_images wc_images; do
 		read -r qps p50 p95 p99 < <(run_query "$t" "$q")
 		echo "$q,$t,$qps,$p50,$p95,$p99" >>"$csv"
@@ -151,10 +237,12 @@ import csv, sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["query"] in ("a", "b", "c")]
-labels = {"a": "(a) latest 100,\none partition", "b": "(b) latest 100,\n7 day buckets", "c": "(c) 1-hour range,\none partition"}
-qs = ["a", "b", "c"]
-fig, ax = plt.subplots(figsize=(8, 4))
+labels = {"a": "(a) latest 100,\none partition", "b": "(b) latest 100,\n7 day buckets", "c": "(c) 1-hour range,\none partition",
+          "f": "(f) keyset\npage", "g": "(g) semi-join,\n50 devices", "h": "(h) int literal,\nbigint key",
+          "ia": "(a) on 30\npartitions", "ib": "(b) on 30\npartitions", "j": "(b) sparse:\n3 rows/device-day"}
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["query"] in labels]
+qs = [q for q in labels if any(r["query"] == q for r in rows)]
+fig, ax = plt.subplots(figsize=(13, 4.5))
 w = 0.2
 for i, (t, name) in enumerate([("heap_images", "heap+btree"), ("wc_images", "widecol")]):
     for j, p in enumerate(["p50_ms", "p99_ms"]):
