@@ -3,7 +3,7 @@
 #
 # 003_standby: physical replication of widecol tables.
 #
-# The primary runs with wal_consistency_checking = 'all' (this covers the
+# The primary runs with wal_consistency_checking = 'all,widecol' (this covers the
 # generic WAL records of level 0 and the metapage, the full-page records of
 # runs, and the heap records of the manifest): every replayed record is
 # checked against the page image the primary had.  A streaming hot standby
@@ -42,7 +42,7 @@ $primary->append_conf(
 	'postgresql.conf', q{
 shared_preload_libraries = 'widecol'
 widecol.max_workers = 0
-wal_consistency_checking = 'all'
+wal_consistency_checking = 'all,widecol'
 allow_in_place_tablespaces = on
 # no autovacuum snapshots holding back the primary's horizon (last section)
 autovacuum = off
