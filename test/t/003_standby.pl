@@ -226,7 +226,7 @@ is($standby->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname
 is( $standby->safe_psql('postgres', q{SELECT v FROM t1 WHERE pk = 2 AND ck = 2}),
 	'level0 upsert', 'standby: point query sees the level-0 upsert');
 is($standby->safe_psql('postgres', 'SHOW wal_consistency_checking'),
-	'all', 'standby replays with wal_consistency_checking = all');
+	'all,widecol', 'standby replays with wal_consistency_checking = all,widecol');
 
 # ---------------------------------------------------------- base backup --
 

@@ -114,6 +114,42 @@ is("$sum8|$unacc8", "$p8|0", 'every page accounted for after the truncation');
 is(sq('SELECT count(*) FROM p'), '1000', 'the live rows are all there');
 is(sq("SELECT bool_and(ok) FROM widecol.verify('p')"), 't', 'verify ok');
 
+# VACUUM FULL rewrites the table compactly into a new relfilenode: runs
+# with shadowed versions, level 0, deletes, a rolled-back write; the rows
+# stay those of a heap copy, the old storage's manifest rows go
+sq(q{
+	CREATE TABLE f (pk int, ck int, v text) USING widecol
+	  WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+	CREATE TABLE fh (pk int, ck int, v text, PRIMARY KEY (pk, ck));
+	INSERT INTO f SELECT g % 20, g, 'one ' || g FROM generate_series(1, 20000) g;
+	INSERT INTO fh SELECT g % 20, g, 'one ' || g FROM generate_series(1, 20000) g;
+	INSERT INTO f SELECT g % 20, g, 'two ' || g FROM generate_series(1, 20000, 2) g;
+	UPDATE fh SET v = 'two ' || ck WHERE ck % 2 = 1;
+	DELETE FROM f WHERE pk = 3 AND ck < 2000;
+	DELETE FROM fh WHERE pk = 3 AND ck < 2000;
+	INSERT INTO f VALUES (1, 1, 'level 0'), (2, 100001, 'new in level 0');
+	INSERT INTO fh VALUES (2, 100001, 'new in level 0');
+	UPDATE fh SET v = 'level 0' WHERE pk = 1 AND ck = 1;
+	BEGIN; INSERT INTO f SELECT 5, g, 'rolled back' FROM generate_series(1, 500) g; ROLLBACK;
+});
+my $fsum = q{SELECT count(*), md5(string_agg(format('%s|%s|%s', pk, ck, v), ',' ORDER BY pk, ck)) FROM };
+is(sq($fsum . 'f'), sq($fsum . 'fh'), 'before VACUUM FULL: f equals its heap copy');
+my ($fsize, $fnode, $fsid) = split /\|/, sq("SELECT pg_relation_size('f'), pg_relation_filenode('f'), widecol.storage_id('f')");
+sq('VACUUM FULL f');
+my ($fsize2, $fnode2, $fsid2) = split /\|/, sq("SELECT pg_relation_size('f'), pg_relation_filenode('f'), widecol.storage_id('f')");
+isnt($fnode2, $fnode, 'a new relfilenode');
+ok($fsize2 < $fsize, "smaller: $fsize -> $fsize2 bytes");
+note "VACUUM FULL: $fsize -> $fsize2 bytes";
+is(sq($fsum . 'f'), sq($fsum . 'fh'), 'after VACUUM FULL: f still equals its heap copy');
+is(sq("SELECT bool_and(ok) FROM widecol.verify('f')"), 't', 'verify ok');
+is(sq("SELECT count(*) FROM widecol.segment WHERE storage_id = $fsid"), '0', 'the old storage has no manifest rows left');
+# 30000 versions in two runs become one per key (20000); level 0's 100
+# tombstones and 2 rows become a run of their own
+is(sq("SELECT sum(nrows) FROM widecol.runs('f')"), '20102', 'shadowed versions are gone');
+sq("INSERT INTO f VALUES (7, 7, 'after'); INSERT INTO fh VALUES (7, 7, 'after') ON CONFLICT (pk, ck) DO UPDATE SET v = excluded.v");
+sq("SELECT widecol.compact('f', true)");
+is(sq($fsum . 'f'), sq($fsum . 'fh'), 'writes and a compaction after it');
+
 # a failed flush: level 0 keeps its rows and table_stats says so
 sq(join('', map { "INSERT INTO t VALUES (1, 100000 + $_, 'l0');" } 1 .. 300));
 my $l0 = sq("SELECT widecol.level0_pages('t')");
