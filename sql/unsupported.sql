@@ -123,10 +123,10 @@ FETCH BACKWARD 1 FROM c;
 CLOSE c;
 
 ---------------------------------------------------------------------------
--- VACUUM FULL and CLUSTER
+-- VACUUM FULL rewrites the table (TAP 016_leaked_space); CLUSTER needs an index
 ---------------------------------------------------------------------------
 VACUUM FULL u_t;
-VACUUM (FULL, VERBOSE) u_t;
+SELECT count(*) FROM u_t;
 CLUSTER u_t;
 -- plain VACUUM is fine
 VACUUM u_t;

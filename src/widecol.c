@@ -61,6 +61,7 @@ wc_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WcShared)));
 	wc_stats_shmem_request();
+	RequestAddinShmemSpace(wc_backoff_shmem_size());
 }
 
 static void
@@ -78,6 +79,7 @@ wc_shmem_startup(void)
 		pg_atomic_init_u64(&wc_shared->throttle_next_us, 0);
 	}
 	wc_stats_shmem_startup();
+	wc_backoff_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -279,6 +281,10 @@ _PG_init(void)
 							   "Cassandra's USING TIMESTAMP: last-write-wins then orders replays by this time (SET LOCAL for one transaction).",
 							   &wc_write_time_string, "", PGC_USERSET, 0,
 							   check_write_time, assign_write_time, NULL);
+	DefineCustomIntVariable("widecol.debug_fail_run_write",
+							"Test only: a run write fails (as if the disk were full) once it has written this many pages (0 = off).",
+							NULL, &wc_debug_fail_run_write, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol");
 
 	prev_shmem_request_hook = shmem_request_hook;

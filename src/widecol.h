@@ -40,6 +40,7 @@ extern int	wc_naptime_s;
 extern int	wc_max_workers;
 extern int	wc_compaction_throughput_mb;
 extern double wc_debug_write_time;
+extern int	wc_debug_fail_run_write;
 
 #define WC_MAX_WORKERS_LIMIT 64
 

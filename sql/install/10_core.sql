@@ -75,7 +75,7 @@ CREATE FUNCTION widecol.storage_id(rel regclass) RETURNS bigint
 CREATE FUNCTION widecol.level0_pages(rel regclass) RETURNS int
     AS 'MODULE_PATHNAME', 'widecol_level0_pages' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION widecol.level0_pages(regclass) IS
-    'pages in the active level-0 generation of a widecol table';
+    'pages of the level-0 generations of a widecol table that are not flushed yet (as the caller''s snapshot sees them)';
 
 CREATE FUNCTION widecol.runs(rel regclass)
 RETURNS TABLE (run_id bigint, level int, npages bigint, nrows bigint,

@@ -103,4 +103,9 @@ extern TM_Result wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 							   LockTupleMode mode, LockWaitPolicy wait_policy,
 							   uint8 flags, TM_FailureData *tmfd);
 
+/* ---------- VACUUM FULL / CLUSTER (cluster.c) ---------- */
+extern void wc_cluster_copy(Relation old, Relation new, TransactionId oldest_xmin,
+							TransactionId *xid_cutoff, MultiXactId *multi_cutoff,
+							double *num_tuples, double *tups_vacuumed);
+
 #endif

@@ -29,6 +29,7 @@
 #include "storage/manifest.h"
 #include "storage/metapage.h"
 #include "storage/page.h"
+#include "storage/reclaim.h"
 #include "storage/row.h"
 
 PG_FUNCTION_INFO_V1(widecol_am_handler);
@@ -116,8 +117,10 @@ wc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							 double *num_tuples, double *tups_vacuumed,
 							 double *tups_recently_dead)
 {
-	not_supported(OldTable, "VACUUM FULL and CLUSTER",
-				  "widecol keeps rows sorted by key; plain VACUUM is accepted, and TRUNCATE gives all space back.");
+	/* rows come out in key order whatever the index: use_sort changes nothing */
+	wc_cluster_copy(OldTable, NewTable, OldestXmin, xid_cutoff, multi_cutoff,
+					num_tuples, tups_vacuumed);
+	*tups_recently_dead = 0;
 }
 
 static double
@@ -286,6 +289,16 @@ wc_relation_vacuum(Relation rel, struct VacuumParams *params,
 	TransactionId cutoff = GetOldestNonRemovableTransactionId(rel);
 	TransactionId frozen;
 
+	/* every free page into the free space map; the free tail back to the OS */
+	if (!RecoveryInProgress())
+	{
+		int64		nfree;
+		BlockNumber truncated = wc_vacuum_free_space(rel, &nfree);
+
+		ereport((params->options & VACOPT_VERBOSE) ? INFO : DEBUG1,
+				(errmsg("widecol: \"%s\": %lld free pages, %u pages truncated",
+						RelationGetRelationName(rel), (long long) nfree, truncated)));
+	}
 	wc_meta_read(rel, &meta);
 	mx.min = wc_manifest_min_xid(meta.storage_id, cutoff);
 	for (uint32 g = 0; g < meta.ngens; g++)

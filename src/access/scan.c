@@ -523,13 +523,12 @@ wc_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 
 		if (scan->an_is_l0)
 		{
-			ItemId		iid = PageGetItemId((Page) scan->an_page.data, i + 1);
+			Page		page = (Page) scan->an_page.data;
 
-			if (!ItemIdIsNormal(iid))
+			/* reads report damage; ANALYZE only samples */
+			if (wc_l0_page_problem(page, WcPageGetOpaque(page)->segment) ||
+				wc_l0_item_problem(page, i + 1, &row))
 				continue;
-			row = (WcRowHeader *) PageGetItem((Page) scan->an_page.data, iid);
-			if (!wc_l0_row_ok(row, ItemIdGetLength(iid)))
-				continue;		/* reads report it; ANALYZE only samples */
 		}
 		else
 			row = WcBlockRow(&scan->an_block, i);

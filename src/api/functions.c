@@ -174,10 +174,17 @@ widecol_level0_pages(PG_FUNCTION_ARGS)
 {
 	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	WcMetaData	meta;
+	WcManifest *m;
+	int32		pages = 0;
 
+	/* every generation a read with our snapshot reads (a failed flush leaves several) */
 	wc_meta_read(rel, &meta);
+	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
+	for (uint32 g = 0; g < meta.ngens; g++)
+		if (!wc_manifest_gen_retired(m, meta.gens[g].gen))
+			pages += meta.gens[g].npages;
 	table_close(rel, AccessShareLock);
-	PG_RETURN_INT32((int32) meta.gens[meta.ngens - 1].npages);
+	PG_RETURN_INT32(pages);
 }
 
 static int

@@ -18,6 +18,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
@@ -25,6 +26,7 @@
 #include "api/api.h"
 #include "maintenance/damage.h"
 #include "storage/bloom.h"
+#include "storage/keyenc.h"
 #include "storage/level0.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
@@ -97,6 +99,7 @@ bloom_has(Relation rel, const WcRunHeader *hdr, const char *pk, int pklen, Repor
 typedef struct RunCheck
 {
 	Relation	rel;
+	WcTableInfo *info;
 	WcRunSummary *run;
 	Report	   *r;
 	BlockNumber nblocks;
@@ -242,6 +245,12 @@ check_rows(RunCheck *c, BlockNumber dblk, const WcIndexEntry *entry)
 			problem(c->r, dblk, "first row differs from the run's min key");
 		c->first_row = false;
 		c->r->rows++;
+		{
+			const char *p = wc_key_problem(c->info, WcRowKey(row), row->keylen, row->pklen);
+
+			if (p)
+				problem(c->r, dblk, "%s in row %d", p, i + 1);
+		}
 		if (WcRowIsTombstone(row))
 			c->tombstones++;
 		if (row->pklen > 0 &&
@@ -387,6 +396,7 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 	RunCheck	c = {0};
 
 	c.rel = rel;
+	c.info = wc_table_info(rel);
 	c.run = run;
 	c.r = r;
 	c.nblocks = RelationGetNumberOfBlocks(rel);
@@ -404,50 +414,97 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 static void
 verify_gen(Relation rel, const WcL0Gen *gen, Report *r)
 {
+	WcTableInfo *info = wc_table_info(rel);
 	BlockNumber blk = gen->head;
 	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
 	uint32		seen = 0;
+	bool		seen_tail = gen->head == InvalidBlockNumber;
+	PGAlignedBlock copy;
 
 	while (blk != InvalidBlockNumber)
 	{
 		Buffer		buf;
-		Page		page;
-		OffsetNumber maxoff;
+		Page		page = (Page) copy.data;
+		const char *p;
 
-		if (blk >= nblocks || ++seen > gen->npages)
+		if (blk == WC_META_BLOCK || blk >= nblocks || ++seen > gen->npages)
 		{
 			problem(r, blk, "level-0 chain leaves the relation or loops");
 			return;
 		}
 		buf = ReadBuffer(rel, blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
+		memcpy(copy.data, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
 		r->pages++;
-		if (PageIsNew(page) || WcPageGetOpaque(page)->type != WC_PAGE_L0 ||
-			WcPageGetOpaque(page)->segment != gen->gen)
+		if (blk == gen->tail && seen != gen->npages)
+			problem(r, blk, "level-0 chain skips pages");
+		seen_tail |= blk == gen->tail;
+		if ((p = wc_l0_page_problem(page, gen->gen)) != NULL)
 		{
-			UnlockReleaseBuffer(buf);
-			problem(r, blk, "not a level-0 page of generation %llu", (unsigned long long) gen->gen);
-			return;
+			problem(r, blk, "%s (generation %llu)", p, (unsigned long long) gen->gen);
+			return;				/* its link to the next page is not to be trusted */
 		}
-		maxoff = PageGetMaxOffsetNumber(page);
-		for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+		for (OffsetNumber off = FirstOffsetNumber; off <= PageGetMaxOffsetNumber(page); off++)
 		{
-			ItemId		iid = PageGetItemId(page, off);
 			WcRowHeader *row;
 
-			if (!ItemIdIsNormal(iid))
-				continue;
-			row = (WcRowHeader *) PageGetItem(page, iid);
 			r->rows++;
-			if (!wc_l0_row_ok(row, ItemIdGetLength(iid)))
-				problem(r, blk, "malformed row version at offset %u", off);
+			if ((p = wc_l0_item_problem(page, off, &row)) == NULL)
+				p = wc_key_problem(info, WcRowKey(row), row->keylen, row->pklen);
+			if (p)
+				problem(r, blk, "%s at offset %u", p, off);
 		}
 		blk = WcPageGetOpaque(page)->aux;
-		UnlockReleaseBuffer(buf);
 	}
+	if (!seen_tail)
+		problem(r, InvalidBlockNumber, "level-0 chain ends before its tail (block %u)", gen->tail);
 	if (seen != gen->npages)
 		problem(r, InvalidBlockNumber, "metapage says %u pages, chain has %u", gen->npages, seen);
+}
+
+/*
+ * Check one segment (a run, or a level-0 generation) in a subtransaction:
+ * an error on the way (a page PostgreSQL itself refuses, a check the read
+ * path makes and this file does not) becomes a problem of that segment,
+ * and verify goes on with the next one.  Cancels and other errors go on.
+ */
+static void
+verify_guarded(Relation rel, WcRunSummary *run, const WcL0Gen *gen, Report *r)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		if (run)
+			verify_run(rel, run, r);
+		else
+			verify_gen(rel, gen, r);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		WcCorruption note;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTERNAL_ERROR)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		problem(r, wc_take_corruption(RelationGetRelid(rel), &note) ? note.block : InvalidBlockNumber,
+				"%s", edata->message);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -520,7 +577,7 @@ verify_table(ReturnSetInfo *rsinfo, Relation rel, bool partition)
 		if (wc_manifest_gen_retired(m, meta.gens[g].gen))
 			continue;
 		initStringInfo(&r.problems);
-		verify_gen(rel, &meta.gens[g], &r);
+		verify_guarded(rel, NULL, &meta.gens[g], &r);
 		sound &= emit(rsinfo, rel, "level0", (int64) meta.gens[g].gen, &r, record, partition);
 	}
 	for (int i = 0; i < m->nruns; i++)
@@ -528,7 +585,7 @@ verify_table(ReturnSetInfo *rsinfo, Relation rel, bool partition)
 		Report		r = {0};
 
 		initStringInfo(&r.problems);
-		verify_run(rel, &m->runs[i], &r);
+		verify_guarded(rel, &m->runs[i], NULL, &r);
 		sound &= emit(rsinfo, rel, "run", (int64) m->runs[i].run_id, &r, record, partition);
 	}
 	for (int i = 0; i < m->nrts; i++)

@@ -51,6 +51,7 @@
 
 #include "widecol.h"
 #include "maintenance/damage.h"
+#include "storage/reclaim.h"
 #include "maintenance/maintenance.h"
 #include "storage/page.h"
 #include "storage/tableinfo.h"
@@ -383,6 +384,48 @@ record_damage(Oid relid, const WcDamage *d)
 	PG_END_TRY();
 }
 
+/*
+ * After a failed pass: give back the pages the failed writes took, in a
+ * transaction of our own, now rather than at the next (backed-off) pass.
+ * Called with interrupts held, after the failed transaction was aborted.
+ */
+static void
+reclaim_after_failure(Oid relid)
+{
+	StartTransactionCommand();
+	PG_TRY();
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		if (ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+		{
+			Relation	rel = try_relation_open(relid, NoLock);
+
+			if (rel)
+			{
+				wc_reclaim_aborted_runs(rel);
+				relation_close(rel, NoLock);
+			}
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(worker_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(WARNING,
+				(errcode(edata->sqlerrcode),
+				 errmsg("widecol worker: giving back the pages of failed writes of table with OID %u failed: %s",
+						relid, edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
 /* One table in its own transaction; an error is logged and contained. */
 static void
 maintain_one(Oid relid)
@@ -401,11 +444,22 @@ maintain_one(Oid relid)
 		{
 			if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 			{
+				TimestampTz until;
+				int			failures;
+
 				rel = relation_open(relid, NoLock);
 				relname = MemoryContextStrdup(worker_cxt,
 											  quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 																		 RelationGetRelationName(rel)));
-				if (wc_table_info(rel)->autocompact && !wc_damage_skip(rel))
+
+				if (wc_backoff_active(relid, &until, &failures))
+				{
+					wc_report_activity("widecol: backing off %s until %s after %d failed passes",
+									   relname, timestamptz_to_str(until), failures);
+					elog(DEBUG1, "widecol worker: skipping %s until %s after %d failed passes",
+						 relname, timestamptz_to_str(until), failures);
+				}
+				else if (wc_table_info(rel)->autocompact && !wc_damage_skip(rel))
 				{
 					wc_report_activity("widecol: maintaining %s", relname);
 					wc_maintain(rel, WC_MAINTAIN_STRATEGY, true, &busy);
@@ -430,12 +484,21 @@ maintain_one(Oid relid)
 			record_damage(relid, &d);
 		}
 		else
+		{
+			int			failures;
+			int			wait_s = wc_backoff_failed(relid, &failures);
+
 			ereport(WARNING,
 					(errcode(edata->sqlerrcode),
 					 errmsg("widecol worker: maintenance of table %s failed: %s",
 							relname ? relname : psprintf("with OID %u", relid), edata->message),
-					 edata->detail ? errdetail("%s", edata->detail) : 0,
-					 errhint("The worker goes on with the other tables and tries this one again after widecol.naptime.")));
+					 errdetail("%s%sFailure %d in a row; the workers try this table again in %d s.",
+							   edata->detail ? edata->detail : "", edata->detail ? "\n" : "",
+							   failures, wait_s),
+					 errhint("Each failure in a row doubles the wait, up to an hour; widecol.compact('%s') tries at once and ends the back-off when it succeeds.",
+							 relname ? relname : psprintf("%u", relid))));
+			reclaim_after_failure(relid);
+		}
 		FreeErrorData(edata);
 		RESUME_INTERRUPTS();
 	}

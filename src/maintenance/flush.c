@@ -46,6 +46,19 @@ collect(WcRowHeader *row, ItemPointer tid, void *arg)
 	c->n++;
 }
 
+/* Sealed generations no flush has retired yet (failed flushes leave them). */
+#define WC_MAX_UNFLUSHED_SEALED 4
+
+static int
+unflushed_sealed(const WcMetaData *meta, WcManifest *m)
+{
+	int			n = 0;
+
+	for (uint32 g = 0; g + 1 < meta->ngens; g++)
+		n += !wc_manifest_gen_retired(m, meta->gens[g].gen);
+	return n;
+}
+
 /* Start a new active generation unless the active one is empty. */
 static void
 seal_active_gen(Relation rel)
@@ -179,13 +192,20 @@ wc_flush(Relation rel, bool wait)
 	else if (!ConditionalLockRelation(rel, ShareUpdateExclusiveLock))
 		return -1;
 
-	seal_active_gen(rel);
-
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "widecol flush",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, SnapshotSelf);
+	/*
+	 * Sealing is not undone when the flush fails: after a few failures in a
+	 * row, flush the generations they sealed before sealing another.
+	 */
+	if (unflushed_sealed(&meta, m) < WC_MAX_UNFLUSHED_SEALED)
+	{
+		seal_active_gen(rel);
+		wc_meta_read(rel, &meta);
+	}
 	c.n = 0;
 	c.cap = 1024;
 	c.rows = palloc(sizeof(WcRowHeader *) * c.cap);

@@ -199,6 +199,9 @@ wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 
+	/* pages of runs whose writers failed: first, so that a pass failing below still gives them back */
+	wc_report_activity("widecol: looking for pages of failed writes of %s", name);
+	wc_reclaim_aborted_runs(rel);
 	wc_report_activity("widecol: flushing %s", name);
 	wc_flush(rel, true);
 	/* pages of runs dropped earlier that no snapshot reads any more */
@@ -241,5 +244,7 @@ wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 		purge_range_tombstones(rel, &info, m, meta.storage_id, horizon, strategy, in_worker);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+	/* it works again: the workers stop backing off (backoff.c) */
+	wc_backoff_clear(RelationGetRelid(rel));
 	return written;
 }

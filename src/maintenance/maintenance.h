@@ -71,4 +71,11 @@ extern bool wc_am_worker;
 extern void wc_register_launcher(void);
 extern void wc_report_activity(const char *fmt,...) pg_attribute_printf(1, 2);
 
+/* ---------- back-off of failing tables (backoff.c) ---------- */
+extern Size wc_backoff_shmem_size(void);
+extern void wc_backoff_shmem_startup(void);
+extern bool wc_backoff_active(Oid relid, TimestampTz *until, int *failures);
+extern int	wc_backoff_failed(Oid relid, int *failures);
+extern void wc_backoff_clear(Oid relid);
+
 #endif

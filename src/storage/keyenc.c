@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/lsyscache.h"
@@ -501,4 +502,49 @@ void
 wc_encode_rowid(uint64 rowid, StringInfo buf)
 {
 	append_uint_be(buf, rowid, 8);
+}
+
+/*
+ * Does an encoded key decode?  Every key column in turn, the partition
+ * columns ending exactly at pklen, nothing left over, booleans 0 or 1,
+ * text valid in the database encoding.  For verify, which must not trust
+ * what readers would decode.  NULL, or what is wrong.
+ */
+const char *
+wc_key_problem(WcTableInfo *info, const char *key, int keylen, int pklen)
+{
+	const unsigned char *p = (const unsigned char *) key;
+	const unsigned char *end = p + keylen;
+	unsigned char buf[WC_MAX_KEY_SIZE];
+
+	if (WcTableIsKeyless(info))
+		return (keylen == 8 && pklen == 0) ? NULL : "malformed row id";
+	if (keylen > WC_MAX_KEY_SIZE || pklen > keylen || (info->npk == 0 && pklen != 0))
+		return "malformed key (lengths)";
+	for (int i = 0; i < info->npk + info->nck; i++)
+	{
+		const WcKeyColumn *col = &info->cols[i];
+		int			len = component_len(col->typid, p, end, col->desc);
+		const unsigned char *c = buf;
+		Datum		d;
+
+		if (len < 0)
+			return psprintf("malformed key (column %d)", i + 1);
+		for (int j = 0; j < len; j++)
+			buf[j] = col->desc ? ~p[j] : p[j];
+		if (!decode_value(col->typid, &c, buf + len, &d, NULL) || c != buf + len)
+			return psprintf("malformed key (column %d)", i + 1);
+		if (col->typid == BOOLOID && buf[0] > 1)
+			return psprintf("malformed key (column %d)", i + 1);
+		if ((col->typid == TEXTOID || col->typid == VARCHAROID) &&
+			!pg_verifymbstr(VARDATA_ANY(DatumGetPointer(d)),
+							VARSIZE_ANY_EXHDR(DatumGetPointer(d)), true))
+			return psprintf("invalid text in key (column %d)", i + 1);
+		p += len;
+		if (i == info->npk - 1 && (const char *) p - key != pklen)
+			return "partition key length differs from its columns";
+	}
+	if (p != end)
+		return "bytes after the last key column";
+	return NULL;
 }

@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "port/pg_crc32c.h"
 #include "storage/bufmgr.h"
 
 #include "widecol.h"
@@ -18,6 +19,8 @@
 
 #define WcPageGetMeta(page) ((WcMetaData *) PageGetContents(page))
 
+static void l0_page_corrupt(Relation rel, BlockNumber blk, const char *problem);
+
 static void
 init_l0_page(Page page, uint64 gen)
 {
@@ -27,7 +30,34 @@ init_l0_page(Page page, uint64 gen)
 	op = WcPageGetOpaque(page);
 	op->type = WC_PAGE_L0;
 	op->segment = gen;
+	op->flags = WC_L0_CHECKSUMS;
+	op->count = 0;
 	op->aux = InvalidBlockNumber;	/* next page of the generation */
+}
+
+/* CRC-32C of a level-0 version: its len bytes (header, key, tuple). */
+static uint32
+l0_row_crc(const WcRowHeader *row)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, row, row->len);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* The item stored for a version: the version, then its CRC-32C. */
+static char *
+l0_item(const WcRowHeader *row, Size *itemlen)
+{
+	uint32		crc = l0_row_crc(row);
+	char	   *item = palloc(row->len + WC_L0_CRC_SIZE);
+
+	memcpy(item, row, row->len);
+	memcpy(item + row->len, &crc, WC_L0_CRC_SIZE);
+	*itemlen = row->len + WC_L0_CRC_SIZE;
+	return item;
 }
 
 /* With every generation slot taken no flush can seal: don't try each row. */
@@ -38,24 +68,33 @@ l0_wants_flush(const WcMetaData *meta)
 		meta->ngens < WC_MAX_L0_GENS;
 }
 
-/* Try to add the row to a locked page; false if it does not fit. */
+/*
+ * Try to add the item to a locked page; false if it does not fit.  A page
+ * written before versions carried checksums takes no more items (its
+ * readers check them the old way), nor does a page that fails its checks.
+ */
 static bool
-try_add(Relation rel, Buffer buf, WcRowHeader *row, ItemPointer tid)
+try_add(Relation rel, Buffer buf, const char *item, Size itemlen, ItemPointer tid)
 {
 	Page		page = BufferGetPage(buf);
 	GenericXLogState *xs;
 	OffsetNumber off;
+	const char *problem = wc_l0_page_problem(page, WcPageGetOpaque(page)->segment);
 
-	if (PageGetFreeSpace(page) < MAXALIGN(row->len))
+	if (problem)
+		l0_page_corrupt(rel, BufferGetBlockNumber(buf), problem);
+	if (!(WcPageGetOpaque(page)->flags & WC_L0_CHECKSUMS) ||
+		PageGetFreeSpace(page) < MAXALIGN(itemlen))
 		return false;
 	xs = GenericXLogStart(rel);
 	page = GenericXLogRegisterBuffer(xs, buf, 0);
-	off = PageAddItem(page, (Item) row, row->len, InvalidOffsetNumber, false, false);
+	off = PageAddItem(page, (Item) item, itemlen, InvalidOffsetNumber, false, false);
 	if (off == InvalidOffsetNumber)
 	{
 		GenericXLogAbort(xs);
 		return false;
 	}
+	WcPageGetOpaque(page)->count = off;
 	GenericXLogFinish(xs);
 	ItemPointerSet(tid, BufferGetBlockNumber(buf), off);
 	return true;
@@ -79,6 +118,8 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 	GenericXLogState *xs;
 	Page		metapage,
 				newpage;
+	Size		itemlen;
+	char	   *item = l0_item(row, &itemlen);
 
 	/* Fast path: the active generation's tail page has room. */
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -90,11 +131,12 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 		tailbuf = ReadBuffer(rel, cur->tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
 		wc_check_page(rel, tailbuf, WC_PAGE_L0);
-		if (try_add(rel, tailbuf, row, tid))
+		if (try_add(rel, tailbuf, item, itemlen, tid))
 		{
 			full = l0_wants_flush(meta);
 			UnlockReleaseBuffer(tailbuf);
 			UnlockReleaseBuffer(metabuf);
+			pfree(item);
 			return full;
 		}
 		UnlockReleaseBuffer(tailbuf);
@@ -111,11 +153,12 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 		tailbuf = ReadBuffer(rel, cur->tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
 		wc_check_page(rel, tailbuf, WC_PAGE_L0);
-		if (try_add(rel, tailbuf, row, tid))
+		if (try_add(rel, tailbuf, item, itemlen, tid))
 		{
 			full = l0_wants_flush(meta);
 			UnlockReleaseBuffer(tailbuf);
 			UnlockReleaseBuffer(metabuf);
+			pfree(item);
 			return full;
 		}
 	}
@@ -127,8 +170,9 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 	meta = WcPageGetMeta(metapage);
 	cur = &meta->gens[meta->ngens - 1];
 	init_l0_page(newpage, cur->gen);
-	if (PageAddItem(newpage, (Item) row, row->len, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+	if (PageAddItem(newpage, (Item) item, itemlen, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
 		elog(ERROR, "widecol: row of %u bytes does not fit an empty level-0 page", row->len);
+	WcPageGetOpaque(newpage)->count = FirstOffsetNumber;
 	ItemPointerSet(tid, BufferGetBlockNumber(newbuf), FirstOffsetNumber);
 	if (BufferIsValid(tailbuf))
 	{
@@ -148,30 +192,125 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 		UnlockReleaseBuffer(tailbuf);
 	UnlockReleaseBuffer(newbuf);
 	UnlockReleaseBuffer(metabuf);
+	pfree(item);
 	return full;
 }
 
 /*
- * Is this item a well-formed level-0 version?  Its lengths and the place of
- * its tuple are trusted by every reader, so a damaged one is refused first.
+ * Is this page's structure sound: its header, the item count the special
+ * space keeps, and line pointers that are all in use and inside the item
+ * area?  Versions are never removed from a level-0 page, so any other line
+ * pointer, or a count that differs (a damaged pd_lower would hide the last
+ * versions), is damage.  NULL, or what is wrong.
  */
-bool
-wc_l0_row_ok(const WcRowHeader *row, Size itemlen)
+const char *
+wc_l0_page_problem(Page page, uint64 gen)
 {
-	return itemlen >= sizeof(WcRowHeader) && row->len == itemlen &&
-		row->pklen <= row->keylen && row->len >= WcRowTupleOffset(row->keylen) &&
-		row->tupoff == WcRowTupleOffset(row->keylen) &&
-		(row->flags & WC_ROW_IN_BLOCK) == 0;
+	PageHeader	ph = (PageHeader) page;
+	WcPageOpaque op;
+	OffsetNumber maxoff;
+	LocationIndex lowest = ph->pd_special;
+
+	if (PageIsNew(page) ||
+		ph->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
+		WcPageGetOpaque(page)->type != WC_PAGE_L0)
+		return "not a level-0 page";
+	op = WcPageGetOpaque(page);
+	if (op->segment != gen)
+		return "page of another generation";
+	if (ph->pd_lower < SizeOfPageHeaderData || ph->pd_lower > ph->pd_upper ||
+		ph->pd_upper > ph->pd_special ||
+		(ph->pd_lower - SizeOfPageHeaderData) % sizeof(ItemIdData) != 0)
+		return "invalid page header";
+	maxoff = PageGetMaxOffsetNumber(page);
+	if ((op->flags & WC_L0_CHECKSUMS) && op->count != maxoff)
+		return "item count differs from the page's line pointers";
+	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+
+		if (!ItemIdIsNormal(iid) || ItemIdGetOffset(iid) < ph->pd_upper ||
+			ItemIdGetOffset(iid) % MAXIMUM_ALIGNOF != 0 ||
+			ItemIdGetOffset(iid) + ItemIdGetLength(iid) > ph->pd_special)
+			return "invalid line pointer";
+		/*
+		 * Items are added downwards from the special space, each right below
+		 * the one before: a line pointer that points elsewhere (at another
+		 * item, hiding its own) is damage.
+		 */
+		if ((op->flags & WC_L0_CHECKSUMS) &&
+			ItemIdGetOffset(iid) != lowest - MAXALIGN(ItemIdGetLength(iid)))
+			return "invalid line pointer";
+		lowest = Min(lowest, ItemIdGetOffset(iid));
+	}
+	if (lowest != ph->pd_upper)
+		return "invalid page header";
+	return NULL;
+}
+
+/*
+ * Is item `off` of a page (whose structure wc_l0_page_problem accepted) a
+ * sound version?  Its lengths and the place of its tuple are trusted by
+ * every reader, so they are checked first, then its checksum (pages
+ * written before versions carried one have none).  NULL, or what is wrong;
+ * *row is set to the version.
+ */
+const char *
+wc_l0_item_problem(Page page, OffsetNumber off, WcRowHeader **row)
+{
+	ItemId		iid = PageGetItemId(page, off);
+	Size		itemlen = ItemIdGetLength(iid);
+	bool		crc = (WcPageGetOpaque(page)->flags & WC_L0_CHECKSUMS) != 0;
+	WcRowHeader *r = (WcRowHeader *) PageGetItem(page, iid);
+	uint32		stored;
+
+	*row = r;
+	if (itemlen < sizeof(WcRowHeader) + (crc ? WC_L0_CRC_SIZE : 0) ||
+		r->len != itemlen - (crc ? WC_L0_CRC_SIZE : 0) ||
+		r->pklen > r->keylen || r->keylen > WC_MAX_KEY_SIZE ||
+		r->len < WcRowTupleOffset(r->keylen) ||
+		r->tupoff != WcRowTupleOffset(r->keylen) ||
+		(r->flags & WC_ROW_IN_BLOCK) != 0)
+		return "malformed row version";
+	if (!crc)
+		return NULL;
+	memcpy(&stored, (char *) r + r->len, WC_L0_CRC_SIZE);
+	if (stored != l0_row_crc(r))
+		return "checksum mismatch";
+	return NULL;
 }
 
 static void
-l0_row_corrupt(Relation rel, BlockNumber blk, OffsetNumber off)
+l0_page_corrupt(Relation rel, BlockNumber blk, const char *problem)
 {
 	wc_note_corruption(rel, "level0", 0, blk);
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("widecol: malformed row version at item %u of level-0 block %u of relation \"%s\"",
-					off, blk, RelationGetRelationName(rel))));
+			 errmsg("widecol: %s in level-0 block %u of relation \"%s\"",
+					problem, blk, RelationGetRelationName(rel))));
+}
+
+static void
+l0_row_corrupt(Relation rel, BlockNumber blk, OffsetNumber off, const char *problem)
+{
+	wc_note_corruption(rel, "level0", 0, blk);
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("widecol: %s at item %u of level-0 block %u of relation \"%s\"",
+					problem, off, blk, RelationGetRelationName(rel))));
+}
+
+/* How many pages the metapage lists for a generation now (0 if it left). */
+static uint32
+gen_npages_now(Relation rel, uint64 gen)
+{
+	WcMetaData	meta;
+
+	wc_meta_read(rel, &meta);
+	for (uint32 g = 0; g < meta.ngens; g++)
+		if (meta.gens[g].gen == gen)
+			return meta.gens[g].npages;
+	return 0;
 }
 
 /*
@@ -182,20 +321,38 @@ l0_row_corrupt(Relation rel, BlockNumber blk, OffsetNumber off)
  * at their end, so a later call from there sees exactly the versions
  * appended since.  Each page is copied under its share lock, so the
  * callback runs without buffer locks.
+ *
+ * The chain of pages is checked too: a read from the head must pass the
+ * tail the caller's metapage named (the tail only moves forward, so a
+ * chain that ends before it lost pages to a damaged link), and may not
+ * visit more pages than the generation has (a link back would loop).
  */
 void
 wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 					OffsetNumber *off, wc_l0_callback cb, void *arg)
 {
 	PGAlignedBlock copy;
+	bool		from_head = *blk == gen->head && *off == FirstOffsetNumber;
+	bool		seen_tail = false;
+	uint32		visited = 0;
+	uint32		limit = gen->npages;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
 
 	while (*blk != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(rel, *blk);
+		Buffer		buf;
 		Page		page;
 		OffsetNumber maxoff;
 		BlockNumber next;
+		const char *problem;
 
+		if (*blk >= nblocks)
+			nblocks = RelationGetNumberOfBlocks(rel);
+		if (*blk == WC_META_BLOCK || *blk >= nblocks)
+			l0_page_corrupt(rel, *blk, "level-0 chain leaves the relation");
+		if (++visited > limit && visited > (limit = gen_npages_now(rel, gen->gen)) && limit > 0)
+			l0_page_corrupt(rel, *blk, "level-0 chain loops");
+		buf = ReadBuffer(rel, *blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		wc_check_page(rel, buf, WC_PAGE_L0);
 		memcpy(copy.data, BufferGetPage(buf), BLCKSZ);
@@ -211,22 +368,33 @@ wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 							(unsigned long long) WcPageGetOpaque(page)->segment,
 							(unsigned long long) gen->gen)));
 		}
+		if ((problem = wc_l0_page_problem(page, gen->gen)) != NULL)
+			l0_page_corrupt(rel, *blk, problem);
+		if (*blk == gen->tail)
+		{
+			/* pages were skipped by a link that jumps ahead */
+			if (from_head && visited != gen->npages)
+				l0_page_corrupt(rel, *blk, "level-0 chain skips pages");
+			seen_tail = true;
+		}
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (; *off <= maxoff; (*off)++)
 		{
-			ItemId		iid = PageGetItemId(page, *off);
 			ItemPointerData tid;
+			WcRowHeader *row;
 
-			if (!ItemIdIsNormal(iid))
-				continue;
-			if (!wc_l0_row_ok((WcRowHeader *) PageGetItem(page, iid), ItemIdGetLength(iid)))
-				l0_row_corrupt(rel, *blk, *off);
+			if ((problem = wc_l0_item_problem(page, *off, &row)) != NULL)
+				l0_row_corrupt(rel, *blk, *off, problem);
 			ItemPointerSet(&tid, *blk, *off);
-			cb((WcRowHeader *) PageGetItem(page, iid), &tid, arg);
+			cb(row, &tid, arg);
 		}
 		next = WcPageGetOpaque(page)->aux;
 		if (next == InvalidBlockNumber)
+		{
+			if (from_head && !seen_tail)
+				l0_page_corrupt(rel, *blk, "level-0 chain ends before its tail");
 			break;				/* stay on the tail: it may still grow */
+		}
 		*blk = next;
 		*off = FirstOffsetNumber;
 	}
@@ -250,23 +418,20 @@ wc_l0_fetch(Relation rel, ItemPointer tid)
 	Page		page;
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 	WcRowHeader *row = NULL;
-	Size		itemlen = 0;
+	const char *problem = NULL;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	if (off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page))
 	{
-		ItemId		iid = PageGetItemId(page, off);
+		WcRowHeader *item;
 
-		if (ItemIdIsNormal(iid))
-		{
-			itemlen = ItemIdGetLength(iid);
-			row = palloc(itemlen);
-			memcpy(row, PageGetItem(page, iid), itemlen);
-		}
+		problem = wc_l0_page_problem(page, WcPageGetOpaque(page)->segment);
+		if (problem == NULL && (problem = wc_l0_item_problem(page, off, &item)) == NULL)
+			row = wc_row_copy(NULL, item);
 	}
 	UnlockReleaseBuffer(buf);
-	if (row && !wc_l0_row_ok(row, itemlen))
-		l0_row_corrupt(rel, ItemPointerGetBlockNumber(tid), off);
+	if (problem)
+		l0_row_corrupt(rel, ItemPointerGetBlockNumber(tid), off, problem);
 	return row;
 }

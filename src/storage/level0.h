@@ -16,7 +16,16 @@ extern void wc_l0_read_gen(Relation rel, const WcL0Gen *gen,
 extern void wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 								OffsetNumber *off, wc_l0_callback cb, void *arg);
 extern WcRowHeader *wc_l0_fetch(Relation rel, ItemPointer tid);
-extern bool wc_l0_row_ok(const WcRowHeader *row, Size itemlen);
+extern const char *wc_l0_page_problem(Page page, uint64 gen);
+extern const char *wc_l0_item_problem(Page page, OffsetNumber off, WcRowHeader **row);
+
+/*
+ * Level-0 pages written with checksums (flags of their special space): each
+ * item is a version followed by the CRC-32C of its len bytes, and `count`
+ * is the number of items.
+ */
+#define WC_L0_CHECKSUMS		0x0010
+#define WC_L0_CRC_SIZE		sizeof(uint32)
 
 /* ---------- level-0 cache (l0cache.c) ---------- */
 /*

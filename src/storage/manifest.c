@@ -716,3 +716,33 @@ wc_manifest_run_state(uint64 storage_id, uint64 run_id)
 	table_close(segrel, AccessShareLock);
 	return state;
 }
+
+/*
+ * Pages held by runs and by dropped runs whose pages are not free yet (as
+ * committed, and as our own transaction left them); for page accounting.
+ */
+void
+wc_manifest_pages(uint64 storage_id, int64 *live, int64 *dropped)
+{
+	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
+	ScanKeyData key[1];
+	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
+	HeapTuple	tup;
+
+	*live = *dropped = 0;
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
+		int64		npages = DatumGetInt64(heap_getattr(tup, Anum_seg_npages, RelationGetDescr(segrel), &isnull));
+
+		if (isnull)
+			continue;
+		if (kind == SEG_KIND_RUN)
+			*live += npages;
+		else if (kind == SEG_KIND_DROPPED)
+			*dropped += npages;
+	}
+	systable_endscan(scan);
+	table_close(segrel, AccessShareLock);
+}

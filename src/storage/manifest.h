@@ -103,4 +103,6 @@ typedef enum WcRunState
 } WcRunState;
 extern WcRunState wc_manifest_run_state(uint64 storage_id, uint64 run_id);
 
+extern void wc_manifest_pages(uint64 storage_id, int64 *live, int64 *dropped);
+
 #endif

@@ -22,6 +22,20 @@ typedef struct WcL0Gen
 	uint32		pad;
 } WcL0Gen;
 
+/*
+ * A run being written: its writer's (sub)transaction.  Listed before the
+ * run's first page is written, so that if the writer aborts or crashes the
+ * next maintenance pass finds the run's pages again (storage/pending.c).
+ */
+#define WC_MAX_PENDING_RUNS	64
+
+typedef struct WcPendingRun
+{
+	uint64		run_id;
+	TransactionId xid;
+	uint32		pad;
+} WcPendingRun;
+
 typedef struct WcMetaData
 {
 	uint32		magic;
@@ -37,6 +51,10 @@ typedef struct WcMetaData
 	uint32		l0_pages;
 	uint32		ngens;
 	WcL0Gen		gens[WC_MAX_L0_GENS];
+	/* added after version 2's layout: zero on metapages written before */
+	uint32		npending;
+	uint32		pad;
+	WcPendingRun pending[WC_MAX_PENDING_RUNS];
 } WcMetaData;
 
 StaticAssertDecl(sizeof(WcMetaData) <= WC_PAYLOAD_CAPACITY, "metapage too large");

@@ -58,15 +58,19 @@ wc_page_init_free(Page page)
 	WcPageGetOpaque(page)->type = WC_PAGE_FREE;
 }
 
-/* A new, zeroed, exclusively locked page at the end of the relation. */
+/*
+ * A new, zeroed, exclusively locked page at the end of the relation.  It is
+ * locked before anyone else can see it (RBM_ZERO_AND_LOCK): a zeroed page
+ * nobody holds is one whose writer failed, free for reuse (see "Leaked
+ * pages" in src/README.md).
+ */
 Buffer
 wc_extend_page(Relation rel, BufferAccessStrategy strategy)
 {
 	Buffer		buf;
 
 	LockRelationForExtension(rel, ExclusiveLock);
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, strategy);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, strategy);
 	UnlockRelationForExtension(rel, ExclusiveLock);
 	return buf;
 }

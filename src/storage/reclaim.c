@@ -18,11 +18,16 @@
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/procarray.h"
+#include "catalog/storage.h"
+#include "commands/vacuum.h"
+#include "storage/lmgr.h"
+#include "utils/hsearch.h"
 
 #include "widecol.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
 #include "storage/page.h"
+#include "storage/pending.h"
 #include "storage/reclaim.h"
 #include "storage/run.h"
 #include "storage/wal.h"
@@ -31,8 +36,14 @@
 static uint16
 page_kind(Page page, uint64 *segment)
 {
-	if (PageIsNew(page) ||
-		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)))
+	/*
+	 * Every widecol page is initialized under the exclusive lock taken as
+	 * it was created (wc_extend_page, the run writer), so a zeroed page
+	 * seen under a lock is one whose writer failed or crashed: free.
+	 */
+	if (PageIsNew(page))
+		return WC_PAGE_FREE;
+	if (((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)))
 		return 0;
 	*segment = WcPageGetOpaque(page)->segment;
 	return WcPageGetOpaque(page)->type;
@@ -43,7 +54,8 @@ is_run_page(uint16 type)
 {
 	return type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
 		type == WC_PAGE_RUN_VALUES || type == WC_PAGE_RUN_INDEX ||
-		type == WC_PAGE_RUN_BLOOM || type == WC_PAGE_RUN_VALUEDIR;
+		type == WC_PAGE_RUN_BLOOM || type == WC_PAGE_RUN_VALUEDIR ||
+		type == WC_PAGE_RUN_EXTENT;
 }
 
 /*
@@ -292,4 +304,208 @@ wc_reclaim_runs(Relation rel, uint64 storage_id)
 			RecordFreeIndexPage(rel, (BlockNumber) lfirst_int(lc));
 		IndexFreeSpaceMapVacuum(rel);
 	}
+}
+
+/*
+ * Pages of runs whose writers aborted or crashed (listed in the metapage,
+ * storage/pending.c) go to the free space map: every page of the relation
+ * is looked at once for those run ids (their 'w' rows died with their
+ * writers, so allocation takes them as gone).  Entries of writers that
+ * committed are dropped on the way.  Returns the pages found.  Called with
+ * the table's ShareUpdateExclusiveLock (maintenance, VACUUM).
+ */
+int64
+wc_reclaim_aborted_runs(Relation rel)
+{
+	WcMetaData	meta;
+	uint64		lost[WC_MAX_PENDING_RUNS];
+	int			nlost = 0;
+	int64		found = 0;
+
+	if (RecoveryInProgress())
+		return 0;
+	wc_meta_read(rel, &meta);
+	for (uint32 i = 0; i < Min(meta.npending, WC_MAX_PENDING_RUNS); i++)
+		if (wc_pending_fate(&meta.pending[i]) == WC_PENDING_ABORTED)
+			lost[nlost++] = meta.pending[i].run_id;
+	if (nlost > 0)
+	{
+		BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+		BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+
+		for (BlockNumber blk = WC_META_BLOCK + 1; blk < nblocks; blk++)
+		{
+			Buffer		buf;
+			uint64		segment = 0;
+			uint16		type;
+			bool		zeroed;
+
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			type = page_kind(BufferGetPage(buf), &segment);
+			zeroed = PageIsNew(BufferGetPage(buf));
+			UnlockReleaseBuffer(buf);
+			if (zeroed)
+			{
+				/* extended, never written: its writer failed (page_kind) */
+				RecordFreeIndexPage(rel, blk);
+				found++;
+				continue;
+			}
+			if (!is_run_page(type))
+				continue;
+			for (int i = 0; i < nlost; i++)
+				if (lost[i] == segment)
+				{
+					RecordFreeIndexPage(rel, blk);
+					found++;
+					break;
+				}
+		}
+		FreeAccessStrategy(strategy);
+		IndexFreeSpaceMapVacuum(rel);
+		ereport(LOG,
+				(errmsg("widecol: %lld pages of %d runs of \"%s\" whose writers failed are free again",
+						(long long) found, nlost, RelationGetRelationName(rel)),
+				 errdetail("The relation's %u pages were searched for them.", nblocks)));
+	}
+	if (nlost > 0 || meta.npending > 0)
+		wc_pending_forget(rel, lost, nlost);
+	return found;
+}
+
+typedef struct GoneRun
+{
+	uint64		run_id;
+	bool		gone;
+} GoneRun;
+
+/*
+ * Is a page free to reuse?  Called with it share-locked: FREE pages, zeroed
+ * pages (see page_kind), pages of runs with no manifest row of any kind
+ * left (gone: their writer aborted or crashed, or they were reclaimed;
+ * *gone caches the answer per run), and level-0 pages of generations the
+ * metapage no longer lists (freed by a flush that crashed before it turned
+ * them FREE: *l0 says so, they must be rewritten as FREE before reuse).
+ */
+static bool
+page_is_free(Relation rel, Page page, uint64 storage_id, const WcMetaData *meta,
+			 HTAB *gone, bool *l0)
+{
+	uint64		segment = 0;
+	uint16		type = page_kind(page, &segment);
+
+	*l0 = false;
+	if (type == WC_PAGE_FREE)
+		return true;
+	if (type == WC_PAGE_L0)
+	{
+		for (uint32 g = 0; g < meta->ngens; g++)
+			if (meta->gens[g].gen == segment)
+				return false;
+		/* a generation not listed yet cannot have pages: they are linked as listed */
+		*l0 = segment < meta->next_l0_gen;
+		return *l0;
+	}
+	if (is_run_page(type))
+	{
+		bool		found;
+		GoneRun    *g = hash_search(gone, &segment, HASH_ENTER, &found);
+
+		if (!found)
+			g->gone = wc_manifest_run_state(storage_id, segment) == WC_RUN_GONE;
+		return g->gone;
+	}
+	return false;
+}
+
+/*
+ * VACUUM: find every free page again and record it in the free space map
+ * (the map is a hint: records made since the last checkpoint are lost in a
+ * crash, and a promoted standby's map is empty), then give the free pages
+ * at the end of the relation back to the file system, as heap does.
+ * Called with ShareUpdateExclusiveLock; the truncation takes
+ * AccessExclusiveLock if it can get it at once, and checks the pages
+ * again under it.  Returns the pages truncated; *nfree: free pages found.
+ */
+BlockNumber
+wc_vacuum_free_space(Relation rel, int64 *nfree)
+{
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_VACUUM);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	BlockNumber keep = WC_META_BLOCK + 1;	/* blocks before the free tail */
+	BlockNumber truncated = 0;
+	WcMetaData	meta;
+	HASHCTL		ctl;
+	HTAB	   *gone;
+
+	wc_reclaim_aborted_runs(rel);
+	wc_meta_read(rel, &meta);
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(GoneRun);
+	ctl.hcxt = CurrentMemoryContext;
+	gone = hash_create("widecol gone runs", 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	*nfree = 0;
+	for (BlockNumber blk = WC_META_BLOCK + 1; blk < nblocks; blk++)
+	{
+		Buffer		buf;
+		bool		l0;
+		bool		free_page;
+
+		vacuum_delay_point();
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		free_page = page_is_free(rel, BufferGetPage(buf), meta.storage_id, &meta, gone, &l0);
+		UnlockReleaseBuffer(buf);
+		if (free_page && l0)
+		{
+			/* nothing reads a generation that left the metapage */
+			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			free_page = page_is_free(rel, BufferGetPage(buf), meta.storage_id, &meta, gone, &l0);
+			if (free_page && l0)
+				wc_free_buffer(rel, buf);
+			UnlockReleaseBuffer(buf);
+		}
+		if (free_page)
+		{
+			RecordFreeIndexPage(rel, blk);
+			(*nfree)++;
+		}
+		else
+			keep = blk + 1;
+	}
+	IndexFreeSpaceMapVacuum(rel);
+
+	/* the free tail: under AccessExclusiveLock nobody takes or reads a page */
+	if (keep < nblocks && ConditionalLockRelation(rel, AccessExclusiveLock))
+	{
+		BlockNumber end = RelationGetNumberOfBlocks(rel);
+		BlockNumber new_end = end;
+
+		while (new_end > keep)
+		{
+			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, new_end - 1, RBM_NORMAL, strategy);
+			bool		l0;
+			bool		free_page;
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			free_page = page_is_free(rel, BufferGetPage(buf), meta.storage_id, &meta, gone, &l0);
+			UnlockReleaseBuffer(buf);
+			if (!free_page || l0)
+				break;
+			new_end--;
+		}
+		if (new_end < end)
+		{
+			RelationTruncate(rel, new_end);
+			truncated = end - new_end;
+			*nfree -= Min(*nfree, truncated);
+		}
+		UnlockRelation(rel, AccessExclusiveLock);
+	}
+	FreeAccessStrategy(strategy);
+	hash_destroy(gone);
+	return truncated;
 }

@@ -49,11 +49,14 @@ WcRowTuple(const WcRowHeader *row)
 #define WC_ROW_DELTA		0x0002
 #define WcRowIsDelta(row) (((row)->flags & WC_ROW_DELTA) != 0)
 
-/* Largest version that fits a level-0 page and a one-row data block. */
+/*
+ * Largest version that fits a level-0 page (with its checksum) and a
+ * one-row data block.
+ */
 #define WC_MAX_ROW_SIZE \
 	(MAXALIGN_DOWN(Min(WC_PAYLOAD_CAPACITY - sizeof(uint32) - 8, \
 					   BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - sizeof(ItemIdData) - \
-					   MAXALIGN(sizeof(WcPageOpaqueData)))))
+					   MAXALIGN(sizeof(WcPageOpaqueData)) - sizeof(uint32))))
 
 extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
 								const char *key, int keylen, int pklen,

@@ -24,6 +24,7 @@
 #include "storage/manifest.h"
 #include "storage/metapage.h"
 #include "storage/page.h"
+#include "storage/pending.h"
 #include "storage/reclaim.h"
 #include "storage/row.h"
 #include "storage/run.h"
@@ -118,7 +119,11 @@ struct WcRunWriter
 	ItemPointer *pending_tids;	/* per page: WC_MAX_ROWS_PER_BLOCK slots */
 	XLogRecPtr	redo_at_start;
 	bool		claimed;		/* the manifest has our 'w' row */
+	int64		pages_written;
 };
+
+/* test only: a run write fails once it has written this many data pages */
+int			wc_debug_fail_run_write = 0;
 
 WcRunWriter *
 wc_run_writer_begin(Relation rel, int level)
@@ -254,6 +259,8 @@ claim_pages(WcRunWriter *w)
 {
 	if (w->claimed)
 		return;
+	/* found again by maintenance if we abort or crash (storage/pending.c) */
+	wc_pending_add(w->rel, w->hdr.run_id);
 	wc_manifest_claim_run(w->storage_id, w->hdr.run_id);
 	w->claimed = true;
 }
@@ -343,7 +350,14 @@ flush_pending(WcRunWriter *w)
 		for (int r = 0; r < WC_MAX_ROWS_PER_BLOCK && tids[r]; r++)
 			ItemPointerSet(tids[r], blknos[i], r + 1);
 	}
+	w->pages_written += w->npending;
 	w->npending = 0;
+	if (wc_debug_fail_run_write > 0 && w->pages_written >= wc_debug_fail_run_write)
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("widecol: run %llu of \"%s\" failed after %lld pages (widecol.debug_fail_run_write)",
+						(unsigned long long) w->hdr.run_id, RelationGetRelationName(w->rel),
+						(long long) w->pages_written)));
 }
 
 /* The next slot of the batch. */
@@ -787,14 +801,26 @@ allocate_extent(WcRunWriter *w, uint32 n)
 	LockRelationForExtension(w->rel, ExclusiveLock);
 	for (uint32 i = 0; i < n; i++)
 	{
+		/*
+		 * Each page carries our run id before anyone can see it (locked as it
+		 * is created): if we fail before writing it, the pages of our run
+		 * are found again by its id, and a zeroed page nobody holds is one
+		 * whose writer failed (see "Leaked pages" in src/README.md).  Not
+		 * WAL-logged: the page is written whole, logged, right after.
+		 */
 		Buffer		buf = ReadBufferExtended(w->rel, MAIN_FORKNUM, P_NEW,
-											 RBM_NORMAL, w->strategy);
+											 RBM_ZERO_AND_LOCK, w->strategy);
+		Page		page = BufferGetPage(buf);
 
 		if (i == 0)
 			first = BufferGetBlockNumber(buf);
 		else if (BufferGetBlockNumber(buf) != first + i)
 			elog(ERROR, "widecol: relation extension was not contiguous");
-		ReleaseBuffer(buf);
+		PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
+		WcPageGetOpaque(page)->type = WC_PAGE_RUN_EXTENT;
+		WcPageGetOpaque(page)->segment = w->hdr.run_id;
+		MarkBufferDirty(buf);
+		UnlockReleaseBuffer(buf);
 	}
 	UnlockRelationForExtension(w->rel, ExclusiveLock);
 	return first;

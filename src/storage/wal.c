@@ -9,9 +9,11 @@
  * records do (unless hot_standby_feedback keeps the primary from it).
  *
  * The resource manager id is in the custom range (see src/README.md).
+ * rm_mask lets wal_consistency_checking = 'all' check our records too.
  */
 #include "postgres.h"
 
+#include "access/bufmask.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
@@ -90,11 +92,26 @@ wc_rm_identify(uint8 info)
 	return NULL;
 }
 
+/*
+ * wal_consistency_checking: what may differ between the primary's page and
+ * the replayed one.  Our records only ever write FREE pages, rebuilt whole
+ * by redo, so only the LSN, the checksum and the unused space between the
+ * header and the special space (left as it was by PageInit on both sides,
+ * but not part of the page's meaning) are masked.
+ */
+static void
+wc_rm_mask(char *pagedata, BlockNumber blkno)
+{
+	mask_page_lsn_and_checksum(pagedata);
+	mask_unused_space(pagedata);
+}
+
 static RmgrData wc_rmgr = {
 	.rm_name = "widecol",
 	.rm_redo = wc_rm_redo,
 	.rm_desc = wc_rm_desc,
 	.rm_identify = wc_rm_identify,
+	.rm_mask = wc_rm_mask,
 };
 
 void

@@ -3,7 +3,7 @@
 #
 # 003_standby: physical replication of widecol tables.
 #
-# The primary runs with wal_consistency_checking = 'all' (this covers the
+# The primary runs with wal_consistency_checking = 'all,widecol' (this covers the
 # generic WAL records of level 0 and the metapage, the full-page records of
 # runs, and the heap records of the manifest): every replayed record is
 # checked against the page image the primary had.  A streaming hot standby
@@ -42,7 +42,7 @@ $primary->append_conf(
 	'postgresql.conf', q{
 shared_preload_libraries = 'widecol'
 widecol.max_workers = 0
-wal_consistency_checking = 'all'
+wal_consistency_checking = 'all,widecol'
 allow_in_place_tablespaces = on
 # no autovacuum snapshots holding back the primary's horizon (last section)
 autovacuum = off
@@ -226,7 +226,7 @@ is($standby->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname
 is( $standby->safe_psql('postgres', q{SELECT v FROM t1 WHERE pk = 2 AND ck = 2}),
 	'level0 upsert', 'standby: point query sees the level-0 upsert');
 is($standby->safe_psql('postgres', 'SHOW wal_consistency_checking'),
-	'all', 'standby replays with wal_consistency_checking = all');
+	'all,widecol', 'standby replays with wal_consistency_checking = all,widecol');
 
 # ---------------------------------------------------------- base backup --
 
