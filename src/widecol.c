@@ -13,6 +13,7 @@
 #include "utils/timestamp.h"
 
 #include "widecol.h"
+#include "api/api.h"
 #include "access/access.h"
 #include "executor/seek.h"
 #include "maintenance/maintenance.h"
@@ -212,6 +213,7 @@ _PG_init(void)
 							 "Breaks last-write-wins across sessions; for deterministic tests of time windows and expiry.",
 							 &wc_debug_write_time, 0, 0, 1e11,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	wc_query_tables_init();
 	MarkGUCPrefixReserved("widecol");
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -224,6 +226,7 @@ _PG_init(void)
 	wc_install_planner_hooks();
 	wc_modify_init();
 	wc_beforestmt_init();
+	wc_baselocks_init();
 	wc_register_launcher();
 	wc_preloaded = true;
 }

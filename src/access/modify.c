@@ -31,12 +31,15 @@
 /*
  * A version of the row in slot (or a tombstone), noted as written by this
  * command: reads of the table inside a query-table trigger may be asked to
- * see it as it was before (beforestmt.c).
+ * see it as it was before (beforestmt.c).  A base with derived data locks
+ * the key first, before the version takes its write time (baselocks.c).
  */
 static WcRowHeader *
 form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 		 int pklen, bool tombstone, CommandId cid)
 {
+	if (pklen > 0)
+		wc_base_lock_key(rel, key, keylen);
 	wc_note_write(rel, cid);
 	return wc_form_row(rel, slot, key, keylen, pklen, tombstone, cid);
 }
