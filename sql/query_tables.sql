@@ -88,10 +88,14 @@ SELECT in_step();
 
 -- check, diff and rebuild
 SELECT * FROM widecol.check_query_table('photos_by_tag');
+-- a query table is written by widecol only
+DELETE FROM photos_by_tag WHERE tag = 'rust' AND id = 1;
 -- damage the query table by hand: a missing, an extra and a different row
+SET widecol.allow_query_table_writes = on;
 DELETE FROM photos_by_tag WHERE tag = 'rust' AND id = 1;
 INSERT INTO photos_by_tag VALUES ('bogus', '2025-01-01', '2025-01-01 00:00+00', 999, 'c0', 'x');
 UPDATE photos_by_tag SET title = 'changed' WHERE tag = 'new' AND id = 1;
+RESET widecol.allow_query_table_writes;
 SELECT * FROM widecol.check_query_table('photos_by_tag');
 SELECT status, key, expected ->> 'title' AS expected_title, actual ->> 'title' AS actual_title
   FROM widecol.query_table_diff('photos_by_tag');
@@ -220,6 +224,10 @@ DELETE FROM shots WHERE cam = 'c';
 SELECT * FROM shots_per_day WHERE cam = 'c' ORDER BY day;
 SELECT ok FROM widecol.check_query_table('shots_per_day');
 ROLLBACK;
+SET widecol.allow_query_table_writes = on;
+INSERT INTO shots_per_day VALUES ('c', '2025-01-01', 3, 300);
+RESET widecol.allow_query_table_writes;
+SELECT ok FROM widecol.check_query_table('shots_per_day');
 SELECT widecol.rebuild_query_table('shots_per_day');
 SELECT ok FROM widecol.check_query_table('shots_per_day');
 -- every column is a key or a counter

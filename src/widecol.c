@@ -14,6 +14,7 @@
 #include "utils/timestamp.h"
 
 #include "widecol.h"
+#include "api/api.h"
 #include "access/access.h"
 #include "executor/seek.h"
 #include "maintenance/maintenance.h"
@@ -285,6 +286,7 @@ _PG_init(void)
 							"Test only: a run write fails (as if the disk were full) once it has written this many pages (0 = off).",
 							NULL, &wc_debug_fail_run_write, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	wc_query_tables_init();
 	MarkGUCPrefixReserved("widecol");
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -297,6 +299,7 @@ _PG_init(void)
 	wc_install_planner_hooks();
 	wc_modify_init();
 	wc_beforestmt_init();
+	wc_baselocks_init();
 	wc_register_launcher();
 	wc_preloaded = true;
 }

@@ -240,77 +240,52 @@ LANGUAGE sql STABLE AS $$
                   widecol._qt_collist(widecol._table_key_columns(base), '(r)'))
 $$;
 
--- The trigger on the base table: one per query table and event, statement
--- level with transition tables, so a COPY or a multi-row statement costs one
--- set-based DELETE and/or INSERT into the query table.  Runs as the user
--- who writes the base table: that user needs INSERT and DELETE on the
--- query table too.
-CREATE FUNCTION widecol.query_table_trigger() RETURNS trigger
-LANGUAGE plpgsql AS $$
+-- The statements a query table's trigger runs for one shape of base
+-- statement (see api/qttrigger.c, which prepares and keeps them):
+-- INSERT, UPSERT (an INSERT that replaced rows), UPSERT_REPEATED (... and
+-- wrote a key twice: only the last row of each key derives rows), UPDATE
+-- (a base whose UPDATEs replace nothing else), UPDATE_REPLACED[_REPEATED]
+-- (a keyed widecol base, whose moved rows may replace others), DELETE,
+-- TRUNCATE, and REPEATED (does an UPDATE's NEW TABLE hold a key twice?).
+CREATE FUNCTION widecol._qt_trigger_statements(qid integer, shape text) RETURNS text[]
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
     q widecol.query_table;
-    path text := current_setting('search_path');
-    replaced text;
-    repeated boolean;
-    stmts text[];
-    stmt text;
+    new_rows text := CASE WHEN shape LIKE '%REPEATED' THEN NULL ELSE 'widecol_new_rows' END;
 BEGIN
-    SELECT * INTO q FROM widecol.query_table WHERE id = TG_ARGV[0]::integer;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'trigger % on table % names query table % which is not registered', TG_NAME, TG_RELID::regclass, TG_ARGV[0]
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = format('Drop the trigger (DROP TRIGGER %I ON %s) or recreate the query table.', TG_NAME, TG_RELID::regclass);
+    SELECT * INTO STRICT q FROM widecol.query_table WHERE id = qid;
+    IF new_rows IS NULL AND shape <> 'REPEATED' THEN
+        new_rows := widecol._new_rows_sql(q.base);
     END IF;
-    -- act only for the catalog row of this table, whose query table has
-    -- this table's owner (a trigger never writes into another role's table)
-    IF q.base <> TG_RELID THEN
-        RAISE EXCEPTION 'trigger % on table % names query table % of another table (%)', TG_NAME, TG_RELID::regclass, q.query_table, q.base
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('Drop the trigger: DROP TRIGGER %I ON %s', TG_NAME, TG_RELID::regclass);
-    END IF;
-    IF (SELECT relowner FROM pg_catalog.pg_class WHERE oid = q.query_table)
-       IS DISTINCT FROM (SELECT relowner FROM pg_catalog.pg_class WHERE oid = TG_RELID) THEN
-        RAISE EXCEPTION 'query table % and its base table % have different owners', q.query_table, TG_RELID::regclass
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('Give both the same owner: ALTER TABLE %s OWNER TO %s', q.query_table,
-                                (SELECT relowner::regrole FROM pg_catalog.pg_class WHERE oid = TG_RELID));
-    END IF;
-    IF TG_OP = 'TRUNCATE' THEN
-        EXECUTE format('TRUNCATE %s', q.query_table);
-        RETURN NULL;
-    END IF;
-    IF TG_OP = 'INSERT' THEN
-        IF NOT EXISTS (SELECT FROM widecol_new_rows) THEN
-            RETURN NULL;        -- and the recorded keys are an earlier statement's
-        END IF;
-    END IF;
-    replaced := widecol._replaced_rows_sql(TG_RELID, TG_OP);
-    PERFORM set_config('search_path', q.search_path, true);
-    IF replaced IS NULL THEN
-        stmts := widecol._qt_statements(q, TG_OP);
-    ELSE
-        IF TG_OP = 'INSERT' THEN
-            repeated := widecol._inserted_keys_repeat(TG_RELID);
-        ELSE
-            EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
-        END IF;
-        stmts := widecol._qt_statements(q, CASE TG_OP WHEN 'INSERT' THEN 'UPSERT' ELSE TG_OP END,
-                                        '(' || replaced || ') AS replaced',
-                                        CASE WHEN repeated THEN widecol._new_rows_sql(TG_RELID)
-                                             ELSE 'widecol_new_rows' END);
-    END IF;
-    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
-        PERFORM widecol._read_before_statement(TG_RELID);
-    END IF;
-    FOREACH stmt IN ARRAY stmts LOOP
-        EXECUTE stmt;
-    END LOOP;
-    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
-        PERFORM widecol._read_before_statement_end();
-    END IF;
-    PERFORM set_config('search_path', path, true);
-    RETURN NULL;
+    CASE shape
+    WHEN 'INSERT', 'UPDATE', 'DELETE' THEN
+        RETURN widecol._qt_statements(q, shape);
+    WHEN 'UPSERT', 'UPSERT_REPEATED' THEN
+        RETURN widecol._qt_statements(q, 'UPSERT',
+            format('(SELECT * FROM widecol._replaced_rows(NULL::%s)) AS replaced', q.base), new_rows);
+    WHEN 'UPDATE_REPLACED', 'UPDATE_REPLACED_REPEATED' THEN
+        RETURN widecol._qt_statements(q, 'UPDATE',
+            '(' || widecol._replaced_rows_sql(q.base, 'UPDATE') || ') AS replaced', new_rows);
+    WHEN 'TRUNCATE' THEN
+        RETURN ARRAY[format('TRUNCATE %s', q.query_table)];
+    WHEN 'REPEATED' THEN
+        RETURN ARRAY[widecol._repeated_keys_sql(q.base)];
+    END CASE;
 END $$;
+
+-- The trigger on the base table: one per query table and event, statement
+-- level with transition tables, so a COPY or a multi-row statement costs one
+-- set-based DELETE and/or INSERT into the query table, with plans kept per
+-- query table (api/qttrigger.c).  Runs as the user who writes the base
+-- table: that user needs INSERT and DELETE on the query table too.
+CREATE FUNCTION widecol.query_table_trigger() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'widecol_query_table_trigger' LANGUAGE C;
+
+-- BEFORE ... FOR EACH STATEMENT on a query table: refuses a write unless
+-- widecol.allow_query_table_writes is on (the base's triggers and the
+-- rebuild turn it on for their own statements).
+CREATE FUNCTION widecol._query_table_guard() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'widecol_query_table_guard' LANGUAGE C;
 
 CREATE FUNCTION widecol._qt_create_triggers(q widecol.query_table) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -327,6 +302,10 @@ BEGIN
     EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
                    'widecol_qt_' || q.id || '_truncate', q.base, q.id);
+    -- writes that do not come from these triggers or a rebuild are refused
+    EXECUTE format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol._query_table_guard()',
+                   'widecol_qt_' || q.id || '_guard', q.query_table);
 END $$;
 
 CREATE FUNCTION widecol.create_query_table(
@@ -489,32 +468,22 @@ BEGIN
     SELECT * INTO q FROM widecol.query_table WHERE id = qid;
     PERFORM widecol._qt_create_triggers(q);
     IF populate THEN
-        PERFORM widecol.rebuild_query_table(q.query_table);
+        PERFORM widecol._qt_fill(q);
     END IF;
     RETURN q.query_table;
 END $$;
 COMMENT ON FUNCTION widecol.create_query_table(text, regclass, text, text, text, text, boolean, text) IS
     'create a widecol table derived from each row of base by definition (a SELECT over "base") and keep it in step with base; with counters, a counter table that the definition (GROUP BY the key, sums into the counters) adds to and subtracts from';
 
--- Fill a query table anew from its base (rows of the base are locked
--- against writes meanwhile).  Returns the number of rows derived.
-CREATE FUNCTION widecol.rebuild_query_table(name regclass) RETURNS bigint
+-- Fill a new query table from its base (populate => true): writers of the
+-- base wait meanwhile.  Returns the number of rows derived.
+CREATE FUNCTION widecol._qt_fill(q widecol.query_table) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
-    q widecol.query_table;
     stmt text;
     n bigint;
     path text := current_setting('search_path');
 BEGIN
-    SELECT * INTO q FROM widecol.query_table WHERE query_table = name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION '% is not a query table', name USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'widecol.query_table lists the query tables.';
-    END IF;
-    IF NOT widecol._owns(q.query_table) THEN
-        RAISE EXCEPTION 'must be owner of table %', q.query_table USING ERRCODE = 'insufficient_privilege',
-            HINT = 'A query table is rebuilt by its owner (the owner of its base table).';
-    END IF;
     EXECUTE format('LOCK TABLE %s IN SHARE MODE', q.base);
     PERFORM set_config('search_path', q.search_path, true);
     FOREACH stmt IN ARRAY widecol._qt_statements(q, 'REBUILD') LOOP
@@ -523,90 +492,7 @@ BEGIN
     END LOOP;
     PERFORM set_config('search_path', path, true);
     RETURN n;
-END $$;
-COMMENT ON FUNCTION widecol.rebuild_query_table(regclass) IS
-    'fill a query table anew from its base table; returns the number of rows';
-
--- Reconcile a query table with its base: the rows the definition derives
--- now (expected) against the rows stored (actual), matched by key.
-CREATE FUNCTION widecol.query_table_diff(name regclass, max_rows bigint DEFAULT NULL)
-RETURNS TABLE (status text, key jsonb, expected jsonb, actual jsonb)
-LANGUAGE plpgsql AS $$
-#variable_conflict use_variable
-DECLARE
-    q widecol.query_table;
-    path text := current_setting('search_path');
-    keys text;
-BEGIN
-    SELECT * INTO q FROM widecol.query_table WHERE query_table = name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION '% is not a query table', name USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'widecol.query_table lists the query tables.';
-    END IF;
-    keys := widecol._qt_collist(q.key_columns);
-    PERFORM set_config('search_path', q.search_path, true);
-    RETURN QUERY EXECUTE format($q$
-        WITH e AS (SELECT *, count(*) OVER (PARTITION BY %1$s) AS widecol_dup
-                     FROM (SELECT DISTINCT %1$s, to_jsonb(x) AS widecol_row FROM %2$s AS x) AS x),
-             a AS (SELECT %1$s, to_jsonb(y) AS widecol_row FROM %3$s AS y)
-        SELECT CASE WHEN a.widecol_row IS NULL THEN 'missing'
-                    WHEN e.widecol_row IS NULL THEN 'extra'
-                    WHEN e.widecol_dup > 1 THEN 'duplicate key'
-                    ELSE 'different' END,
-               (SELECT jsonb_object_agg(k, coalesce(e.widecol_row, a.widecol_row) -> k) FROM unnest(%4$L::text[]) k),
-               e.widecol_row, a.widecol_row
-          FROM e FULL JOIN a ON %5$s
-         WHERE e.widecol_row IS DISTINCT FROM a.widecol_row OR e.widecol_dup > 1
-         ORDER BY 2
-         LIMIT %6$s$q$,
-        keys, widecol._qt_derived(q.definition, q.base::text), widecol._qt_stored(q),
-        q.key_columns, widecol._qt_key_join(q.key_columns, 'e', 'a'),
-        coalesce(max_rows::text, 'ALL'));
-    PERFORM set_config('search_path', path, true);
-END $$;
-COMMENT ON FUNCTION widecol.query_table_diff(regclass, bigint) IS
-    'rows of a query table that differ from what its definition derives from the base table now: missing, extra, different, duplicate key';
-
-CREATE FUNCTION widecol.check_query_table(name regclass)
-RETURNS TABLE (query_table regclass, base regclass, expected_rows bigint, actual_rows bigint,
-               missing bigint, extra bigint, different bigint, duplicate_keys bigint, ok boolean)
-LANGUAGE plpgsql AS $$
-#variable_conflict use_variable
-DECLARE
-    q widecol.query_table;
-    path text := current_setting('search_path');
-    keys text;
-BEGIN
-    SELECT * INTO q FROM widecol.query_table t WHERE t.query_table = name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION '% is not a query table', name USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'widecol.query_table lists the query tables.';
-    END IF;
-    query_table := q.query_table;
-    base := q.base;
-    keys := widecol._qt_collist(q.key_columns);
-    PERFORM set_config('search_path', q.search_path, true);
-    -- One pass: rows compared by their text form (same columns, same types,
-    -- same session settings: equal values print alike), identical derived
-    -- rows counted once, keys derived with different values counted apart.
-    EXECUTE format($q$
-        WITH e AS (SELECT %1$s, min(widecol_row) AS widecol_row, count(*) AS widecol_n
-                     FROM (SELECT DISTINCT %1$s, x::text AS widecol_row FROM %2$s AS x) AS x GROUP BY %1$s),
-             a AS (SELECT %1$s, y::text AS widecol_row FROM %3$s AS y)
-        SELECT coalesce(sum(e.widecol_n), 0), count(a.widecol_row),
-               count(*) FILTER (WHERE a.widecol_row IS NULL), count(*) FILTER (WHERE e.widecol_row IS NULL),
-               count(*) FILTER (WHERE e.widecol_n = 1 AND e.widecol_row <> a.widecol_row),
-               count(*) FILTER (WHERE e.widecol_n > 1)
-          FROM e FULL JOIN a ON %4$s$q$,
-        keys, widecol._qt_derived(q.definition, q.base::text), widecol._qt_stored(q),
-        widecol._qt_key_join(q.key_columns, 'e', 'a'))
-    INTO expected_rows, actual_rows, missing, extra, different, duplicate_keys;
-    PERFORM set_config('search_path', path, true);
-    ok := missing + extra + different + duplicate_keys = 0;
-    RETURN NEXT;
-END $$;
-COMMENT ON FUNCTION widecol.check_query_table(regclass) IS
-    'reconcile a query table with its base table: rows expected and stored, missing, extra, different, duplicate keys';
+END $$ SET widecol.allow_query_table_writes = on;
 
 -- DROP of a query table removes its triggers and catalog row; DROP of a
 -- base table with query tables is refused unless they are dropped by the

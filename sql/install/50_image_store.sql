@@ -13,91 +13,13 @@
 -- batch_object_keys, daily_counts.  Applications write images only; the
 -- query tables follow in the same transaction.
 --
--- The counting trigger of an image store's images table (in any schema:
--- the counter table is daily_counts next to it).  The same statement's
--- rows are grouped first, so one counter increment per (day, dimension,
--- value) is written.
-CREATE FUNCTION widecol._image_store_count() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    counts regclass := to_regclass(format('%I.daily_counts', TG_TABLE_SCHEMA));
-    replaced text;
-    new_src text := 'widecol_new_rows';
-    repeated boolean;
-    src text;
-BEGIN
-    IF counts IS NULL THEN
-        RETURN NULL;            -- the counter table was dropped: nothing to count
-    END IF;
-    -- never write into a table of another role that took the name
-    IF (SELECT relowner FROM pg_catalog.pg_class WHERE oid = counts)
-       IS DISTINCT FROM (SELECT relowner FROM pg_catalog.pg_class WHERE oid = TG_RELID) THEN
-        RAISE EXCEPTION 'counter table % and image table % have different owners', counts, TG_RELID::regclass
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('Give both the same owner: ALTER TABLE %s OWNER TO %s', counts,
-                                (SELECT relowner::regrole FROM pg_catalog.pg_class WHERE oid = TG_RELID));
-    END IF;
-    IF TG_OP = 'TRUNCATE' THEN
-        EXECUTE format('TRUNCATE %s', counts);
-        RETURN NULL;
-    END IF;
-    -- +1 for new rows, -1 for old ones: deleted, updated, or replaced by an INSERT
-    IF TG_OP = 'INSERT' THEN
-        IF NOT EXISTS (SELECT FROM widecol_new_rows) THEN
-            RETURN NULL;        -- and the recorded keys are an earlier statement's
-        END IF;
-    END IF;
-    replaced := widecol._replaced_rows_sql(TG_RELID, TG_OP);
-    IF replaced IS NOT NULL THEN
-        IF TG_OP = 'INSERT' THEN
-            repeated := widecol._inserted_keys_repeat(TG_RELID);
-        ELSE
-            EXECUTE widecol._repeated_keys_sql(TG_RELID) INTO repeated;
-        END IF;
-        IF repeated THEN
-            new_src := widecol._new_rows_sql(TG_RELID);
-        END IF;
-    END IF;
-    src := concat_ws(' UNION ALL ',
-        CASE WHEN TG_OP <> 'DELETE' THEN 'SELECT capture_time, device_id, tags, 1 AS n FROM ' || new_src END,
-        CASE WHEN TG_OP <> 'INSERT' OR replaced IS NOT NULL
-             THEN format('SELECT capture_time, device_id, tags, -1 AS n FROM (%s) AS o',
-                         coalesce(replaced, 'SELECT * FROM widecol_old_rows')) END);
-    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
-        PERFORM widecol._read_before_statement(TG_RELID);
-    END IF;
-    EXECUTE format(widecol._image_store_count_sql(), counts, src);
-    IF TG_OP = 'UPDATE' AND replaced IS NOT NULL THEN
-        PERFORM widecol._read_before_statement_end();
-    END IF;
-    RETURN NULL;
-END $$;
-
--- INSERT of the counter increments of the rows of a query (capture_time,
--- device_id, tags, n = +1 or -1) into a daily_counts table
-CREATE FUNCTION widecol._image_store_count_sql() RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT $q$
-        INSERT INTO %1$s (day, dimension, value, images)
-        SELECT day, dimension, value, sum(n) FROM (
-            SELECT widecol.day_bucket(r.capture_time) AS day, 'total' AS dimension, '' AS value, r.n FROM (%2$s) AS r
-            UNION ALL
-            SELECT widecol.day_bucket(r.capture_time), 'device', r.device_id, r.n FROM (%2$s) AS r
-            UNION ALL
-            SELECT widecol.day_bucket(r.capture_time), 'tag', t.tag, r.n
-              FROM (%2$s) AS r, LATERAL (SELECT DISTINCT tag FROM unnest(r.tags) AS tag WHERE tag IS NOT NULL) AS t
-        ) AS x
-        GROUP BY day, dimension, value
-        HAVING sum(n) <> 0$q$
-$$;
-
--- Daily counts live in a counter table (widecol.counter_columns):
+-- Daily counts are a counter query table of images (widecol.counter_columns):
 --   daily_counts (day, dimension, value, images)   partition day, clustering (dimension, value)
 -- with one row per (day, 'device', device_id), (day, 'tag', tag) and
--- (day, 'total', '').  A statement trigger on images adds +n for the rows a
--- statement inserts and -n for those it deletes (an UPDATE does both), as
--- blind counter increments: concurrent writers never wait for each other
--- and no increment is lost.  daily_counts() is a seek over the day
+-- (day, 'total', '').  Its triggers add the definition over a statement's
+-- new rows and subtract it over its old ones (deleted, updated, replaced),
+-- as blind counter increments: concurrent writers never wait for each
+-- other and no increment is lost.  daily_counts() is a seek over the day
 -- partitions.
 CREATE FUNCTION widecol.create_image_store(store name, ttl interval DEFAULT NULL)
 RETURNS TABLE (object text, kind text)
@@ -155,25 +77,16 @@ BEGIN
         'batch_id', 'image_id', opts);
     object := s || '.batch_images'; kind := 'query table'; RETURN NEXT;
 
-    -- daily counts: a counter table kept by its own statement triggers
-    EXECUTE format($d$
-        CREATE TABLE %s.daily_counts (
-            day       date,
-            dimension text COLLATE "C",
-            value     text COLLATE "C",
-            images    bigint
-        ) USING widecol WITH ("widecol.partition_key" = 'day', "widecol.clustering_key" = 'dimension, value',
-                              "widecol.counter_columns" = 'images'%s)$d$,
-        s, CASE WHEN opts IS NULL THEN '' ELSE ', ' || opts END);
-    EXECUTE format('CREATE TRIGGER widecol_daily_counts_insert AFTER INSERT ON %s.images '
-                   'REFERENCING NEW TABLE AS widecol_new_rows FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
-    EXECUTE format('CREATE TRIGGER widecol_daily_counts_update AFTER UPDATE ON %s.images '
-                   'REFERENCING OLD TABLE AS widecol_old_rows NEW TABLE AS widecol_new_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
-    EXECUTE format('CREATE TRIGGER widecol_daily_counts_delete AFTER DELETE ON %s.images '
-                   'REFERENCING OLD TABLE AS widecol_old_rows FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
-    EXECUTE format('CREATE TRIGGER widecol_daily_counts_truncate AFTER TRUNCATE ON %s.images '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol._image_store_count()', s);
+    -- daily counts: a counter query table (a tag listed twice counts once)
+    PERFORM widecol.create_query_table(s || '.daily_counts', (s || '.images')::regclass,
+        $q$SELECT widecol.day_bucket(b.capture_time) AS day, d.dimension, d.value, count(*) AS images
+             FROM base AS b CROSS JOIN LATERAL (
+                  SELECT 'total' COLLATE "C", '' COLLATE "C"
+                  UNION ALL SELECT 'device', b.device_id COLLATE "C"
+                  UNION ALL (SELECT DISTINCT 'tag', t COLLATE "C" FROM unnest(b.tags) AS t WHERE t IS NOT NULL)
+                  ) AS d(dimension, value)
+            GROUP BY 1, 2, 3$q$,
+        'day', 'dimension, value', opts, counters => 'images');
     object := s || '.daily_counts'; kind := 'counter table'; RETURN NEXT;
 
     -- keyset paging: the clustering key of the last row of the previous page
@@ -276,21 +189,48 @@ BEGIN
         $f$, s));
     object := s || '.daily_counts(date, date, text)'; kind := 'function'; RETURN NEXT;
 
-    -- counts anew from images (after upserts that replaced images, see the
-    -- limits of query tables); writers wait meanwhile
+    -- counts anew from images (after writes that named a partition
+    -- directly, say); see rebuild_query_table
     EXECUTE format($d$
         CREATE FUNCTION %1$s.rebuild_daily_counts() RETURNS bigint
-        LANGUAGE plpgsql AS %2$L $d$, s, format($f$
-        DECLARE n bigint;
-        BEGIN
-            LOCK TABLE %1$s.images IN SHARE MODE;
-            TRUNCATE %1$s.daily_counts;
-            EXECUTE format(widecol._image_store_count_sql(), %2$L, %3$L);
-            GET DIAGNOSTICS n = ROW_COUNT;
-            RETURN n;
-        END
-        $f$, s, s || '.daily_counts', format('SELECT capture_time, device_id, tags, 1 AS n FROM %s.images', s)));
+        LANGUAGE sql AS %2$L $d$, s, format('SELECT widecol.rebuild_query_table(%L)', s || '.daily_counts'));
     object := s || '.rebuild_daily_counts()'; kind := 'function'; RETURN NEXT;
 END $$;
 COMMENT ON FUNCTION widecol.create_image_store(name, interval) IS
     'create an image-metadata store in a schema: images, device/day and tag/day query tables, batch table, daily counter table, query functions';
+
+-- Reconcile an image store with its images: every query table (the daily
+-- counts included) against what its definition derives now, for the UTC
+-- days [since, until) (NULL: open; both NULL: everything).  Tables with a
+-- day column are checked on it, the others on capture_time.
+CREATE FUNCTION widecol.check_image_store(store name, since date DEFAULT NULL, until date DEFAULT NULL)
+RETURNS TABLE (object regclass, range_column name, expected_rows bigint, actual_rows bigint,
+               missing bigint, extra bigint, different bigint, duplicate_keys bigint, ok boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_variable
+DECLARE
+    images regclass := to_regclass(format('%I.images', store));
+    q widecol.query_table;
+    c record;
+BEGIN
+    IF images IS NULL THEN
+        RAISE EXCEPTION 'schema % holds no image store', quote_ident(store) USING ERRCODE = 'undefined_table',
+            HINT = 'widecol.create_image_store(schema) creates one.';
+    END IF;
+    FOR q IN SELECT * FROM widecol.query_table t WHERE t.base = images ORDER BY t.id LOOP
+        IF 'day' = ANY (q.columns) THEN
+            range_column := 'day';
+            SELECT * INTO c FROM widecol.check_query_table(q.query_table, 'day', since, until);
+        ELSE
+            range_column := 'capture_time';
+            SELECT * INTO c FROM widecol.check_query_table(q.query_table, 'capture_time',
+                since::timestamp AT TIME ZONE 'UTC', until::timestamp AT TIME ZONE 'UTC');
+        END IF;
+        object := q.query_table;
+        expected_rows := c.expected_rows; actual_rows := c.actual_rows; missing := c.missing;
+        extra := c.extra; different := c.different; duplicate_keys := c.duplicate_keys; ok := c.ok;
+        RETURN NEXT;
+    END LOOP;
+END $$;
+COMMENT ON FUNCTION widecol.check_image_store(name, date, date) IS
+    'reconcile every query table of an image store (daily counts included) with its images for the UTC days [since, until)';

@@ -98,6 +98,12 @@ extern TM_Result wc_check_write_conflict(Relation rel, WcRowHeader *old,
 										 bool wait, TM_FailureData *tmfd,
 										 bool moved_here, LOCKTAG *tag);
 extern void wc_key_unlock(LOCKTAG *tag);
+extern void wc_key_locktag(Relation rel, const char *key, int keylen, LOCKTAG *tag);
+
+/* baselocks.c */
+extern bool wc_base_has_derived(Relation rel);
+extern void wc_base_lock_key(Relation rel, const char *key, int keylen);
+extern void wc_baselocks_init(void);
 extern TM_Result wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 							   TupleTableSlot *slot, CommandId cid,
 							   LockTupleMode mode, LockWaitPolicy wait_policy,

@@ -173,6 +173,7 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 {
 	WcKeyRef	   *refs = palloc_extended(sizeof(WcKeyRef) * Max(w->nkeys, 1), MCXT_ALLOC_HUGE);
 	Snapshot	snap = palloc(sizeof(SnapshotData));
+	Snapshot	xact_snap = NULL;
 	WcMetaData	meta;
 	WcManifest *m;
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
@@ -201,10 +202,25 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 	qsort(refs, w->nkeys, sizeof(WcKeyRef), keyref_cmp);
 	*repeated = false;
 
+	/*
+	 * The newest committed versions, not those of the statement's snapshot:
+	 * the keys are locked (baselocks.c), so every other writer of them has
+	 * ended, and what it wrote is what this statement replaced.  Ours are
+	 * seen up to the statement.  REPEATABLE READ cannot apply a change to a
+	 * version its snapshot does not see (the derived rows to delete are
+	 * invisible to it): a serialization failure, as for heap's ON CONFLICT.
+	 */
+	PushCopiedSnapshot(GetLatestSnapshot());
 	memcpy(snap, GetActiveSnapshot(), sizeof(SnapshotData));
 	if (snap->curcid > w->keys_cid)
 		snap->curcid = w->keys_cid;
-	snap = wc_snapshot_for_read(rel, snap, CurrentMemoryContext);
+	if (IsolationUsesXactSnapshot())
+	{
+		xact_snap = palloc(sizeof(SnapshotData));
+		memcpy(xact_snap, GetTransactionSnapshot(), sizeof(SnapshotData));
+		if (xact_snap->curcid > w->keys_cid)
+			xact_snap->curcid = w->keys_cid;
+	}
 	/* the manifest before the statement: the runs it wrote are not in it */
 	wc_merge_read_manifest(rel, snap, &meta, &m);
 
@@ -231,8 +247,16 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 			continue;
 		CHECK_FOR_INTERRUPTS();
 		it = wc_merge_begin_with(rel, snap, &meta, m, &range);
+		wc_merge_return_dead(it);
 		row = wc_merge_next(it, &tid);
-		if (row)
+		if (row && xact_snap && !wc_version_visible(row, xact_snap))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update"),
+					 errdetail("A row of \"%s\" that this INSERT replaces was written by a transaction that committed after this one's snapshot.",
+							   RelationGetRelationName(rel)),
+					 errhint("Retry the transaction.")));
+		if (row && !wc_row_is_dead(row, wc_now()))
 		{
 			MemoryContext old;
 
@@ -244,6 +268,7 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 		wc_merge_end(it);
 	}
 	ExecDropSingleTupleTableSlot(slot);
+	PopActiveSnapshot();
 	return result;
 }
 

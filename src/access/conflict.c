@@ -26,8 +26,8 @@
 #include "storage/merge.h"
 #include "storage/row.h"
 
-static void
-key_locktag(Relation rel, const char *key, int keylen, LOCKTAG *tag)
+void
+wc_key_locktag(Relation rel, const char *key, int keylen, LOCKTAG *tag)
 {
 	uint32		h = hash_bytes((const unsigned char *) key, keylen);
 
@@ -50,7 +50,9 @@ wc_check_write_conflict(Relation rel, WcRowHeader *old, ItemPointer otid,
 						CommandId cid, bool wait, TM_FailureData *tmfd,
 						bool moved_here, LOCKTAG *tag)
 {
-	key_locktag(rel, WcRowKey(old), old->keylen, tag);
+	/* a base with derived data: the key stays locked to the end (baselocks.c) */
+	wc_base_lock_key(rel, WcRowKey(old), old->keylen);
+	wc_key_locktag(rel, WcRowKey(old), old->keylen, tag);
 	for (;;)
 	{
 		SnapshotData dirty;
@@ -133,7 +135,7 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		LOCKMODE	lm = (mode == LockTupleExclusive || mode == LockTupleNoKeyExclusive) ?
 			ExclusiveLock : ShareLock;
 
-		key_locktag(rel, WcRowKey(old), old->keylen, &tag);
+		wc_key_locktag(rel, WcRowKey(old), old->keylen, &tag);
 		if (LockAcquire(&tag, lm, false, wait_policy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
 		{
 			if (wait_policy == LockWaitSkip)

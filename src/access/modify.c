@@ -31,12 +31,15 @@
 /*
  * A version of the row in slot (or a tombstone), noted as written by this
  * command: reads of the table inside a query-table trigger may be asked to
- * see it as it was before (beforestmt.c).
+ * see it as it was before (beforestmt.c).  A base with derived data locks
+ * the key first, before the version takes its write time (baselocks.c).
  */
 static WcRowHeader *
 form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 		 int pklen, bool tombstone, CommandId cid)
 {
+	if (pklen > 0)
+		wc_base_lock_key(rel, key, keylen);
 	wc_note_write(rel, cid);
 	return wc_form_row(rel, slot, key, keylen, pklen, tombstone, cid);
 }
@@ -78,7 +81,8 @@ typedef struct BulkState
 	int64		n;
 	int64		cap;
 	char	   *arena;			/* rows, packed */
-	Size		arena_size;		/* widecol.bulk_write_mem */
+	Size		arena_size;		/* grows by doubling up to widecol.bulk_write_mem */
+	List	   *old_arenas;		/* smaller ones still holding buffered rows */
 	Size		used;
 	StringInfoData key;			/* reused for every row's key */
 	bool		statement;		/* rows of a multi-row INSERT, see below */
@@ -139,7 +143,12 @@ bulk_state(Relation rel, bool create)
 	s->cap = 1024;
 	s->rows = MemoryContextAlloc(s->cxt, sizeof(WcRowHeader *) * s->cap);
 	/* untouched pages of a large allocation cost nothing until used */
-	s->arena_size = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
+	/*
+	 * Small at first: most statements that query-table triggers run write a
+	 * few rows, and mapping (and unmapping) bulk_write_mem for each cost
+	 * more than the rest of a single-image INSERT.
+	 */
+	s->arena_size = WC_MAX_ROW_SIZE * 2;
 	s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
 	s->key.data = MemoryContextAlloc(s->cxt, WC_MAX_KEY_SIZE + 64);
 	s->key.maxlen = WC_MAX_KEY_SIZE + 64;
@@ -156,6 +165,34 @@ bulk_write(Relation rel, BulkState *s)
 	write_sorted_run(rel, s->rows, s->n, NULL);
 	s->n = 0;
 	s->used = 0;
+	list_free_deep(s->old_arenas);
+	s->old_arenas = NIL;
+}
+
+/*
+ * Room for `need` more bytes: a twice bigger arena while below
+ * widecol.bulk_write_mem (the rows in the old one stay where they are),
+ * else write what is buffered and reuse the arena.
+ */
+static void
+bulk_make_room(Relation rel, BulkState *s, Size need)
+{
+	Size		max = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
+
+	if (s->used + need <= s->arena_size)
+		return;
+	if (s->arena_size < max)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->cxt);
+
+		s->old_arenas = lappend(s->old_arenas, s->arena);
+		s->arena_size = Min(s->arena_size * 2, max);
+		s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
+		s->used = 0;
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	bulk_write(rel, s);
 }
 
 static void
@@ -189,8 +226,7 @@ bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
 	row = form_row(rel, slot, s->key.data, s->key.len, pklen, false, cid);
 	wc_note_inserted_key(rel, s->key.data, s->key.len, pklen, cid);
 	need = MAXALIGN(row->len);
-	if (s->used + need > s->arena_size)
-		bulk_write(rel, s);
+	bulk_make_room(rel, s, need);
 	wc_row_copy((WcRowHeader *) (s->arena + s->used), row);
 	if (s->n == s->cap)
 	{

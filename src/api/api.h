@@ -14,4 +14,7 @@ extern Relation wc_open_widecol_oid(FunctionCallInfo fcinfo, Oid relid, LOCKMODE
 extern List *wc_widecol_members(FunctionCallInfo fcinfo);
 extern void wc_check_row_access(Oid relid, const char *function);
 
+/* qttrigger.c */
+extern void wc_query_tables_init(void);
+
 #endif

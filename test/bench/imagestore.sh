@@ -5,7 +5,14 @@
 # triggers of the same shape.  Same rows, one instance, one run:
 #
 #   ingest      COPY of the generated images into each store's images table
-#               (base and query tables written in the same transaction)
+#               (base and query tables written in the same transaction), and
+#               into "hw": three plain widecol tables (images,
+#               device_daily_images, images_by_tag) that the application
+#               fills itself, one COPY each from rows it derived beforehand
+#   writes      single-image transactions (pgbench, 1 client, new image ids):
+#               INSERT into the store's images, the same INSERT into heap +
+#               triggers, and CALL hw.put_image(...), a hand-written plpgsql
+#               procedure writing the three hw tables (defined below)
 #   queries     p50/p99 latency (pgbench, prepared, 1 client) of the query
 #               list of an image platform: (1) an image by id, (2) a device's
 #               images over 3 days, newest 100, (3) a tag's images over a
@@ -13,23 +20,25 @@
 #               object keys of one upload batch, (5) images per device per
 #               day over a week
 #
-#   bash test/bench/imagestore.sh [--rows N] [--seconds S] [--out DIR]
+#   bash test/bench/imagestore.sh [--rows N] [--seconds S] [--out DIR] [--no-queries]
 #
 # Writes imagestore.txt, imagestore.csv and imagestore.png into --out.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=1000000 SECONDS_EACH=10 OUT="$ROOT/test/bench/results"
+ROWS=1000000 SECONDS_EACH=10 OUT="$ROOT/test/bench/results" QUERIES=1
 while [ $# -gt 0 ]; do
 	case $1 in
+	--no-queries) QUERIES=0; shift ;;
 	--rows) ROWS=$2; shift 2 ;;
 	--seconds) SECONDS_EACH=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	*) wc_die "unknown argument $1" ;;
 	esac
 done
-bench_main bench/imagestore.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" || true
+bench_main bench/imagestore.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" \
+	$([ "$QUERIES" = 1 ] || echo --no-queries) || true
 
 DAYS=30
 mkdir -p "$OUT"
@@ -60,20 +69,61 @@ BEGIN
 END $$;
 CREATE TRIGGER derive AFTER INSERT ON hp.images REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION hp.derive();
+-- "hand-written": three plain widecol tables the application writes itself
+CREATE SCHEMA hw;
+CREATE TABLE hw.images (LIKE wc.images) USING widecol WITH (widecol.partition_key = 'image_id');
+CREATE TABLE hw.device_daily_images (LIKE wc.device_daily_images) USING widecol
+    WITH (widecol.partition_key = 'device_id, day', widecol.clustering_key = 'capture_time DESC, image_id DESC');
+CREATE TABLE hw.images_by_tag (LIKE wc.images_by_tag) USING widecol
+    WITH (widecol.partition_key = 'tag, day', widecol.clustering_key = 'capture_time DESC, image_id DESC');
+-- the hand-written write path: three INSERTs (static SQL: plans kept), no
+-- read of what an upsert replaces, no counts
+CREATE PROCEDURE hw.put_image(p_id uuid, p_device text, p_time timestamptz, p_batch text, p_store text,
+                              p_key text, p_w int, p_h int, p_hash text, p_tags text[])
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO hw.images VALUES (p_id, p_device, p_time, p_batch, p_store, p_key, p_w, p_h, p_hash, p_tags);
+    INSERT INTO hw.device_daily_images VALUES (p_device, widecol.day_bucket(p_time), p_time, p_id, p_batch,
+                                               p_store, p_key, p_w, p_h, p_hash, p_tags);
+    INSERT INTO hw.images_by_tag
+    SELECT DISTINCT t, widecol.day_bucket(p_time), p_time, p_id, p_device, p_store, p_key, p_tags
+      FROM unnest(p_tags) AS t WHERE t IS NOT NULL;
+END $$;
 SQL
 
 wc_section "Generating $ROWS images over $DAYS days"
 python3 "$ROOT/test/gen/image_rows.py" --rows "$ROWS" --devices 200 --days "$DAYS" --seed 5 \
 	--table store --quiet | split -l 100000 -d -a 3 - "$inst/chunk."
 
-wc_section "Ingest (COPY into images; query tables kept in step)"
+wc_section "Deriving the hand-written path's rows (not timed)"
+for f in "$inst"/chunk.*; do
+	"${PSQL[@]}" <<-SQL
+		CREATE TEMP TABLE s (LIKE wc.images);
+		COPY s FROM '$f' WITH (FORMAT csv);
+		COPY (SELECT device_id, widecol.day_bucket(capture_time), capture_time, image_id, batch_id,
+		             object_store, object_key, width, height, content_hash, tags FROM s) TO '$f.dd' WITH (FORMAT csv);
+		COPY (SELECT DISTINCT t.tag, widecol.day_bucket(b.capture_time), b.capture_time, b.image_id,
+		             b.device_id, b.object_store, b.object_key, b.tags
+		        FROM s AS b CROSS JOIN LATERAL unnest(b.tags) AS t(tag) WHERE t.tag IS NOT NULL) TO '$f.tag' WITH (FORMAT csv);
+	SQL
+	printf '.'
+done
+echo
+
+wc_section "Ingest (COPY into images; query tables kept in step; hw: three COPYs per chunk)"
 csv=$OUT/imagestore.csv
 echo "what,store,value1,value2" >"$csv"
-for store in hp wc; do
+for store in hp hw wc; do
 	t0=$("${PSQL[@]}" -At -c "SELECT extract(epoch FROM clock_timestamp())")
 	l0=$("${PSQL[@]}" -At -c "SELECT pg_current_wal_insert_lsn()")
-	for f in "$inst"/chunk.*; do
-		"${PSQL[@]}" -c "COPY $store.images FROM '$f' WITH (FORMAT csv)"
+	for f in "$inst"/chunk.???; do
+		if [ "$store" = hw ]; then
+			"${PSQL[@]}" -c "COPY hw.images FROM '$f' WITH (FORMAT csv)" \
+				-c "COPY hw.device_daily_images FROM '$f.dd' WITH (FORMAT csv)" \
+				-c "COPY hw.images_by_tag FROM '$f.tag' WITH (FORMAT csv)"
+		else
+			"${PSQL[@]}" -c "COPY $store.images FROM '$f' WITH (FORMAT csv)"
+		fi
 		printf '.'
 	done
 	read -r secs wal < <("${PSQL[@]}" -At -F' ' -c "SELECT round((extract(epoch FROM clock_timestamp()) - $t0)::numeric, 2),
@@ -102,6 +152,75 @@ diffs=$("${PSQL[@]}" -At -c "SELECT
 	(SELECT count(*) FROM (SELECT * FROM wc.images_by_tag EXCEPT SELECT * FROM hp.images_by_tag) x) +
 	(SELECT count(*) FROM (SELECT * FROM wc.batch_images EXCEPT SELECT * FROM hp.batch_images) x)")
 [ "$diffs" = 0 ] || wc_die "the stores' query tables differ ($diffs rows)"
+
+# recount (widecol.check_image_store, where the build under test has it)
+check_store() {
+	local ok
+	[ "$("${PSQL[@]}" -At -c "SELECT to_regprocedure('widecol.check_image_store(name,date,date)') IS NOT NULL")" = t ] || return 0
+	ok=$("${PSQL[@]}" -At -c "SELECT bool_and(ok) FROM widecol.check_image_store('wc')")
+	[ "$ok" = t ] || wc_die "the image store does not equal a recount $1"
+}
+check_store "after the COPYs"
+
+# Single-image transactions: a new image per transaction, as a consumer of
+# an upload queue writes them.  Same generated values for every path.
+wc_section "Single-image transactions (pgbench, 1 client, $SECONDS_EACH s each)"
+mkdir -p "$inst/writes"
+vals="gen_random_uuid(), 'cam-' || lpad(:dev::text, 4, '0'),
+      timestamptz '2025-01-01 00:00+00' + :sec * interval '1 second', 'upload-' || :b, 's3://bench',
+      'raw/' || :sec || '.jpg', 1920, 1080, md5(:sec::text),
+      ARRAY[(ARRAY['crack','rust','corrosion','leak','ok','blur'])[:t1], (ARRAY['crack','rust','corrosion','leak','ok','blur'])[:t2]]"
+setvars="\\set dev random(1, 200)
+\\set sec random(0, $((DAYS * 86400 - 1)))
+\\set b random(1, 5000)
+\\set t1 random(1, 6)
+\\set t2 random(1, 6)"
+for s in hp wc; do
+	printf '%s\nINSERT INTO %s.images VALUES (%s);\n' "$setvars" "$s" "$vals" >"$inst/writes/$s.sql"
+done
+printf '%s\nCALL hw.put_image(%s);\n' "$setvars" "$vals" >"$inst/writes/hw.sql"
+for s in hw wc hp; do
+	"$bin/pgbench" -n -M prepared -c 1 -T "$SECONDS_EACH" -h "$inst" -p 5999 -f "$inst/writes/$s.sql" postgres \
+		>"$inst/writes/$s.out" 2>&1 || { cat "$inst/writes/$s.out"; wc_die "pgbench failed"; }
+	tps=$(awk '/^tps/ { print $3 }' "$inst/writes/$s.out")
+	lat=$(awk '/^latency average/ { print $4 }' "$inst/writes/$s.out")
+	echo "single,$s,$tps,$lat" >>"$csv"
+	printf ' %s: %s transactions/s, %s ms average\n' "$s" "$tps" "$lat"
+done
+check_store "after the single-image writes"
+python3 - "$csv" "$OUT/imagestore-writes.png" <<'PY' || wc_warn "no plot (python3-matplotlib missing?)"
+import csv, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+v = {(r["what"], r["store"]): float(r["value1"]) for r in csv.DictReader(open(sys.argv[1]))
+     if r["what"] in ("ingest", "single")}
+names = {"hp": "heap + triggers", "hw": "3 plain widecol tables\n(hand-written)", "wc": "widecol image store"}
+fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+order = ["hp", "hw", "wc"]
+a.bar([names[s] for s in order], [v[("ingest", s)] for s in order], color=["grey", "tab:blue", "tab:orange"])
+a.set_ylabel("seconds (lower is better)")
+a.set_title("COPY of the images")
+b.bar([names[s] for s in order], [v[("single", s)] for s in order], color=["grey", "tab:blue", "tab:orange"])
+b.set_ylabel("transactions/s (higher is better)")
+b.set_title("one new image per transaction, 1 client")
+for ax in (a, b):
+    ax.tick_params(axis="x", labelsize=8)
+plt.tight_layout()
+plt.savefig(sys.argv[2], dpi=110)
+print("plot:", sys.argv[2])
+PY
+if [ "$QUERIES" = 0 ]; then
+	wc_section "Ratios"
+	awk -F, 'NR > 1 { v1[$1 "," $2] = $3; v2[$1 "," $2] = $4 }
+		END {
+			printf "COPY time: store / three plain widecol tables %.2fx (target <= 1.5), store / heap + triggers %.2fx (target < 1)\n",
+				v1["ingest,wc"] / v1["ingest,hw"], v1["ingest,wc"] / v1["ingest,hp"]
+			printf "single-image transactions/s: store / hand-written procedure %.2fx (target >= 0.8), store / heap + triggers %.2fx\n",
+				v1["single,wc"] / v1["single,hw"], v1["single,wc"] / v1["single,hp"]
+		}' "$csv" | tee "$OUT/imagestore.txt"
+	exit 0
+fi
 
 # pgbench scripts per store: widecol calls the store's functions, heap runs
 # the same questions as plain SQL.  Values are looked up first (\gset), as
@@ -214,6 +333,10 @@ awk -F, 'NR > 1 { v1[$1 "," $2] = $3; v2[$1 "," $2] = $4 }
 	END {
 		printf "ingest time %.2fx, WAL %.2fx; bytes on disk %.2fx\n",
 			v1["ingest,wc"] / v1["ingest,hp"], v2["ingest,wc"] / v2["ingest,hp"], v1["bytes,wc"] / v1["bytes,hp"]
+		printf "COPY time: store / three plain widecol tables %.2fx (target <= 1.5), store / heap + triggers %.2fx (target < 1)\n",
+			v1["ingest,wc"] / v1["ingest,hw"], v1["ingest,wc"] / v1["ingest,hp"]
+		printf "single-image transactions/s: store / hand-written procedure %.2fx (target >= 0.8), store / heap + triggers %.2fx\n",
+			v1["single,wc"] / v1["single,hw"], v1["single,wc"] / v1["single,hp"]
 		split("q1 q2 q3 q3b q4 q5", qs, " ")
 		for (i = 1; i <= 6; i++)
 			printf "%-4s p50 %.2fx  p99 %.2fx\n", qs[i], v1[qs[i] ",wc"] / v1[qs[i] ",hp"], v2[qs[i] ",wc"] / v2[qs[i] ",hp"]
