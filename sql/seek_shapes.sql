@@ -20,7 +20,7 @@ DECLARE a text[]; b text[];
 BEGIN
   EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
   EXECUTE format('SELECT array_agg(x::text) FROM (%s) x',
-                 regexp_replace(q, '\m(m|img|pm|ev|byday)\M', '\1_heap', 'g')) INTO b;
+                 regexp_replace(q, '\m(m|img|pm|ev|byday|sp)\M', '\1_heap', 'g')) INTO b;
   RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
               ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
 END $$;
@@ -249,6 +249,35 @@ SELECT same($$SELECT * FROM byday WHERE day >= 20 ORDER BY id, day LIMIT 6$$);
 SELECT same($$SELECT * FROM byday WHERE day < 3::int8 ORDER BY id, day$$);
 SELECT same($$SELECT * FROM byday WHERE day > -9999999999 ORDER BY day, id$$);
 SELECT same($$SELECT * FROM byday WHERE day >= 9999999999 ORDER BY day, id$$);
+
+-- (e2) small partitions in a bucket range: one key range read for all of
+-- them (a seek per bucket would probe every run's bloom filter each time)
+CREATE TABLE sp (dev text, day date, ts bigint, v int)
+  USING widecol WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC');
+CREATE TABLE sp_heap (dev text, day date, ts bigint, v int, PRIMARY KEY (dev, day, ts));
+-- three runs and level 0, a few rows per device and day, deletes among them
+INSERT INTO sp SELECT 'e' || (g % 4), date '2025-06-01' + (g / 40) % 30, g, g % 7 FROM generate_series(0, 1199) g;
+INSERT INTO sp SELECT 'e' || (g % 4), date '2025-06-01' + (g / 40) % 30, g, -g FROM generate_series(1, 1199, 5) g;
+INSERT INTO sp SELECT 'e' || (g % 4), date '2025-06-01' + (g / 40) % 30, g + 5000, g FROM generate_series(0, 1199, 3) g;
+INSERT INTO sp VALUES ('e1', '2025-06-09', 9999, 1), ('e2', '2025-06-09', 9998, 2);
+DELETE FROM sp WHERE dev = 'e1' AND day = '2025-06-10' AND ts IN (361, 365, 369);
+INSERT INTO sp_heap SELECT * FROM sp;
+ANALYZE sp;
+EXPLAIN (COSTS OFF) SELECT * FROM sp WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-16' ORDER BY ts DESC LIMIT 5;
+SELECT same($$SELECT * FROM sp WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-16' ORDER BY ts DESC LIMIT 5$$);
+SELECT same($$SELECT * FROM sp WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-16' ORDER BY ts$$);
+SELECT same($$SELECT * FROM sp WHERE dev = 'e3' AND day >= '2025-06-10' AND ts BETWEEN 350 AND 720 ORDER BY ts DESC$$);
+SELECT same($$SELECT count(*), sum(v) FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-01' AND '2025-06-30'$$);
+SELECT same($$SELECT * FROM sp WHERE dev IN ('e1', 'e2') AND day BETWEEN '2025-06-04' AND '2025-06-10' ORDER BY ts DESC, dev$$);
+SELECT same($$SELECT w.dev, e.ts FROM (VALUES ('e1'), ('e3')) w(dev) JOIN sp e ON e.dev = w.dev AND e.day BETWEEN '2025-06-07' AND '2025-06-13' ORDER BY 1, 2$$);
+-- partitions larger than the statistics said: past work_mem the buffers
+-- are dropped and every bucket is sought on its own, with the same answer
+INSERT INTO sp SELECT 'e1', '2025-06-05', g, g FROM generate_series(20000, 24000) g;
+INSERT INTO sp_heap SELECT 'e1', '2025-06-05', g, g FROM generate_series(20000, 24000) g;
+SET work_mem = '64kB';
+SELECT same($$SELECT * FROM sp WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-16' ORDER BY ts DESC LIMIT 5$$);
+SELECT same($$SELECT * FROM sp WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-16' ORDER BY day, ts$$);
+RESET work_mem;
 
 -- (f) widecol.filtering: filtering without fixing the partition key
 -- EXPLAIN says why a full scan is one

@@ -64,6 +64,13 @@ typedef struct Partition
 	WcMergeIter *iter;			/* NULL until opened, and once done */
 	WcRowHeader *cur;
 	ItemPointerData tid;
+	/* buffered: the partition's rows, read by one range read for all */
+	WcRowHeader **rows;
+	ItemPointerData *tids;
+	int			nrows;
+	int			rowcap;
+	int			pos;
+	bool		started;		/* unordered: its first row was returned */
 } Partition;
 
 typedef struct SeekState
@@ -76,6 +83,7 @@ typedef struct SeekState
 								 * read one after another */
 	bool		range_delete;	/* a DELETE's scan: write range tombstones */
 	bool		range_done;
+	bool		buffered;		/* one range read for all the partitions */
 	int64		range_deleted;	/* rows they deleted */
 	int			range_tombstones;	/* written */
 	EvaluatedBound *bounds;		/* evaluated at the start */
@@ -110,6 +118,8 @@ wc_seek_create_state(CustomScan *cscan)
 	s->ordered = lsecond_int((List *) lsecond(cscan->custom_private)) != 0;
 	s->range_delete = list_length((List *) lsecond(cscan->custom_private)) > 3 &&
 		lfourth_int((List *) lsecond(cscan->custom_private)) != 0;
+	s->buffered = list_length((List *) lsecond(cscan->custom_private)) > 4 &&
+		list_nth_int((List *) lsecond(cscan->custom_private), 4) != 0;
 	s->types = lthird(cscan->custom_private);
 	return (Node *) s;
 }
@@ -550,6 +560,128 @@ clustering_range(WcTableInfo *info, EvaluatedBound *b, int nbounds,
 	}
 }
 
+/* The next row of a partition (part->cur: NULL at its end). */
+static void
+advance_partition(SeekState *s, Partition *part)
+{
+	if (part->rows == NULL)
+	{
+		part->cur = wc_merge_next(part->iter, &part->tid);
+		return;
+	}
+	part->pos += s->backward ? -1 : 1;
+	part->cur = part->pos >= 0 && part->pos < part->nrows ? part->rows[part->pos] : NULL;
+	if (part->cur)
+		part->tid = part->tids[part->pos];
+}
+
+static int
+prefix_cmp(const void *a, const void *b)
+{
+	const Partition *pa = *(Partition *const *) a;
+	const Partition *pb = *(Partition *const *) b;
+
+	return wc_compare_keys(pa->range.lo, pa->range.bloom_pklen,
+						   pb->range.lo, pb->range.bloom_pklen);
+}
+
+/* Give up buffering: every partition is read by a seek of its own. */
+static void
+drop_buffers(SeekState *s)
+{
+	for (int i = 0; i < s->nparts; i++)
+	{
+		Partition  *part = &s->parts[i];
+
+		for (int r = 0; r < part->nrows; r++)
+			pfree(part->rows[r]);
+		if (part->rows)
+			pfree(part->rows);
+		if (part->tids)
+			pfree(part->tids);
+		part->rows = NULL;
+		part->tids = NULL;
+		part->nrows = part->rowcap = 0;
+	}
+}
+
+/*
+ * Buffered: one range read over the partitions' keys (buckets of one
+ * prefix, so the rows between them are few: the plan chose this for small
+ * partitions), each row copied to its partition's array.  The clustering
+ * bounds are left to the recheck.  Should the partitions turn out larger
+ * than the statistics said (more than work_mem), the buffers are dropped
+ * and each partition is sought on its own.
+ */
+static void
+read_buffered(SeekState *s)
+{
+	Partition **sorted = palloc(sizeof(Partition *) * s->nparts);
+	WcMergeRange range = {0};
+	WcMergeIter *it;
+	WcRowHeader *row;
+	ItemPointerData tid;
+	Size		bytes = 0;
+	int			j = 0;
+
+	for (int i = 0; i < s->nparts; i++)
+		sorted[i] = &s->parts[i];
+	qsort(sorted, s->nparts, sizeof(Partition *), prefix_cmp);
+	range.lo = sorted[0]->range.lo;
+	range.lolen = sorted[0]->range.bloom_pklen;
+	range.hi = sorted[s->nparts - 1]->range.lo;	/* as a prefix: the last partition whole */
+	range.hilen = sorted[s->nparts - 1]->range.bloom_pklen;
+	it = wc_merge_begin_with(s->css.ss.ss_currentRelation, s->snapshot, &s->meta,
+							 s->manifest, &range);
+	wc_merge_set_stats(it, &s->stats);
+	while ((row = wc_merge_next(it, &tid)) != NULL)
+	{
+		Partition  *part;
+
+		CHECK_FOR_INTERRUPTS();
+		while (j < s->nparts &&
+			   wc_compare_keys(WcRowKey(row), row->pklen,
+							   sorted[j]->range.lo, sorted[j]->range.bloom_pklen) > 0)
+			j++;
+		if (j == s->nparts)
+			break;
+		part = sorted[j];
+		if (row->pklen != part->range.bloom_pklen ||
+			memcmp(WcRowKey(row), part->range.lo, row->pklen) != 0)
+			continue;			/* not a partition of the seek */
+		if (part->nrows == part->rowcap)
+		{
+			part->rowcap = Max(16, part->rowcap * 2);
+			part->rows = part->rows ? repalloc(part->rows, sizeof(WcRowHeader *) * part->rowcap) :
+				palloc(sizeof(WcRowHeader *) * part->rowcap);
+			part->tids = part->tids ? repalloc(part->tids, sizeof(ItemPointerData) * part->rowcap) :
+				palloc(sizeof(ItemPointerData) * part->rowcap);
+		}
+		part->rows[part->nrows] = wc_row_copy(NULL, row);
+		part->tids[part->nrows++] = tid;
+		bytes += row->len + sizeof(WcRowHeader *) + sizeof(ItemPointerData);
+		if (bytes > (Size) work_mem * 1024)
+		{
+			elog(DEBUG1, "widecol seek: partitions larger than planned, one seek each");
+			wc_merge_end(it);
+			drop_buffers(s);
+			pfree(sorted);
+			return;
+		}
+	}
+	wc_merge_end(it);
+	pfree(sorted);
+	for (int i = 0; i < s->nparts; i++)
+	{
+		Partition  *part = &s->parts[i];
+
+		if (part->rows == NULL)
+			part->rows = palloc(sizeof(WcRowHeader *));		/* empty, but buffered */
+		part->pos = s->backward ? part->nrows : -1;
+		advance_partition(s, part);
+	}
+}
+
 /* Start reading a partition: its first row in part->cur. */
 static void
 open_partition(SeekState *s, Partition *part)
@@ -626,12 +758,15 @@ seek_start(SeekState *s)
 		part->range.bloom_pklen = p->cursor;
 		part->range.backward = s->backward;
 	}
+	if (s->buffered && !s->range_delete && s->nparts > 1)
+		read_buffered(s);
 	if (!s->ordered || s->range_delete)
 		return;					/* seek_next opens them one at a time */
 	s->heap = binaryheap_allocate(s->nparts, suffix_cmp, &s->backward);
 	for (i = 0; i < s->nparts; i++)
 	{
-		open_partition(s, &s->parts[i]);
+		if (s->parts[i].rows == NULL)
+			open_partition(s, &s->parts[i]);
 		if (s->parts[i].cur)
 			binaryheap_add_unordered(s->heap, PointerGetDatum(&s->parts[i]));
 	}
@@ -650,7 +785,14 @@ next_unordered(SeekState *s, TupleTableSlot *slot)
 	{
 		Partition  *part = &s->parts[s->next_part];
 
-		if (part->iter == NULL)
+		if (part->rows)
+		{
+			/* buffered: its first row is current until it is returned */
+			if (part->started)
+				advance_partition(s, part);
+			part->started = true;
+		}
+		else if (part->iter == NULL)
 			open_partition(s, part);
 		else
 			part->cur = wc_merge_next(part->iter, &part->tid);
@@ -659,7 +801,8 @@ next_unordered(SeekState *s, TupleTableSlot *slot)
 			wc_store_row_ref(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
 			return slot;
 		}
-		wc_merge_end(part->iter);
+		if (part->rows == NULL)
+			wc_merge_end(part->iter);
 		part->iter = NULL;
 		s->next_part++;
 	}
@@ -798,7 +941,7 @@ seek_next(ScanState *ss)
 		return next_unordered(s, slot);
 	if (s->pending)
 	{
-		s->pending->cur = wc_merge_next(s->pending->iter, &s->pending->tid);
+		advance_partition(s, s->pending);
 		if (s->pending->cur)
 			binaryheap_add(s->heap, PointerGetDatum(s->pending));
 		s->pending = NULL;
@@ -935,6 +1078,8 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Direction", "Backward", es);
 	if (s->range_delete)
 		ExplainPropertyText("Delete", "one range tombstone per partition", es);
+	else if (s->buffered)
+		ExplainPropertyText("Read", "one key range for all the buckets", es);
 	if (s->range_delete && es->analyze)
 	{
 		ExplainPropertyInteger("Range Tombstones Written", NULL, s->range_tombstones, es);

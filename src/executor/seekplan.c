@@ -85,6 +85,8 @@ bool		wc_enable_seek = true;
  * unordered speed, 1,200 took ~50 us more each).
  */
 #define WC_POOLED_READERS 400
+/* Partitions this small (rows, on average) in a bucket range: one range read. */
+#define WC_BUFFERED_PARTITION_ROWS 64
 #define WC_UNPOOLED_READER_COST 7
 /* The share of runs a bloom filter lets through without the partition. */
 #define WC_BLOOM_FALSE_POSITIVES 0.01
@@ -533,6 +535,54 @@ collect_bounds(PlannerInfo *root, List *rinfos, Index relid, WcTableInfo *info)
 	return all;
 }
 
+/* The table's partitions (not those the query's filters leave), estimated. */
+static double
+table_partitions(PlannerInfo *root, RelOptInfo *rel, WcTableInfo *info)
+{
+	double		distinct = 1;
+
+	for (int i = 0; i < info->npk; i++)
+	{
+		VariableStatData vardata;
+		bool		isdefault;
+
+		examine_variable(root, (Node *) makeVar(rel->relid, info->cols[i].attnum,
+												info->cols[i].typid, -1, InvalidOid, 0),
+						 0, &vardata);
+		distinct *= get_variable_numdistinct(&vardata, &isdefault);
+		ReleaseVariableStats(vardata);
+	}
+	return Min(distinct, Max(rel->tuples, 1));
+}
+
+/*
+ * Read the partitions of a bucket range with one range read (buffered)
+ * instead of a seek each?  When every other partition column is fixed by
+ * equality the buckets are adjacent keys, and when partitions are small
+ * (sparse data: a few rows per device and day) one index descent and one
+ * block per run beat a bloom probe, a descent and a block per bucket; the
+ * rows are buffered and merged in clustering order.
+ */
+static bool
+buffered_read(PlannerInfo *root, RelOptInfo *rel, WcTableInfo *info, List *bounds)
+{
+	ListCell   *lc;
+	bool		range = false;
+
+	foreach(lc, bounds)
+	{
+		KeyBound   *b = lfirst(lc);
+
+		if (!info->cols[b->col].partition)
+			continue;
+		if (b->col == info->npk - 1 && b->kind != BK_EQ && b->kind != BK_IN)
+			range = true;
+		else if (b->kind != BK_EQ)
+			return false;
+	}
+	return range && rel->tuples / table_partitions(root, rel, info) <= WC_BUFFERED_PARTITION_ROWS;
+}
+
 /*
  * The expected cost of finding one partition: every run's bloom filter is
  * probed (its pages stay in the backend's cache), and each run that holds
@@ -548,24 +598,11 @@ partition_seek_cost(PlannerInfo *root, RelOptInfo *rel, WcTableInfo *info,
 					const WcManifest *m, uint32 l0_pages, double *runs_holding_out)
 {
 	double		run_partitions = 0;
-	double		distinct = 1;
+	double		distinct = table_partitions(root, rel, info);
 	double		runs_holding;
 
 	for (int i = 0; i < m->nruns; i++)
 		run_partitions += m->runs[i].st.npartitions;
-	/* the table's partitions (not those the query's filters leave) */
-	for (int i = 0; i < info->npk; i++)
-	{
-		VariableStatData vardata;
-		bool		isdefault;
-
-		examine_variable(root, (Node *) makeVar(rel->relid, info->cols[i].attnum,
-												info->cols[i].typid, -1, InvalidOid, 0),
-						 0, &vardata);
-		distinct *= get_variable_numdistinct(&vardata, &isdefault);
-		ReleaseVariableStats(vardata);
-	}
-	distinct = Min(distinct, Max(rel->tuples, 1));
 	runs_holding = m->nruns == 0 ? 0 :
 		Min(m->nruns, Max(1.0, run_partitions / Max(distinct, 1)) + WC_BLOOM_FALSE_POSITIVES * m->nruns);
 	*runs_holding_out = runs_holding;
@@ -581,7 +618,7 @@ static void
 add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 			 WcTableInfo *info, double nparts,
 			 Relids required_outer, const WcManifest *m, uint32 l0_pages, bool backward,
-			 bool range_delete)
+			 bool range_delete, bool buffered)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 	ParamPathInfo *ppi = required_outer ?
@@ -616,7 +653,9 @@ add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 	 */
 	cpath->path.startup_cost = ordered ? nparts * per_partition : per_partition;
 	cpath->path.total_cost = nparts * per_partition;
-	if (ordered && nparts * runs_holding > WC_POOLED_READERS)
+	if (buffered)
+		cpath->path.startup_cost = cpath->path.total_cost = per_partition;	/* one range read */
+	if (ordered && !buffered && nparts * runs_holding > WC_POOLED_READERS)
 		cpath->path.total_cost += (nparts * runs_holding - WC_POOLED_READERS) *
 			WC_UNPOOLED_READER_COST * seq_page_cost;
 	if (ordered)
@@ -640,7 +679,7 @@ add_one_path(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 	 * partitions must be merged in clustering order (else they are read one
 	 * after another).
 	 */
-	cpath->custom_private = list_make2_int(backward, ordered);
+	cpath->custom_private = list_make3_int(backward, ordered, buffered);
 	cpath->methods = &seek_path_methods;
 	add_path(rel, &cpath->path);
 }
@@ -729,11 +768,12 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
 		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
 			add_one_path(root, rel, relation, info, nparts, NULL,
-						 m, meta.gens[meta.ngens - 1].npages, backward, false);
+						 m, meta.gens[meta.ngens - 1].npages, backward, false,
+						 buffered_read(root, rel, info, chosen));
 		if (range_delete_target(root, rel, relation) &&
 			range_exact(false, rel->baserestrictinfo, chosen, info))
 			add_one_path(root, rel, relation, info, nparts, NULL,
-						 m, meta.gens[meta.ngens - 1].npages, false, true);
+						 m, meta.gens[meta.ngens - 1].npages, false, true, false);
 	}
 
 	chosen = choose_bounds(collect_bounds(root,
@@ -749,7 +789,8 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 			m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
 		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
 			add_one_path(root, rel, relation, info, nparts, outer,
-						 m, meta.gens[meta.ngens - 1].npages, backward, false);
+						 m, meta.gens[meta.ngens - 1].npages, backward, false,
+						 buffered_read(root, rel, info, chosen));
 	}
 	table_close(relation, NoLock);
 }
@@ -860,12 +901,14 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.plan.qual = list_difference_ptr(extract_actual_clauses(clauses, false), exact);
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
-	/* flags: backward, ordered, range exact, range delete (rangedelete.c) */
+	/* flags: backward, ordered, range exact, range delete (rangedelete.c), buffered */
 	cscan->custom_private = list_make3(kinds,
-									   lappend_int(lappend_int(list_copy(best_path->custom_private),
-															   range_exact(best_path->path.param_info != NULL,
-																	   clauses, bounds, info)),
-												   false),
+									   list_make5_int(linitial_int(best_path->custom_private),
+													  lsecond_int(best_path->custom_private),
+													  range_exact(best_path->path.param_info != NULL,
+																  clauses, bounds, info),
+													  false,
+													  lthird_int(best_path->custom_private)),
 									   types);
 	cscan->custom_exprs = exprs;
 	cscan->methods = &seek_scan_methods;
