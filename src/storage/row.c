@@ -5,6 +5,8 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/toast_compression.h"
+#include "access/toast_internals.h"
 #include "access/htup_details.h"
 #include "common/int.h"
 #include "access/transam.h"
@@ -17,6 +19,71 @@
 #include "storage/metapage.h"
 #include "storage/row.h"
 #include "storage/tableinfo.h"
+
+/* The column's COMPRESSION, else lz4 (as the runs), else the default. */
+static char
+wc_value_compression(Form_pg_attribute att)
+{
+	if (CompressionMethodIsValid(att->attcompression))
+		return att->attcompression;
+#ifdef USE_LZ4
+	return TOAST_LZ4_COMPRESSION;
+#else
+	return default_toast_compression;
+#endif
+}
+
+/*
+ * A row too large for a page: compress its largest values in line, as
+ * TOAST's first step does (PostgreSQL's own compressed varlena format, which
+ * every reader of the value decompresses transparently), largest first,
+ * until the row fits.  There is no out-of-line step: a row that still does
+ * not fit is refused.  Returns the new data length; *values may become a
+ * copy.
+ */
+static Size
+compress_large_values(TupleDesc desc, TupleTableSlot *slot, Datum **values,
+					  bool *isnull, Size data_len, Size fixed)
+{
+	bool	   *tried = palloc0(sizeof(bool) * desc->natts);
+
+	while (fixed + data_len > WC_MAX_ROW_SIZE)
+	{
+		int			best = -1;
+		Size		best_size = 32;
+		Datum		compressed;
+
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (isnull[i] || tried[i] || att->attlen != -1 ||
+				att->attstorage == TYPSTORAGE_PLAIN)
+				continue;
+			if (VARSIZE_ANY((*values)[i]) > best_size)
+			{
+				best = i;
+				best_size = VARSIZE_ANY((*values)[i]);
+			}
+		}
+		if (best < 0)
+			break;
+		tried[best] = true;
+		compressed = toast_compress_datum((*values)[best],
+										  wc_value_compression(TupleDescAttr(desc, best)));
+		if (DatumGetPointer(compressed) == NULL)
+			continue;			/* incompressible */
+		if (*values == slot->tts_values)
+		{
+			*values = palloc(sizeof(Datum) * desc->natts);
+			memcpy(*values, slot->tts_values, sizeof(Datum) * desc->natts);
+		}
+		(*values)[best] = compressed;
+		data_len = heap_compute_data_size(desc, *values, isnull);
+	}
+	pfree(tried);
+	return data_len;
+}
 
 /*
  * Build a version of the row in `slot` (or a tombstone) with the given key.
@@ -84,6 +151,8 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 			hoff += BITMAPLEN(desc->natts);
 		hoff = MAXALIGN(hoff);
 		data_len = heap_compute_data_size(desc, values, isnull);
+		if (len + hoff + data_len > WC_MAX_ROW_SIZE)
+			data_len = compress_large_values(desc, slot, &values, isnull, data_len, len + hoff);
 		len += hoff + data_len;
 	}
 	if (len > WC_MAX_ROW_SIZE)
@@ -91,7 +160,7 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("row of %zu bytes is too large for widecol table \"%s\"",
 						len, RelationGetRelationName(rel)),
-				 errdetail("A widecol row version can be at most %zu bytes after detoasting.",
+				 errdetail("A widecol row version can be at most %zu bytes once its large values are compressed; widecol stores no value out of line.",
 						   (Size) WC_MAX_ROW_SIZE),
 				 errhint("Keep large values (images, documents) in object storage and store their keys.")));
 
