@@ -278,6 +278,7 @@ handle_create(CreateStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 	table_close(rel, NoLock);
 }
 
+
 /*
  * Run an ALTER TABLE that sets other reloptions with the widecol.* ones taken
  * out of pg_class for its duration, because PostgreSQL re-validates every
@@ -333,6 +334,46 @@ merge_options(List *old, List *changes, bool reset)
 		old = kept;
 	}
 	return old;
+}
+
+/*
+ * ALTER TABLE ... SET/RESET (widecol.*): the new options are stored once
+ * the key and counter columns are known unchanged, or the table is empty.
+ */
+static void
+apply_widecol_options(Oid relid, List *wc_set, List *wc_reset)
+{
+	Relation	rel;
+	List	   *wc,
+			   *rest,
+			   *newwc;
+	WcTableInfo oldinfo,
+				newinfo;
+
+	rel = table_open(relid, AccessExclusiveLock);
+	wc_split_options(wc_stored_options(relid), &wc, &rest);
+	wc_build_table_info(rel, wc, &oldinfo);
+	newwc = merge_options(merge_options(wc, wc_set, false), wc_reset, true);
+	wc_build_table_info(rel, newwc, &newinfo);
+	if ((oldinfo.npk != newinfo.npk || oldinfo.nck != newinfo.nck ||
+		 memcmp(oldinfo.cols, newinfo.cols, sizeof(oldinfo.cols)) != 0) &&
+		table_has_storage(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot change the key of widecol table \"%s\" because it contains data",
+						RelationGetRelationName(rel)),
+				 errhint("TRUNCATE the table first, or create a new table with the new key and copy the rows with INSERT ... SELECT.")));
+	/* stored increments would change meaning */
+	if ((oldinfo.ncounters != newinfo.ncounters ||
+		 memcmp(oldinfo.counters, newinfo.counters, sizeof(oldinfo.counters)) != 0) &&
+		table_has_storage(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot change the counter columns of widecol table \"%s\" because it contains data",
+						RelationGetRelationName(rel)),
+				 errhint("TRUNCATE the table first, or create a new table and copy the rows.")));
+	write_options(relid, list_concat(rest, newwc));
+	table_close(rel, NoLock);
 }
 
 static void
@@ -427,38 +468,7 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 	}
 
 	if (wc_set != NIL || wc_reset != NIL)
-	{
-		List	   *wc,
-				   *rest,
-				   *newwc;
-		WcTableInfo oldinfo,
-					newinfo;
-
-		rel = table_open(relid, AccessExclusiveLock);
-		wc_split_options(wc_stored_options(relid), &wc, &rest);
-		wc_build_table_info(rel, wc, &oldinfo);
-		newwc = merge_options(merge_options(wc, wc_set, false), wc_reset, true);
-		wc_build_table_info(rel, newwc, &newinfo);
-		if ((oldinfo.npk != newinfo.npk || oldinfo.nck != newinfo.nck ||
-			 memcmp(oldinfo.cols, newinfo.cols, sizeof(oldinfo.cols)) != 0) &&
-			table_has_storage(rel))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("cannot change the key of widecol table \"%s\" because it contains data",
-							RelationGetRelationName(rel)),
-					 errhint("TRUNCATE the table first, or create a new table with the new key and copy the rows with INSERT ... SELECT.")));
-		/* stored increments would change meaning */
-		if ((oldinfo.ncounters != newinfo.ncounters ||
-			 memcmp(oldinfo.counters, newinfo.counters, sizeof(oldinfo.counters)) != 0) &&
-			table_has_storage(rel))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("cannot change the counter columns of widecol table \"%s\" because it contains data",
-							RelationGetRelationName(rel)),
-					 errhint("TRUNCATE the table first, or create a new table and copy the rows.")));
-		write_options(relid, list_concat(rest, newwc));
-		table_close(rel, NoLock);
-	}
+		apply_widecol_options(relid, wc_set, wc_reset);
 }
 
 /*

@@ -168,6 +168,69 @@ start_worker(DbEntry *db)
 	return true;
 }
 
+/* Forget the workers that have exited; returns how many still run. */
+static int
+reap_workers(void)
+{
+	int			running = 0;
+
+	for (int i = 0; i < ndbs; i++)
+	{
+		pid_t		pid;
+
+		if (dbs[i].handle == NULL)
+			continue;
+		switch (GetBackgroundWorkerPid(dbs[i].handle, &pid))
+		{
+			case BGWH_STOPPED:
+				pfree(dbs[i].handle);
+				dbs[i].handle = NULL;
+				break;
+			case BGWH_POSTMASTER_DIED:
+				proc_exit(1);
+				break;
+			default:
+				running++;
+		}
+	}
+	return running;
+}
+
+/*
+ * Start the workers of the databases that are due, the longest-waiting
+ * first.  Returns false when some must wait for a slot.
+ */
+static bool
+start_due_workers(TimestampTz now, int running, bool *warned_no_slot)
+{
+	for (;;)
+	{
+		DbEntry    *due = NULL;
+
+		for (int i = 0; i < ndbs; i++)
+			if (dbs[i].handle == NULL && dbs[i].next_run <= now &&
+				(due == NULL || dbs[i].next_run < due->next_run))
+				due = &dbs[i];
+		if (due == NULL)
+			return true;
+		if (running >= wc_max_workers)
+			return false;
+		if (!start_worker(due))
+		{
+			if (!*warned_no_slot)
+				ereport(LOG,
+						(errmsg("widecol launcher: no background worker slot free for database %u",
+								due->dboid),
+						 errhint("Consider increasing max_worker_processes.")));
+			*warned_no_slot = true;
+			return false;
+		}
+		*warned_no_slot = false;
+		due->next_run = TimestampTzPlusMilliseconds(now, wc_naptime_s * 1000L);
+		running++;
+	}
+}
+
 void
 wc_launcher_main(Datum main_arg)
 {
@@ -186,10 +249,10 @@ wc_launcher_main(Datum main_arg)
 	for (;;)
 	{
 		TimestampTz now;
-		int			running = 0;
+		int			running;
 		long		timeout_ms;
 		TimestampTz wake;
-		bool		waiting = false;
+		bool		waiting;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -202,26 +265,7 @@ wc_launcher_main(Datum main_arg)
 														   wc_naptime_s * 1000L));
 		}
 
-		/* reap workers that have exited */
-		for (int i = 0; i < ndbs; i++)
-		{
-			pid_t		pid;
-
-			if (dbs[i].handle == NULL)
-				continue;
-			switch (GetBackgroundWorkerPid(dbs[i].handle, &pid))
-			{
-				case BGWH_STOPPED:
-					pfree(dbs[i].handle);
-					dbs[i].handle = NULL;
-					break;
-				case BGWH_POSTMASTER_DIED:
-					proc_exit(1);
-					break;
-				default:
-					running++;
-			}
-		}
+		running = reap_workers();
 
 		now = GetCurrentTimestamp();
 		if (now >= next_refresh)
@@ -230,37 +274,7 @@ wc_launcher_main(Datum main_arg)
 			next_refresh = TimestampTzPlusMilliseconds(now, wc_naptime_s * 1000L);
 		}
 
-		/* start due workers, the longest-waiting database first */
-		for (;;)
-		{
-			DbEntry    *due = NULL;
-
-			for (int i = 0; i < ndbs; i++)
-				if (dbs[i].handle == NULL && dbs[i].next_run <= now &&
-					(due == NULL || dbs[i].next_run < due->next_run))
-					due = &dbs[i];
-			if (due == NULL)
-				break;
-			if (running >= wc_max_workers)
-			{
-				waiting = true;
-				break;
-			}
-			if (!start_worker(due))
-			{
-				if (!warned_no_slot)
-					ereport(LOG,
-							(errmsg("widecol launcher: no background worker slot free for database %u",
-									due->dboid),
-							 errhint("Consider increasing max_worker_processes.")));
-				warned_no_slot = true;
-				waiting = true;
-				break;
-			}
-			warned_no_slot = false;
-			due->next_run = TimestampTzPlusMilliseconds(now, wc_naptime_s * 1000L);
-			running++;
-		}
+		waiting = !start_due_workers(now, running, &warned_no_slot);
 
 		/*
 		 * Sleep until the next database is due; a worker's exit sets the

@@ -344,6 +344,51 @@ emit_fold(Pass *p, Outputs *outputs, WcCounterFold *fold, int64 *written)
 }
 
 /*
+ * The newest version of a key that every snapshot sees: does it stay?  Not
+ * if a newer run outside the pass shadows it, nor if it is dead past the
+ * purge time with no older version outside that it would let resurface.
+ */
+static bool
+settled_version_stays(Pass *p, const WcRowHeader *row)
+{
+	if (p->drop_shadowed && newer_version_outside(p->rel, p->out, p->nout, row, p->horizon))
+	{
+		p->st->shadowed_dropped++;
+		return false;
+	}
+	if (wc_row_is_dead(row, p->now) &&
+		(WcRowIsTombstone(row) ? row->write_ts : row->expire_at) < p->purge_before &&
+		!older_version_outside(p->rel, p->out, p->nout, row))
+	{
+		if (WcRowIsTombstone(row))
+			p->st->tombstones_purged++;
+		else
+			p->st->expired_purged++;
+		return false;
+	}
+	return true;
+}
+
+/* Write a version to its output run, frozen when every snapshot sees it. */
+static void
+write_version(Outputs *outputs, const WcRowHeader *row, bool all_see_it)
+{
+	WcRowHeader *frozen;
+
+	if (!all_see_it || row->xid == FrozenTransactionId)
+	{
+		wc_run_writer_add(output_for(outputs, row), row, NULL);
+		return;
+	}
+	/* the merge's row lives in a block buffer: freeze a copy */
+	frozen = wc_row_copy(NULL, row);
+	frozen->xid = FrozenTransactionId;
+	frozen->cid = FirstCommandId;
+	wc_run_writer_add(output_for(outputs, frozen), frozen, NULL);
+	pfree(frozen);
+}
+
+/*
  * One merge over all input versions.  Every version takes part in the
  * per-key decisions; only those of the pass's windows are written and
  * counted, so that several passes (one per group of windows) decide alike
@@ -433,39 +478,16 @@ merge_pass(Pass *p, Outputs *outputs)
 				continue;
 			}
 			settled = true;
-			if (!mine)
-				continue;
-			if (p->drop_shadowed && newer_version_outside(p->rel, p->out, p->nout, row, p->horizon))
+			if (mine && settled_version_stays(p, row))
 			{
-				p->st->shadowed_dropped++;
-				continue;
-			}
-			if (wc_row_is_dead(row, p->now) &&
-				(WcRowIsTombstone(row) ? row->write_ts : row->expire_at) < p->purge_before &&
-				!older_version_outside(p->rel, p->out, p->nout, row))
-			{
-				if (WcRowIsTombstone(row))
-					p->st->tombstones_purged++;
-				else
-					p->st->expired_purged++;
-				continue;
-			}
-			if (row->xid != FrozenTransactionId)
-			{
-				/* the merge's row lives in a block buffer: freeze a copy */
-				WcRowHeader *frozen = wc_row_copy(NULL, row);
-
-				frozen->xid = FrozenTransactionId;
-				frozen->cid = FirstCommandId;
-				wc_run_writer_add(output_for(outputs, frozen), frozen, NULL);
-				pfree(frozen);
+				write_version(outputs, row, true);
 				written++;
-				continue;
 			}
+			continue;
 		}
 		if (!mine)
 			continue;
-		wc_run_writer_add(output_for(outputs, row), row, NULL);
+		write_version(outputs, row, false);
 		written++;
 	}
 	if (folding)

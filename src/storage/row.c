@@ -20,6 +20,42 @@
 #include "storage/row.h"
 #include "storage/tableinfo.h"
 
+/*
+ * The slot's values, detoasted: widecol has no TOAST table.  A copy of the
+ * array only when something is toasted.
+ */
+static Datum *
+detoasted_values(TupleTableSlot *slot, TupleDesc desc, bool *hasnull)
+{
+	Datum	   *values;
+
+	slot_getallattrs(slot);
+	values = slot->tts_values;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		struct varlena *v;
+
+		if (slot->tts_isnull[i])
+		{
+			*hasnull = true;
+			continue;
+		}
+		if (TupleDescAttr(desc, i)->attlen != -1)
+			continue;
+		v = (struct varlena *) DatumGetPointer(values[i]);
+		if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+		{
+			if (values == slot->tts_values)
+			{
+				values = palloc(sizeof(Datum) * desc->natts);
+				memcpy(values, slot->tts_values, sizeof(Datum) * desc->natts);
+			}
+			values[i] = PointerGetDatum(detoast_attr(v));
+		}
+	}
+	return values;
+}
+
 /* The column's COMPRESSION, else lz4 (as the runs), else the default. */
 static char
 wc_value_compression(Form_pg_attribute att)
@@ -107,33 +143,8 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 
 	if (!tombstone)
 	{
-		/* detoast into a copy of the values only when something is toasted */
-		slot_getallattrs(slot);
-		values = slot->tts_values;
+		values = detoasted_values(slot, desc, &hasnull);
 		isnull = slot->tts_isnull;
-		for (int i = 0; i < desc->natts; i++)
-		{
-			Form_pg_attribute att = TupleDescAttr(desc, i);
-			struct varlena *v;
-
-			if (isnull[i])
-			{
-				hasnull = true;
-				continue;
-			}
-			if (att->attlen != -1)
-				continue;
-			v = (struct varlena *) DatumGetPointer(values[i]);
-			if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
-			{
-				if (values == slot->tts_values)
-				{
-					values = palloc(sizeof(Datum) * desc->natts);
-					memcpy(values, slot->tts_values, sizeof(Datum) * desc->natts);
-				}
-				values[i] = PointerGetDatum(detoast_attr(v));
-			}
-		}
 		/* key columns live in the key only: NULL in the stored tuple */
 		if (!WcTableIsKeyless(info))
 		{

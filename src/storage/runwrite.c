@@ -601,11 +601,100 @@ close_key_block(WcRunWriter *w)
 	build_closed(w);
 }
 
+/* Room in the writer's arrays for one more row of `keypart` key bytes. */
+static void
+make_room(WcRunWriter *w, Size keypart)
+{
+	if (w->nrows == w->rowcap)
+	{
+		w->rowcap *= 2;
+		w->koff = repalloc_huge(w->koff, sizeof(uint32) * w->rowcap);
+		w->kvp = repalloc_huge(w->kvp, sizeof(uint32) * w->rowcap);
+		w->kvoff = repalloc_huge(w->kvoff, sizeof(uint32) * w->rowcap);
+		w->tidptrs = repalloc_huge(w->tidptrs, sizeof(ItemPointer) * w->rowcap);
+		w->voff = repalloc_huge(w->voff, sizeof(uint32) * w->rowcap);
+	}
+	if (w->krawlen + keypart > w->krawcap)
+	{
+		w->krawcap = Max(w->krawcap * 2, w->krawlen + keypart);
+		w->kraw = repalloc_huge(w->kraw, w->krawcap);
+	}
+}
+
+/* The run summary (header) takes in one more row. */
+static void
+summarize_row(WcRunWriter *w, const WcRowHeader *row)
+{
+	const char *key = WcRowKey(row);
+
+	if (w->hdr.st.nrows == 0)
+		appendBinaryStringInfo(&w->minkey, key, row->keylen);
+	resetStringInfo(&w->maxkey);
+	appendBinaryStringInfo(&w->maxkey, key, row->keylen);
+	w->hdr.st.nrows++;
+	if (WcRowIsTombstone(row))
+		w->hdr.st.ntombstones++;
+	w->hdr.st.min_write_ts = Min(w->hdr.st.min_write_ts, row->write_ts);
+	w->hdr.st.max_write_ts = Max(w->hdr.st.max_write_ts, row->write_ts);
+	if (WcRowIsTombstone(row))
+		w->hdr.st.max_expire = Max(w->hdr.st.max_expire, row->write_ts);	/* dead from its write */
+	else if (row->expire_at == 0)
+		w->never_expires = true;
+	else
+		w->hdr.st.max_expire = Max(w->hdr.st.max_expire, row->expire_at);
+	if (TransactionIdIsNormal(row->xid))
+	{
+		if (!TransactionIdIsValid(w->hdr.st.min_xid) ||
+			TransactionIdPrecedes(row->xid, w->hdr.st.min_xid))
+			w->hdr.st.min_xid = row->xid;
+		if (!TransactionIdIsValid(w->hdr.st.max_xid) ||
+			TransactionIdFollows(row->xid, w->hdr.st.max_xid))
+			w->hdr.st.max_xid = row->xid;
+	}
+}
+
+/*
+ * The bloom filter's partition hashes, and Cassandra's large-partition
+ * warning, follow the partitions as rows arrive in key order.
+ */
+static void
+track_partition(WcRunWriter *w, const WcRowHeader *row)
+{
+	const char *key = WcRowKey(row);
+
+	if (row->pklen > 0 &&
+		(w->npk == 0 || wc_compare_keys(key, row->pklen, w->lastpk.data, w->lastpk.len) != 0))
+	{
+		if (w->npk == w->pkcap)
+		{
+			w->pkcap *= 2;
+			w->pkhash = repalloc_huge(w->pkhash, sizeof(uint64) * w->pkcap);
+		}
+		w->pkhash[w->npk++] = wc_bloom_hash(key, row->pklen);
+		resetStringInfo(&w->lastpk);
+		appendBinaryStringInfo(&w->lastpk, key, row->pklen);
+		w->pk_bytes = 0;
+		w->pk_warned = false;
+	}
+	w->pk_bytes += row->len;
+	if (!w->pk_warned && wc_partition_warn_size_kb > 0 && row->pklen > 0 &&
+		w->pk_bytes > (int64) wc_partition_warn_size_kb * 1024)
+	{
+		/* Cassandra's compaction_large_partition_warning_threshold */
+		w->pk_warned = true;
+		ereport(WARNING,
+				(errmsg("writing a partition of widecol table \"%s\" larger than widecol.partition_warn_size: %s",
+						RelationGetRelationName(w->rel),
+						wc_describe_partition(w->rel, wc_table_info(w->rel), key, row->pklen)),
+				 errdetail("A run now holds more than %d kB of this partition.", wc_partition_warn_size_kb),
+				 errhint("Add a bucket column (for example a day) to the partition key so that partitions stay small.")));
+	}
+}
+
 void
 wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 {
 	MemoryContext old = MemoryContextSwitchTo(w->cxt);
-	const char *key = WcRowKey(row);
 	Size		keypart = WcRowTupleOffset(row->keylen);
 	Size		tuplen = row->len > keypart ? row->len - keypart : 0;
 	Size		tupneed = MAXALIGN(tuplen);
@@ -637,21 +726,7 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 		  w->next_vpno - w->open_first_vp + 1 >= WC_MAX_VALUE_REFS)))
 		close_key_block(w);
 
-	/* room for one more row */
-	if (w->nrows == w->rowcap)
-	{
-		w->rowcap *= 2;
-		w->koff = repalloc_huge(w->koff, sizeof(uint32) * w->rowcap);
-		w->kvp = repalloc_huge(w->kvp, sizeof(uint32) * w->rowcap);
-		w->kvoff = repalloc_huge(w->kvoff, sizeof(uint32) * w->rowcap);
-		w->tidptrs = repalloc_huge(w->tidptrs, sizeof(ItemPointer) * w->rowcap);
-		w->voff = repalloc_huge(w->voff, sizeof(uint32) * w->rowcap);
-	}
-	if (w->krawlen + keypart > w->krawcap)
-	{
-		w->krawcap = Max(w->krawcap * 2, w->krawlen + keypart);
-		w->kraw = repalloc_huge(w->kraw, w->krawcap);
-	}
+	make_room(w, keypart);
 
 	/* header and key; where the tuple goes is set when the key page is built */
 	kept = (WcRowHeader *) (w->kraw + w->krawlen);
@@ -678,58 +753,8 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 	}
 	w->nrows++;
 
-	/* summary */
-	if (w->hdr.st.nrows == 0)
-		appendBinaryStringInfo(&w->minkey, key, row->keylen);
-	resetStringInfo(&w->maxkey);
-	appendBinaryStringInfo(&w->maxkey, key, row->keylen);
-	w->hdr.st.nrows++;
-	if (WcRowIsTombstone(row))
-		w->hdr.st.ntombstones++;
-	w->hdr.st.min_write_ts = Min(w->hdr.st.min_write_ts, row->write_ts);
-	w->hdr.st.max_write_ts = Max(w->hdr.st.max_write_ts, row->write_ts);
-	if (WcRowIsTombstone(row))
-		w->hdr.st.max_expire = Max(w->hdr.st.max_expire, row->write_ts);	/* dead from its write */
-	else if (row->expire_at == 0)
-		w->never_expires = true;
-	else
-		w->hdr.st.max_expire = Max(w->hdr.st.max_expire, row->expire_at);
-	if (TransactionIdIsNormal(row->xid))
-	{
-		if (!TransactionIdIsValid(w->hdr.st.min_xid) ||
-			TransactionIdPrecedes(row->xid, w->hdr.st.min_xid))
-			w->hdr.st.min_xid = row->xid;
-		if (!TransactionIdIsValid(w->hdr.st.max_xid) ||
-			TransactionIdFollows(row->xid, w->hdr.st.max_xid))
-			w->hdr.st.max_xid = row->xid;
-	}
-	if (row->pklen > 0 &&
-		(w->npk == 0 || wc_compare_keys(key, row->pklen, w->lastpk.data, w->lastpk.len) != 0))
-	{
-		if (w->npk == w->pkcap)
-		{
-			w->pkcap *= 2;
-			w->pkhash = repalloc_huge(w->pkhash, sizeof(uint64) * w->pkcap);
-		}
-		w->pkhash[w->npk++] = wc_bloom_hash(key, row->pklen);
-		resetStringInfo(&w->lastpk);
-		appendBinaryStringInfo(&w->lastpk, key, row->pklen);
-		w->pk_bytes = 0;
-		w->pk_warned = false;
-	}
-	w->pk_bytes += row->len;
-	if (!w->pk_warned && wc_partition_warn_size_kb > 0 && row->pklen > 0 &&
-		w->pk_bytes > (int64) wc_partition_warn_size_kb * 1024)
-	{
-		/* Cassandra's compaction_large_partition_warning_threshold */
-		w->pk_warned = true;
-		ereport(WARNING,
-				(errmsg("writing a partition of widecol table \"%s\" larger than widecol.partition_warn_size: %s",
-						RelationGetRelationName(w->rel),
-						wc_describe_partition(w->rel, wc_table_info(w->rel), key, row->pklen)),
-				 errdetail("A run now holds more than %d kB of this partition.", wc_partition_warn_size_kb),
-				 errhint("Add a bucket column (for example a day) to the partition key so that partitions stay small.")));
-	}
+	summarize_row(w, row);
+	track_partition(w, row);
 	MemoryContextSwitchTo(old);
 }
 
