@@ -12,6 +12,7 @@
 
 #include "widecol.h"
 #include "storage/level0.h"
+#include "storage/wal.h"
 #include "storage/metapage.h"
 #include "storage/page.h"
 #include "storage/reclaim.h"
@@ -77,8 +78,6 @@ static bool
 try_add(Relation rel, Buffer buf, const char *item, Size itemlen, ItemPointer tid)
 {
 	Page		page = BufferGetPage(buf);
-	GenericXLogState *xs;
-	OffsetNumber off;
 	const char *problem = wc_l0_page_problem(page, WcPageGetOpaque(page)->segment);
 
 	if (problem)
@@ -86,17 +85,7 @@ try_add(Relation rel, Buffer buf, const char *item, Size itemlen, ItemPointer ti
 	if (!(WcPageGetOpaque(page)->flags & WC_L0_CHECKSUMS) ||
 		PageGetFreeSpace(page) < MAXALIGN(itemlen))
 		return false;
-	xs = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(xs, buf, 0);
-	off = PageAddItem(page, (Item) item, itemlen, InvalidOffsetNumber, false, false);
-	if (off == InvalidOffsetNumber)
-	{
-		GenericXLogAbort(xs);
-		return false;
-	}
-	WcPageGetOpaque(page)->count = off;
-	GenericXLogFinish(xs);
-	ItemPointerSet(tid, BufferGetBlockNumber(buf), off);
+	ItemPointerSet(tid, BufferGetBlockNumber(buf), wc_l0_add_item(rel, buf, item, itemlen));
 	return true;
 }
 

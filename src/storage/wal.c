@@ -1,8 +1,10 @@
 /*
  * wal.c — widecol's own WAL resource manager.
  *
- * Page contents are logged with generic WAL and full-page images; this
- * resource manager carries what those cannot: the recovery conflict of a
+ * Page contents are mostly logged with generic WAL and full-page images;
+ * this resource manager logs what is frequent (a version appended to a
+ * level-0 page: its bytes only) and what those cannot carry: the recovery
+ * conflict of a
  * metapage change that stops readers from finding level-0 pages an old
  * snapshot may still need.  On a hot standby, its redo cancels queries whose
  * snapshots are older than the retiring transaction, as heap's pruning
@@ -28,12 +30,42 @@
 
 #define XLOG_WC_SNAPSHOT_CONFLICT	0x00
 #define XLOG_WC_FREE_PAGES			0x10	/* the record's blocks become FREE pages */
+#define XLOG_WC_L0_ADD				0x20	/* a version appended to a level-0 page */
+
+/* XLOG_WC_L0_ADD: the item's bytes are the block's data */
+typedef struct xl_wc_l0_add
+{
+	OffsetNumber off;
+} xl_wc_l0_add;
 
 typedef struct xl_wc_snapshot_conflict
 {
 	RelFileNode node;
 	TransactionId latest_removed_xid;
 } xl_wc_snapshot_conflict;
+
+/* The item goes where it went on the primary: the next line pointer. */
+static void
+redo_l0_add(XLogReaderState *record)
+{
+	xl_wc_l0_add *xlrec = (xl_wc_l0_add *) XLogRecGetData(record);
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		char	   *item = XLogRecGetBlockData(record, 0, &len);
+
+		if (PageAddItem(page, (Item) item, len, xlrec->off, false, false) != xlrec->off)
+			elog(PANIC, "widecol redo: could not add a level-0 item at offset %u", xlrec->off);
+		WcPageGetOpaque(page)->count = xlrec->off;
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
 
 static void
 wc_rm_redo(XLogReaderState *record)
@@ -53,6 +85,8 @@ wc_rm_redo(XLogReaderState *record)
 			UnlockReleaseBuffer(buf);
 		}
 	}
+	else if (info == XLOG_WC_L0_ADD)
+		redo_l0_add(record);
 	else if (info == XLOG_WC_SNAPSHOT_CONFLICT)
 	{
 		xl_wc_snapshot_conflict *xlrec = (xl_wc_snapshot_conflict *) XLogRecGetData(record);
@@ -74,6 +108,11 @@ wc_rm_desc(StringInfo buf, XLogReaderState *record)
 		appendStringInfo(buf, "%d pages", XLogRecMaxBlockId(record) + 1);
 		return;
 	}
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_L0_ADD)
+	{
+		appendStringInfo(buf, "off %u", ((xl_wc_l0_add *) XLogRecGetData(record))->off);
+		return;
+	}
 	appendStringInfo(buf, "rel %u/%u/%u; latest removed xid %u",
 					 xlrec->node.spcNode, xlrec->node.dbNode, xlrec->node.relNode,
 					 xlrec->latest_removed_xid);
@@ -88,16 +127,18 @@ wc_rm_identify(uint8 info)
 			return "SNAPSHOT_CONFLICT";
 		case XLOG_WC_FREE_PAGES:
 			return "FREE_PAGES";
+		case XLOG_WC_L0_ADD:
+			return "L0_ADD";
 	}
 	return NULL;
 }
 
 /*
  * wal_consistency_checking: what may differ between the primary's page and
- * the replayed one.  Our records only ever write FREE pages, rebuilt whole
- * by redo, so only the LSN, the checksum and the unused space between the
- * header and the special space (left as it was by PageInit on both sides,
- * but not part of the page's meaning) are masked.
+ * the replayed one.  Our records write FREE pages, rebuilt whole by redo,
+ * and append items to level-0 pages with PageAddItem as the primary did, so
+ * only the LSN, the checksum and the unused space between the line pointers
+ * and the items (not part of the page's meaning) are masked.
  */
 static void
 wc_rm_mask(char *pagedata, BlockNumber blkno)
@@ -156,4 +197,37 @@ wc_free_buffer(Relation rel, Buffer buf)
 		PageSetLSN(BufferGetPage(buf), recptr);
 	}
 	END_CRIT_SECTION();
+}
+
+/*
+ * Append an item to a locked level-0 page that has room for it, logged as
+ * the item alone (generic WAL would diff the whole page for each version).
+ */
+OffsetNumber
+wc_l0_add_item(Relation rel, Buffer buf, const char *item, Size itemlen)
+{
+	Page		page = BufferGetPage(buf);
+	OffsetNumber off;
+
+	START_CRIT_SECTION();
+	off = PageAddItem(page, (Item) item, itemlen, InvalidOffsetNumber, false, false);
+	if (off == InvalidOffsetNumber)
+		elog(PANIC, "widecol: no room for a level-0 item of %zu bytes", itemlen);
+	WcPageGetOpaque(page)->count = off;
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_wc_l0_add xlrec;
+		XLogRecPtr	recptr;
+
+		xlrec.off = off;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) item, itemlen);
+		recptr = XLogInsert(WC_RMGR_ID, XLOG_WC_L0_ADD);
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+	return off;
 }

@@ -11,5 +11,6 @@
 extern void wc_register_rmgr(void);
 extern void wc_log_snapshot_conflict(Relation rel, TransactionId latest_removed_xid);
 extern void wc_free_buffer(Relation rel, Buffer buf);
+extern OffsetNumber wc_l0_add_item(Relation rel, Buffer buf, const char *item, Size itemlen);
 
 #endif
