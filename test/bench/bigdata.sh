@@ -1,0 +1,414 @@
+#!/usr/bin/env bash
+# Data larger than memory: COPY of the same image_metadata rows, keyed by a
+# random uuid, into a heap table with a uuid PRIMARY KEY and into a widecol
+# table (partition key image_id, no clustering key), in one run, on one
+# throwaway instance whose postmaster runs in a cgroup v1 memory group with
+# a memory limit (page cache included); widecol's background workers on,
+# compacting as in production (the default widecol.naptime, max_workers and
+# compaction_throughput).  Then the bytes of both tables and point-lookup
+# latency by key.
+#
+#   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
+#                              [--seconds S] [--out DIR]
+#
+# --rows     rows loaded (default 16000000)
+# --chunk    rows per COPY (default 1000000); rows/s is reported per chunk
+# --memory   memory limit of the server's cgroup (default 1GB; K, M, G);
+#            shared_buffers is a quarter of it
+# --seconds  pgbench seconds of point lookups per table (default 30)
+# --out      where bigdata.txt, bigdata.csv and bigdata.png go
+#            (default test/bench/results)
+#
+# Row n (1..N) has image_id = md5('img-' || n)::uuid, so keys arrive in
+# random order and the lookups (pgbench, 1 client, a prepared statement,
+# n = random(1, N)) ask both tables for the same existing keys.  Chunk i is
+# generated just before it is loaded (generation is not timed) and loaded
+# into heap, then into widecol, each after a CHECKPOINT.
+#
+# The memory group: as root the script creates
+# /sys/fs/cgroup/memory/<its own memory group>/widecol-bigdata.PID (or one
+# under /sys/fs/cgroup/memory), sets memory.limit_in_bytes, lets user
+# postgres write its cgroup.procs, and the run stage starts the postmaster
+# from a shell that first moved itself into the group; the group is removed
+# at the end.  When no group can be made (cgroup v2 only, read-only
+# /sys/fs/cgroup, not root) the run goes on with only the small
+# shared_buffers, and says so in the results.  As root it also installs
+# what it needs, builds and installs widecol (PG_CONFIG in the environment
+# names another installation, e.g. a relocated copy) and runs as postgres.
+set -euo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 OUT="$ROOT/test/bench/results" CGROUP=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rows) ROWS=$2; shift 2 ;;
+	--chunk) CHUNK=$2; shift 2 ;;
+	--memory) MEMORY=$2; shift 2 ;;
+	--seconds) SECONDS_EACH=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	--cgroup) CGROUP=$2; shift 2 ;;	# set by the root stage
+	*) wc_die "unknown argument $1" ;;
+	esac
+done
+
+# SIZE (e.g. 1GB, 256MB, 512M) -> bytes
+to_bytes() {
+	local v=${1^^}
+	v=${v%B}
+	case $v in
+	*K) echo $((${v%K} * 1024)) ;;
+	*M) echo $((${v%M} * 1024 * 1024)) ;;
+	*G) echo $((${v%G} * 1024 * 1024 * 1024)) ;;
+	*) echo "$v" ;;
+	esac
+}
+MEM_BYTES=$(to_bytes "$MEMORY")
+[[ $MEM_BYTES =~ ^[0-9]+$ ]] && [ "$MEM_BYTES" -ge $((64 * 1024 * 1024)) ] ||
+	wc_die "--memory must be at least 64MB (got $MEMORY)"
+[ "$ROWS" -ge "$CHUNK" ] && [ "$CHUNK" -gt 0 ] || wc_die "--rows must be >= --chunk > 0"
+
+# make_cgroup -> prints the path of a new memory group limited to MEM_BYTES
+# that user postgres may join, or nothing (and a reason on stderr)
+make_cgroup() {
+	local base parent g
+	base=/sys/fs/cgroup/memory
+	if [ ! -d "$base" ] || [ ! -e "$base/cgroup.procs" ]; then
+		echo "no cgroup v1 memory controller at $base" >&2
+		return 0
+	fi
+	parent=$base$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
+	for p in "$parent" "$base"; do
+		g=$p/widecol-bigdata.$$
+		if mkdir "$g" 2>/dev/null; then
+			if echo "$MEM_BYTES" >"$g/memory.limit_in_bytes" 2>/dev/null &&
+				chown "$WC_RUN_USER" "$g/cgroup.procs" "$g/tasks"; then
+				echo "$g"
+				return 0
+			fi
+			rmdir "$g" 2>/dev/null || true
+		fi
+	done
+	echo "could not create a memory group with a limit under $parent or $base (read-only?)" >&2
+}
+
+# Root stage: dependencies, user, the memory group, build and install, then
+# the run stage as postgres (as bench_main in lib.sh, plus the group).
+if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
+	wc_install_deps python3 python3-matplotlib postgresql-contrib || wc_die "could not install dependencies"
+	wc_ensure_user
+	WORK=$(wc_make_workdir bench)
+	CG=$(make_cgroup) || true
+	trap 'wc_stop_postmasters_under "$WORK"; rm -rf "$WORK"; [ -z "$CG" ] || rmdir "$CG" 2>/dev/null || true' EXIT
+	wc_copy_tree "$ROOT" "$WORK/tree"
+	wc_section "Building widecol for $("$PG_CONFIG" --bindir)"
+	wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || { cat "$WORK/build.out"; wc_die "build failed"; }
+	OUT=$(realpath -m "$OUT")	# the run stage works in a copy of the tree
+	mkdir -p "$OUT" && chown "$WC_RUN_USER" "$OUT"
+	cd "$WORK"
+	rc=0
+	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" PG_CONFIG="$PG_CONFIG" \
+		bash "$WORK/tree/test/bench/bigdata.sh" --rows "$ROWS" --chunk "$CHUNK" --memory "$MEMORY" \
+		--seconds "$SECONDS_EACH" --out "$OUT" --cgroup "${CG:-none}" || rc=$?
+	exit $rc
+fi
+
+# Run stage (user postgres, or any non-root user)
+if [ -z "$CGROUP" ]; then
+	CGROUP=$(make_cgroup) || true	# works only where the user may create groups
+fi
+[ "$CGROUP" = none ] && CGROUP=""
+if [ -n "$CGROUP" ] && ! sh -c 'echo $$ >"$1/cgroup.procs"' sh "$CGROUP" 2>/dev/null; then
+	wc_warn "cannot join $CGROUP"
+	CGROUP=""
+fi
+SB_MB=$((MEM_BYTES / 4 / 1024 / 1024))
+if [ -n "$CGROUP" ]; then
+	LIMIT_NOTE="server in cgroup v1 memory group $CGROUP, memory.limit_in_bytes = $(cat "$CGROUP/memory.limit_in_bytes") ($MEMORY, page cache included), shared_buffers = ${SB_MB}MB"
+else
+	LIMIT_NOTE="NO MEMORY LIMIT: the cgroup v1 memory controller was not writable; only shared_buffers = ${SB_MB}MB is small, the page cache is the machine's"
+fi
+
+mkdir -p "$OUT"
+bin=$WC_PG_BINDIR
+inst=$(mktemp -d "${WC_TMPBASE:-/tmp}/widecol-bigdata.XXXXXX")
+cleanup() {
+	local rc=$?
+	if [ $rc -ne 0 ] && [ -f "$inst/server.log" ]; then
+		wc_warn "failed ($rc); the end of the server log:"
+		tail -n 30 "$inst/server.log" >&2
+		[ -z "$CGROUP" ] || grep -E 'oom_kill|under_oom' "$CGROUP/memory.oom_control" >&2 || true
+	fi
+	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null 2>&1 || true
+	rm -rf "$inst"
+}
+trap cleanup EXIT
+"$bin/initdb" -D "$inst/data" --auth=trust --no-locale --encoding=UTF8 >/dev/null
+cat >>"$inst/data/postgresql.conf" <<-EOF
+	shared_preload_libraries = 'widecol'
+	listen_addresses = ''
+	unix_socket_directories = '$inst'
+	port = 5998
+	shared_buffers = '${SB_MB}MB'
+	max_wal_size = '4GB'
+	checkpoint_timeout = '30min'
+	autovacuum = off
+	# widecol's background workers compact as in production: the defaults
+	# widecol.max_workers = 2, widecol.naptime = 60s, compaction_throughput = 64
+EOF
+wc_section "Starting the server"
+wc_info "$LIMIT_NOTE"
+if [ -n "$CGROUP" ]; then
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2/pg_ctl" -D "$3/data" -l "$3/server.log" -w start' \
+		sh "$CGROUP" "$bin" "$inst" >/dev/null
+	ppid_=$(head -1 "$inst/data/postmaster.pid")
+	grep -q "memory:.*$(basename "$CGROUP")\$" "/proc/$ppid_/cgroup" || wc_die "the postmaster is not in $CGROUP"
+	wc_info "postmaster $ppid_: $(grep memory: "/proc/$ppid_/cgroup")"
+else
+	"$bin/pg_ctl" -D "$inst/data" -l "$inst/server.log" -w start >/dev/null
+fi
+PSQL=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$inst" -p 5998 -d postgres)
+"${PSQL[@]}" <<-'EOF'
+	CREATE EXTENSION widecol;
+	CREATE TABLE heap_image_metadata (
+	    image_id uuid PRIMARY KEY, device_id text, capture_time timestamptz,
+	    object_store text, object_key text, width int, height int, content_hash text);
+	CREATE TABLE wc_image_metadata (
+	    image_id uuid, device_id text, capture_time timestamptz,
+	    object_store text, object_key text, width int, height int, content_hash text
+	) USING widecol WITH (widecol.partition_key = 'image_id');
+EOF
+wc_info "widecol settings: $("${PSQL[@]}" -At -c "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE name IN ('widecol.max_workers', 'widecol.naptime', 'widecol.compaction_throughput', 'widecol.level0_max_size', 'widecol.bulk_write_mem')")"
+
+# gen_chunk FIRST COUNT FILE: rows FIRST .. FIRST+COUNT-1 as CSV
+gen_chunk() {
+	python3 - "$1" "$2" >"$3" <<-'EOF'
+		import hashlib, sys
+		first, count = int(sys.argv[1]), int(sys.argv[2])
+		sizes = ["1920,1080"] * 8 + ["1280,720"] * 5 + ["3840,2160"] * 3 + ["2592,1944"] * 2 + ["640,480"] * 2
+		md5, sha = hashlib.md5, hashlib.sha256
+		days = {}
+		out = []
+		for n in range(first, first + count):
+		    h = md5(b"img-%d" % n).hexdigest()
+		    u = "%s-%s-%s-%s-%s" % (h[0:8], h[8:12], h[12:16], h[16:20], h[20:32])
+		    s = sha(b"c%d" % n).hexdigest()
+		    dev = 1 + int(s[0:4], 16) % 200
+		    us = n * 50000 + int(s[4:8], 16)          # 2025-01-01 + 50 ms per row
+		    d, r = divmod(us, 86400000000)
+		    if d not in days:
+		        import datetime as dt
+		        x = dt.date(2025, 1, 1) + dt.timedelta(days=d)
+		        days[d] = (x.isoformat(), x.strftime("%Y/%m/%d"))
+		    iso, path = days[d]
+		    sec, frac = divmod(r, 1000000)
+		    out.append("%s,cam-%04d,%s %02d:%02d:%02d.%06d+00,s3://bucket-eu-1,raw/cam-%04d/%s/%s.jpg,%s,%s\n" % (
+		        u, dev, iso, sec // 3600, sec // 60 % 60, sec % 60, frac, dev, path, u, sizes[int(s[8:10], 16) % 20], s))
+		    if len(out) >= 10000:
+		        sys.stdout.write("".join(out)); out = []
+		sys.stdout.write("".join(out))
+	EOF
+}
+
+# copy_chunk TABLE FILE -> "seconds walbytes"
+copy_chunk() {
+	"${PSQL[@]}" -At <<-EOF
+		CHECKPOINT;
+		SELECT pg_current_wal_insert_lsn() AS l0, clock_timestamp() AS t0 \gset
+		COPY $1 FROM '$2' WITH (FORMAT csv);
+		SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 3),
+		       pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0'::pg_lsn);
+	EOF
+}
+cg_stat() {	# cg_stat FILE -> value, or n/a
+	if [ -n "$CGROUP" ] && [ -r "$CGROUP/$1" ]; then cat "$CGROUP/$1"; else echo n/a; fi
+}
+oom_kills() {
+	if [ -n "$CGROUP" ]; then awk '$1 == "oom_kill" { print $2 }' "$CGROUP/memory.oom_control"; else echo n/a; fi
+}
+
+chunks=$(((ROWS + CHUNK - 1) / CHUNK))
+csv=$OUT/bigdata.csv
+echo "section,table,million,metric,value" >"$csv"
+wc_section "Loading $ROWS rows in $chunks chunks of $CHUNK (rows/s per chunk; ratio = widecol / heap)"
+printf '%6s %12s %12s %12s %7s %8s %10s %10s\n' chunk rows_after heap_rows/s wc_rows/s ratio wc_runs cg_mem_MB t
+start=$(wc_now)
+loaded=0
+for ((i = 0; i < chunks; i++)); do
+	n=$((ROWS - loaded < CHUNK ? ROWS - loaded : CHUNK))
+	f=$inst/chunk.csv
+	gen_chunk $((loaded + 1)) "$n" "$f"
+	read -r hs hw < <(copy_chunk heap_image_metadata "$f" | tr '|' ' ')
+	read -r ws ww < <(copy_chunk wc_image_metadata "$f" | tr '|' ' ')
+	rm -f "$f"
+	loaded=$((loaded + n))
+	runs=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
+	mem=$(cg_stat memory.usage_in_bytes)
+	m=$(awk -v l="$loaded" 'BEGIN { printf "%.3f", l / 1e6 }')
+	{
+		echo "ingest,heap,$m,rows,$n"; echo "ingest,widecol,$m,rows,$n"
+		echo "ingest,heap,$m,seconds,$hs"; echo "ingest,widecol,$m,seconds,$ws"
+		echo "ingest,heap,$m,wal_bytes,$hw"; echo "ingest,widecol,$m,wal_bytes,$ww"
+		echo "ingest,widecol,$m,runs,$runs"
+		echo "ingest,server,$m,cgroup_usage_bytes,$mem"
+	} >>"$csv"
+	awk -v i="$i" -v l="$loaded" -v n="$n" -v hs="$hs" -v ws="$ws" -v runs="$runs" -v mem="$mem" \
+		-v t="$(wc_fmt_secs $(($(wc_now) - start)))" 'BEGIN {
+		printf "%6d %12d %12.0f %12.0f %7.2f %8d %10s %10s\n", i, l, n / hs, n / ws, hs / ws, runs,
+			(mem == "n/a" ? mem : sprintf("%.0f", mem / 1048576)), t }'
+done
+
+wc_section "After loading"
+"${PSQL[@]}" -c CHECKPOINT -c "VACUUM ANALYZE heap_image_metadata" -c "ANALYZE wc_image_metadata" -c CHECKPOINT
+hcount=$("${PSQL[@]}" -At -c "SELECT count(*) FROM heap_image_metadata")
+wcount=$("${PSQL[@]}" -At -c "SELECT count(*) FROM wc_image_metadata")
+[ "$hcount" = "$wcount" ] && [ "$hcount" = "$ROWS" ] || wc_die "row counts differ: heap $hcount, widecol $wcount, expected $ROWS"
+hsize=$("${PSQL[@]}" -At -c "SELECT pg_total_relation_size('heap_image_metadata')")
+hidx=$("${PSQL[@]}" -At -c "SELECT pg_indexes_size('heap_image_metadata')")
+wsize=$("${PSQL[@]}" -At -c "SELECT pg_total_relation_size('wc_image_metadata')")
+runs_before=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
+# the pages of the runs that compaction dropped stay in the file for reuse:
+# the live runs alone
+wlive=$("${PSQL[@]}" -At -c "SELECT coalesce(sum(compressed_bytes), 0) FROM widecol.runs('wc_image_metadata')")
+wc_info "rows: $hcount in both; heap $((hsize / 1048576)) MB (index $((hidx / 1048576)) MB), widecol $((wsize / 1048576)) MB in $runs_before runs"
+"${PSQL[@]}" -c "SELECT * FROM widecol.compaction_stats('wc_image_metadata')" || true
+# what the workers did during the load
+compactions=$("${PSQL[@]}" -At -c "SELECT count(*) || ' compactions (' || coalesce(sum(runs_in), 0) || ' runs in, '
+  || coalesce(sum(runs_out), 0) || ' out, ' || coalesce(round(sum(extract(epoch FROM finished - started))::numeric, 1), 0) || ' s)'
+  FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata'")
+wc_info "compactions during the load: $compactions"
+{
+	echo "size,heap,$m,bytes,$hsize"; echo "size,heap,$m,index_bytes,$hidx"
+	echo "size,widecol,$m,bytes,$wsize"; echo "size,widecol,$m,runs,$runs_before"
+	echo "size,widecol,$m,live_run_bytes,$wlive"
+} >>"$csv"
+
+# the lookups: the same keys for both tables
+for t in heap_image_metadata wc_image_metadata; do
+	cat >"$inst/$t.sql" <<-EOF
+		\set n random(1, $ROWS)
+		SELECT device_id, capture_time, object_key, width, height, content_hash
+		  FROM $t WHERE image_id = md5('img-' || :n)::uuid;
+	EOF
+	"${PSQL[@]}" -c "SET plan_cache_mode = force_generic_plan" \
+		-c "PREPARE p(text) AS SELECT device_id, capture_time, object_key, width, height, content_hash FROM $t WHERE image_id = md5('img-' || \$1)::uuid" \
+		-c "EXPLAIN (COSTS OFF) EXECUTE p('1')"
+	got=$("${PSQL[@]}" -At -c "SELECT count(*) FROM $t WHERE image_id = md5('img-' || '$ROWS')::uuid")
+	[ "$got" = 1 ] || wc_die "$t: the key of row $ROWS is not found"
+done
+
+# run_lookups TABLE ROUND SECONDS: pgbench per-transaction log into $inst/log/TABLE/ROUND
+run_lookups() {
+	local dir=$inst/log/$1/$2
+	mkdir -p "$dir"
+	(cd "$dir" && "$bin/pgbench" -n -M prepared -c 1 -T "$3" -l \
+		-h "$inst" -p 5998 -f "$inst/$1.sql" postgres >"$dir/out.txt" 2>&1) ||
+		{ cat "$dir/out.txt"; wc_die "pgbench failed"; }
+}
+half=$(((SECONDS_EACH + 1) / 2))
+wc_section "Point lookups by key (pgbench, 1 client, prepared, random existing keys; 2 alternating rounds of ${half}s per table)"
+for r in 1 2; do
+	for t in heap_image_metadata wc_image_metadata; do
+		run_lookups "$t" "$r" "$half"
+		printf '.'
+	done
+done
+echo
+runs_after=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
+# latency TABLE -> "qps p50 p95 p99" (milliseconds)
+latency() {
+	cat "$inst/log/$1"/*/pgbench_log.* | awk '{ print $3 / 1000.0 }' | sort -n | awk -v s="$((half * 2))" '
+		{ v[NR] = $1 } END {
+			printf "%.1f %.3f %.3f %.3f\n", NR / s, v[int(NR * 0.50) + 1], v[int(NR * 0.95) + 1], v[int(NR * 0.99) + 1] }'
+}
+read -r hq h50 h95 h99 < <(latency heap_image_metadata)
+read -r wq w50 w95 w99 < <(latency wc_image_metadata)
+for k in "heap $hq $h50 $h95 $h99" "widecol $wq $w50 $w95 $w99"; do
+	set -- $k
+	echo "lookup,$1,$m,qps,$2"; echo "lookup,$1,$m,p50_ms,$3"; echo "lookup,$1,$m,p95_ms,$4"; echo "lookup,$1,$m,p99_ms,$5"
+done >>"$csv"
+maxmem=$(cg_stat memory.max_usage_in_bytes)
+failcnt=$(cg_stat memory.failcnt)
+ooms=$(oom_kills)
+restarts=$(grep -c 'terminated by signal\|all server processes terminated' "$inst/server.log" || true)
+echo "server,server,$m,cgroup_max_usage_bytes,$maxmem" >>"$csv"
+
+wc_section "Results"
+awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
+	-v rb="$runs_before" -v ra="$runs_after" -v hq="$hq" -v wq="$wq" -v h50="$h50" -v w50="$w50" \
+	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
+	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" '
+	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
+	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
+	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
+	END {
+		n = kr
+		printf "bigdata: %d image_metadata rows keyed by md5 uuids (random key order), COPY in chunks of %d\n", rows, chunk
+		printf "%s\n", note
+		printf "widecol background workers on (production defaults); heap: uuid PRIMARY KEY, autovacuum off, VACUUM ANALYZE before the lookups\n\n"
+		printf "%-34s %14s %14s %8s %10s\n", "", "heap+btree", "widecol", "ratio", "target"
+		fh = r[1] / s["heap", 1]; fw = r[1] / s["widecol", 1]
+		lh = r[n] / s["heap", n]; lw = r[n] / s["widecol", n]
+		printf "%-34s %14.0f %14.0f %8.2f\n", "ingest rows/s, first chunk", fh, fw, fw / fh
+		printf "%-34s %14.0f %14.0f %8.2f %10s\n", "ingest rows/s, last chunk", lh, lw, lw / lh, (lw / lh >= 5 ? ">= 5 met" : ">= 5 MISSED")
+		for (j = (n > 3 ? n - 2 : 1); j <= n; j++) { r3 += r[j]; h3 += s["heap", j]; w3 += s["widecol", j] }
+		printf "%-34s %14.0f %14.0f %8.2f\n", "ingest rows/s, last 3 chunks", r3 / h3, r3 / w3, h3 / w3
+		printf "%-34s %14.0f %14.0f %8.2f\n", "ingest rows/s, all rows", rows / tot["heap"], rows / tot["widecol"], tot["heap"] / tot["widecol"]
+		printf "%-34s %14.1f %14.1f %8.2f\n", "load seconds", tot["heap"], tot["widecol"], tot["widecol"] / tot["heap"]
+		printf "%-34s %14.1f %14.1f %8.2f\n", "WAL written (MB)", wal["heap"] / 1048576, wal["widecol"] / 1048576, wal["widecol"] / wal["heap"]
+		printf "%-34s %14.1f %14.1f %8.2f\n", "bytes (MB, pg_total_relation_size)", hsize / 1048576, wsize / 1048576, wsize / hsize
+		printf "%-34s %14s %14.1f %8.2f\n", "  widecol live runs only (MB)", "", wlive / 1048576, wlive / hsize
+		printf "%-34s %14.1f %14.1f\n", "bytes per row", hsize / rows, wsize / rows
+		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "point lookup p50 (ms)", h50, w50, w50 / h50, (w50 / h50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
+		printf "%-34s %14.3f %14.3f %8.2f\n", "point lookup p95 (ms)", h95, w95, w95 / h95
+		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "point lookup p99 (ms)", h99, w99, w99 / h99, (w99 / h99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
+		printf "%-34s %14.1f %14.1f %8.2f\n", "point lookups per second", hq, wq, wq / hq
+		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the lookups (%d s per table)\n", hidx / 1048576, rb, ra, secs
+		printf "widecol background workers during the load: %s\n", compactions
+		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
+			(maxmem == "n/a" ? maxmem : sprintf("%.0f", maxmem / 1048576)), failcnt, ooms, restarts
+	}' "$csv" | tee "$OUT/bigdata.txt"
+{
+	echo
+	echo "per chunk (rows/s; ratio = widecol / heap):"
+	printf '%8s %12s %12s %7s %8s\n' million heap_rows/s wc_rows/s ratio wc_runs
+	awk -F, '$1 == "ingest" { v[$3, $2, $4] = $5; if (!($3 in seen)) { seen[$3] = 1; o[++n] = $3 } }
+		END { for (i = 1; i <= n; i++) { m = o[i]; h = v[m, "heap", "rows"] / v[m, "heap", "seconds"]; w = v[m, "widecol", "rows"] / v[m, "widecol", "seconds"]
+			printf "%8s %12.0f %12.0f %7.2f %8d\n", m, h, w, w / h, v[m, "widecol", "runs"] } }' "$csv"
+} | tee -a "$OUT/bigdata.txt"
+
+python3 - "$csv" "$OUT/bigdata.png" "$MEMORY" "${CGROUP:+cgroup}" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
+import csv, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+v = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    v[(r["section"], r["table"], r["million"], r["metric"])] = r["value"]
+ms = sorted({k[2] for k in v if k[0] == "ingest"}, key=float)
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [2.2, 1]})
+for t, name, mk in [("heap", "heap + btree (uuid primary key)", "o-"), ("widecol", "widecol", "s-")]:
+    a1.plot([float(m) for m in ms],
+            [float(v[("ingest", t, m, "rows")]) / float(v[("ingest", t, m, "seconds")]) / 1e3 for m in ms], mk, label=name)
+limit = ("server under a %s memory limit" % sys.argv[3]) if sys.argv[4] else "no memory limit (cgroup not writable)"
+a1.set_xlabel("rows loaded (millions)")
+a1.set_ylabel("COPY throughput of the chunk (thousand rows/s)")
+a1.set_title("Ingest, random uuid keys, %s" % limit, fontsize=10)
+a1.set_ylim(bottom=0)
+a1.grid(alpha=0.3)
+a1.legend()
+last = ms[-1]
+labels = ["p50", "p95", "p99"]
+w = 0.38
+for i, (t, name) in enumerate([("heap", "heap + btree"), ("widecol", "widecol")]):
+    vals = [float(v[("lookup", t, last, p + "_ms")]) for p in labels]
+    a2.bar([x + (i - 0.5) * w for x in range(3)], vals, w, label=name)
+a2.set_xticks(range(3))
+a2.set_xticklabels(labels)
+a2.set_ylabel("latency (ms)")
+a2.set_title("Point lookup by key after loading", fontsize=10)
+a2.legend()
+plt.tight_layout()
+plt.savefig(sys.argv[2], dpi=110)
+print("plot:", sys.argv[2])
+EOF
