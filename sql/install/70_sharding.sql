@@ -233,7 +233,7 @@ BEGIN
     -- options: parsed, written back quoted; the keys have parameters of their own
     SELECT string_agg(CASE WHEN o.value IS NULL THEN quote_ident(o.name)
                            ELSE format('%I = %L', o.name, o.value) END, ', ' ORDER BY o.name)
-      INTO opts FROM widecol._parse_table_options(coalesce(options, '')) AS o;
+      INTO opts FROM widecol._parse_table_options(options) AS o WHERE btrim(options) <> '';
     IF opts ~ '"widecol\.(partition|clustering)_key"' THEN
         RAISE EXCEPTION 'pass the keys as partition_key and clustering_key, not in options' USING ERRCODE = 'invalid_parameter_value';
     END IF;
