@@ -22,26 +22,83 @@
  * runs with enable_sort off when the query has an ORDER BY, so that the
  * shard sorts (its WidecolSeek returns rows in order) and LIMIT can go with
  * it; postgres_fdw's costs without remote estimates would otherwise sort
- * locally whenever the partition looks small.
+ * locally whenever the partition looks small.  For the same reason the
+ * partition's row count is scaled up while it is planned alone: postgres_fdw
+ * sends a LIMIT only when that looks cheaper, which it does not when the
+ * WHERE is estimated to match fewer rows than the LIMIT (a partition of 170
+ * rows estimated at 30 shipped all 170 rows for a LIMIT 100).  The plan has
+ * one relation, so the estimate decides nothing else.  The same is done for
+ * a query that names one foreign partition of a hash-partitioned table
+ * itself (the per-shard functions of a sharded image store, shard views).
  */
 #include "postgres.h"
 
 #include "access/table.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
+#include "optimizer/plancat.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 #include "partitioning/partdesc.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/partcache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 
 #include "executor/seek.h"
+#include "jit/jit.h"
 
 static planner_hook_type prev_planner = NULL;
+static get_relation_info_hook_type prev_get_relation_info = NULL;
 static bool wc_route_single_shard = true;
+
+/* the foreign partition being planned alone, whose row count is scaled up */
+static Oid	routing_child = InvalidOid;
+/* relations scaled so far (a planning that scaled one needs no JIT) */
+static uint64 scaled_rels = 0;
+#define WC_ROUTED_ROWS_SCALE 1.0e6
+
+/*
+ * A query of one foreign partition of a hash-partitioned (sharded) table by
+ * itself, with something to send: the one relation of a query that names
+ * the partition (per-shard functions, shard views) or of a routed one.
+ */
+static bool
+is_lone_shard_query(PlannerInfo *root, Oid relid)
+{
+	Query	   *q = root->parse;
+	Relation	parent;
+	bool		hash;
+
+	if (q->commandType != CMD_SELECT || list_length(q->rtable) != 1 || q->rowMarks ||
+		!(q->limitCount || q->sortClause || q->groupClause || q->hasAggs) ||
+		get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE || !get_rel_relispartition(relid))
+		return false;
+	parent = table_open(get_partition_parent(relid, false), AccessShareLock);
+	hash = parent->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&
+		RelationGetPartitionKey(parent)->strategy == PARTITION_STRATEGY_HASH;
+	table_close(parent, AccessShareLock);
+	return hash;
+}
+
+static void
+wc_router_relation_info(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *rel)
+{
+	if (prev_get_relation_info)
+		prev_get_relation_info(root, relid, inhparent, rel);
+	if (inhparent || !wc_route_single_shard)
+		return;
+	if ((OidIsValid(routing_child) && relid == routing_child) || is_lone_shard_query(root, relid))
+	{
+		scaled_rels++;
+		/* postgres_fdw takes a foreign table never analyzed (-1) as 10 pages */
+		rel->tuples = Max(rel->tuples, 1000.0) * WC_ROUTED_ROWS_SCALE;
+		rel->pages = (BlockNumber) Min((double) Max(rel->pages, 10) * WC_ROUTED_ROWS_SCALE, (double) MaxBlockNumber);
+	}
+}
 
 static PlannedStmt *
 plan_next(Query *parse, const char *query_string, int cursorOptions,
@@ -155,6 +212,7 @@ route(Query *q, Oid child, const char *query_string, int cursorOptions,
 
 	if (q->sortClause)
 		enable_sort = false;
+	routing_child = child;
 	PG_TRY();
 	{
 		stmt = plan_next(q, query_string, cursorOptions, boundParams);
@@ -162,6 +220,7 @@ route(Query *q, Oid child, const char *query_string, int cursorOptions,
 	PG_FINALLY();
 	{
 		enable_sort = save_sort;
+		routing_child = InvalidOid;
 	}
 	PG_END_TRY();
 	return stmt;
@@ -172,8 +231,16 @@ wc_router_planner(Query *parse, const char *query_string, int cursorOptions,
 				  ParamListInfo boundParams)
 {
 	Query	   *copy = is_candidate(parse) ? copyObject(parse) : NULL;
+	uint64		scaled_before = scaled_rels;
 	PlannedStmt *stmt = plan_next(parse, query_string, cursorOptions, boundParams);
 	Oid			child;
+
+	/*
+	 * A plan over a scaled-up foreign partition has costs far above
+	 * jit_above_cost; it is one foreign scan, with nothing worth compiling.
+	 */
+	if (scaled_rels != scaled_before)
+		stmt->jitFlags = PGJIT_NONE;
 
 	/* planning changes the Query it is given: decide on the copy */
 	if (copy != NULL &&
@@ -182,7 +249,17 @@ wc_router_planner(Query *parse, const char *query_string, int cursorOptions,
 		PlannedStmt *routed = route(copy, child, query_string, cursorOptions, boundParams);
 
 		if (routed != NULL)
+		{
+			/*
+			 * The scaled row count inflated its costs: give it the unrouted
+			 * plan's, which the plan cache compares with a generic plan's
+			 * (a generic plan prunes at run time and cannot be routed).
+			 */
+			routed->planTree->startup_cost = stmt->planTree->startup_cost;
+			routed->planTree->total_cost = stmt->planTree->total_cost;
+			routed->jitFlags = stmt->jitFlags;
 			return routed;
+		}
 	}
 	return stmt;
 }
@@ -196,4 +273,6 @@ wc_install_router(void)
 							 &wc_route_single_shard, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	prev_planner = planner_hook;
 	planner_hook = wc_router_planner;
+	prev_get_relation_info = get_relation_info_hook;
+	get_relation_info_hook = wc_router_relation_info;
 }

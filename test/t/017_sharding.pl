@@ -187,6 +187,18 @@ $plan = c(q{PREPARE q(text, date, int) AS SELECT ts, v FROM img WHERE dev = $1 A
             EXPLAIN (VERBOSE, COSTS OFF) EXECUTE q('cam-9', '2025-01-06', 3)});
 like($plan, qr/Remote SQL: .* ORDER BY ts DESC NULLS FIRST, id DESC NULLS FIRST LIMIT 3::bigint/,
 	'prepared statement (custom plan): LIMIT sent too');
+# a LIMIT above the rows the WHERE is estimated to match is sent too (the
+# partition holds 20 rows, postgres_fdw would not think it worth sending)
+like(c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT ts FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 1000}),
+	qr/Remote SQL: .* ORDER BY ts DESC NULLS FIRST, id DESC NULLS FIRST LIMIT 1000::bigint/,
+	'a LIMIT larger than the estimated rows is sent');
+# a prepared statement run many times keeps custom (routed) plans
+$plan = c(q{PREPARE r(text, date) AS SELECT ts FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC, id DESC LIMIT 100;
+            EXECUTE r('cam-1', '2025-01-02'); EXECUTE r('cam-2', '2025-01-02'); EXECUTE r('cam-3', '2025-01-02');
+            EXECUTE r('cam-4', '2025-01-02'); EXECUTE r('cam-5', '2025-01-02'); EXECUTE r('cam-6', '2025-01-02');
+            EXECUTE r('cam-7', '2025-01-02'); EXECUTE r('cam-8', '2025-01-02');
+            EXPLAIN (VERBOSE, COSTS OFF) EXECUTE r('cam-9', '2025-01-02')});
+like($plan, qr/Remote SQL: .* LIMIT 100::bigint/, 'prepared statement, 9th execution: still routed, LIMIT sent');
 like(c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM img WHERE dev = 'cam-3'}),
 	qr/Remote SQL: SELECT count\(\*\) FROM public.img WHERE \(\(dev = 'cam-3'\)\)/,
 	'single-shard aggregate computed on the shard');
