@@ -154,7 +154,7 @@ END $$;
 CREATE FUNCTION widecol.create_sharded_table(
     name text, columns text, partition_key text, clustering_key text DEFAULT NULL,
     shards name[] DEFAULT NULL, options text DEFAULT NULL, shard_key text DEFAULT NULL,
-    fetch_size integer DEFAULT 1000, batch_size integer DEFAULT 1000,
+    fetch_size integer DEFAULT 1000, batch_size integer DEFAULT 10000,
     async_capable boolean DEFAULT true, create_on_shards boolean DEFAULT true)
 RETURNS regclass
 LANGUAGE plpgsql AS $$

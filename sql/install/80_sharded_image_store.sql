@@ -66,7 +66,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 CREATE FUNCTION widecol.create_sharded_image_store(store name, shards name[], ttl interval DEFAULT NULL,
-                                                   fetch_size integer DEFAULT 1000, batch_size integer DEFAULT 1000)
+                                                   fetch_size integer DEFAULT 1000, batch_size integer DEFAULT 10000)
 RETURNS TABLE (object text, kind text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_variable

@@ -82,7 +82,7 @@ is( c(q{SELECT string_agg(foreign_table || ' ' || server || ' ' || remote_table 
 	'img_shard_0 s1 public.img 2/0, img_shard_1 s2 public.img 2/1',
 	'one foreign partition per shard');
 like(c(q{SELECT array_to_string(ftoptions, ',') FROM pg_foreign_table WHERE ftrelid = 'img_shard_0'::regclass}),
-	qr/fetch_size=1000,batch_size=1000,async_capable=true/, 'foreign partitions: fetch_size, batch_size, async_capable');
+	qr/fetch_size=1000,batch_size=10000,async_capable=true/, 'foreign partitions: fetch_size, batch_size, async_capable');
 is(c(q{SELECT bool_and(ok) FROM widecol.check_shards('img')}), 't', 'check_shards: all shards match');
 
 $s2->safe_psql('postgres', q{ALTER TABLE img SET (widecol.default_ttl = '1 day')});
