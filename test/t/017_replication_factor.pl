@@ -74,6 +74,34 @@ for my $i (1 .. 20)
 }
 is($seen, 20, 'remote_apply: each acknowledged write is readable on a standby right away');
 
+# a commit is not acknowledged without a standby: with both down it waits
+# (statement_timeout does not cover the commit's wait: cancel it; PostgreSQL
+# then says it committed only locally)
+$_->stop for @standbys;
+my ($w_out, $w_err) = ('', '');
+my $waiter = IPC::Run::start(
+	[ $primary->installed_command('psql'), '-XAtq', '-d', $primary->connstr('postgres'),
+	  '-c', q{INSERT INTO events VALUES (0, 100, 'no standby')} ],
+	'<', \undef, '>', \$w_out, '2>', \$w_err);
+my $waiting = 0;
+for (1 .. 100)
+{
+	$waiting = $primary->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query LIKE 'INSERT INTO events%'});
+	last if $waiting;
+	usleep(100_000);
+}
+is($waiting, 1, 'with both standbys down, a commit waits for one');
+$primary->safe_psql('postgres',
+	q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'});
+$waiter->finish;
+like($w_err, qr/canceling wait for synchronous replication.*committed locally, but might not have been replicated/s,
+	'cancelled, it is committed on the primary only');
+$_->start for @standbys;
+$primary->poll_query_until('postgres',
+	q{SELECT count(*) = 2 FROM pg_stat_replication WHERE sync_state = 'quorum' AND state = 'streaming'})
+  or die 'standbys did not come back as quorum standbys';
+
 # ------------------------------------------------------------ load --
 
 # Writer w prints "w seq" for each acknowledged single-row INSERT and
