@@ -297,6 +297,10 @@ _PG_init(void)
 	wc_register_rmgr();
 	wc_install_utility_hook();
 	wc_install_planner_hooks();
+	/* sharded tables (issue 17): outermost planner and utility hooks */
+	wc_install_router();
+	wc_install_copy_batching();
+	wc_install_row_lock_escalation();
 	wc_modify_init();
 	wc_beforestmt_init();
 	wc_baselocks_init();

@@ -14,6 +14,13 @@
 /* ---------- DDL hooks (options.c) ---------- */
 extern void wc_install_utility_hook(void);
 
+/* ---------- sharded tables: COPY in batches (shardcopy.c) ---------- */
+extern void wc_install_copy_batching(void);
+
+/* ---------- explicit row locks escalate to a table lock (rowlocks.c) ---------- */
+extern bool wc_row_lock_covered(Relation rel, LOCKMODE rowmode, LockWaitPolicy wait_policy);
+extern void wc_install_row_lock_escalation(void);
+
 /* ---------- reads before a statement (beforestmt.c) ---------- */
 extern void wc_note_write(Relation rel, CommandId cid);
 extern void wc_note_inserted_key(Relation rel, const char *key, int keylen, int pklen,

@@ -136,7 +136,9 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			ExclusiveLock : ShareLock;
 
 		wc_key_locktag(rel, WcRowKey(old), old->keylen, &tag);
-		if (LockAcquire(&tag, lm, false, wait_policy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
+		/* past widecol.row_lock_escalation row locks, a table lock covers them (rowlocks.c) */
+		if (!wc_row_lock_covered(rel, lm, wait_policy) &&
+			LockAcquire(&tag, lm, false, wait_policy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
 		{
 			if (wait_policy == LockWaitSkip)
 				return TM_WouldBlock;

@@ -34,6 +34,9 @@ extern void wc_check_filtering(PlannedStmt *stmt);
 extern void wc_plan_range_deletes(PlannedStmt *stmt);
 extern bool wc_delete_needs_rows(Relation rel);
 
+/* router.c: single-shard queries of a sharded table planned on the foreign partition */
+extern void wc_install_router(void);
+
 /* ---------- what the plan hands the executor (seekplan.c -> seekexec.c) ---------- */
 
 /* The most partitions one seek reads. */

@@ -1,0 +1,261 @@
+-- Sharded image store: an image store (widecol.create_image_store) on every
+-- shard, in the same schema, and on the coordinator the same names over
+-- them.  Images are sharded by device: an image, its device/day rows, its
+-- tag rows, its batch rows and its daily counts live on its device's shard,
+-- where the shard's triggers keep them (writes of images only, as on one
+-- node).  On the coordinator:
+--
+--   images, device_daily_images, images_by_tag, batch_images
+--       hash-partitioned by device_id like the shards' images, one
+--       postgres_fdw foreign partition per shard (the same remainders, so a
+--       device's rows of every table are on one shard);
+--   daily_counts
+--       a view appending the shards' counter tables;
+--   device_images()   one shard (shard_for), WHERE, ORDER BY and LIMIT sent;
+--   tag_images(), tag_images_all()
+--       every shard at once, each sending its newest max_rows, merged;
+--   image(), batch_object_keys()
+--       every shard at once (an image id or a batch does not name a shard);
+--   daily_counts()    the shards' counters summed;
+--   rebuild_daily_counts()  on every shard.
+--
+-- The coordinator's query functions read the partitions with dynamic SQL
+-- whose predicates are plain comparisons with parameters: postgres_fdw
+-- sends only built-in, immutable expressions, and the day buckets and the
+-- page bounds of the one-node functions are not (timestamptz arithmetic is
+-- stable, widecol.day_bucket is an extension's).
+
+-- The columns (as widecol._column_ddl writes them) of a table on a shard.
+CREATE FUNCTION widecol._shard_column_ddl(server name, rel text) RETURNS text
+LANGUAGE sql AS $$
+    SELECT r FROM widecol._shard_query(server, format('SELECT widecol._column_ddl(%L::regclass)', rel)) r
+$$;
+
+-- The WHERE, ORDER BY and LIMIT of a page of images newest first, as sent
+-- to a shard: $1 the partition's key value, $2/$3 the first/last day
+-- bucket, $4/$5 the capture-time bounds [from, to), $6/$7 the page key
+-- (NULL: first page), $8 max_rows; extra is more conditions (with AND).
+CREATE FUNCTION widecol._store_page_sql(rel regclass, key_column name, extra text DEFAULT '') RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT format($q$SELECT * FROM %s AS i
+         WHERE i.%I = $1 AND i.day >= $2 AND i.day <= $3 AND i.capture_time >= $4 AND i.capture_time < $5
+           AND ($6 IS NULL OR i.capture_time < $6 OR (i.capture_time = $6 AND i.image_id < $7))%s
+         ORDER BY i.capture_time DESC, i.image_id DESC LIMIT $8$q$, rel, key_column, extra)
+$$;
+
+-- The day buckets and capture-time bound of a page (the one-node functions'
+-- page filter, computed once on the coordinator).
+CREATE FUNCTION widecol._store_page_bounds(from_time timestamptz, to_time timestamptz, after_time timestamptz,
+                                           OUT first_day date, OUT last_day date, OUT upper_time timestamptz)
+LANGUAGE sql STABLE AS $$
+    SELECT widecol.day_bucket(from_time),
+           widecol.day_bucket(least(to_time, after_time + interval '1 microsecond') - interval '1 microsecond'),
+           least(to_time, after_time + interval '1 microsecond')
+$$;
+
+-- Every shard's page of a partitioned table of the store, merged newest
+-- first: each shard sends at most max_rows, all at once (an Append of async
+-- foreign scans; the CTE keeps the planner from merging the shards' sorted
+-- results with a Merge Append, which reads them one after the other).
+CREATE FUNCTION widecol._store_fanout_sql(parent regclass, key_column name, extra text DEFAULT '') RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT format('WITH u AS MATERIALIZED (%s) SELECT * FROM u ORDER BY u.capture_time DESC, u.image_id DESC LIMIT $8',
+                  string_agg(format('(%s)', widecol._store_page_sql(s.foreign_table, key_column, extra)),
+                             ' UNION ALL ' ORDER BY s.shard))
+      FROM widecol.shards(parent) s
+$$;
+
+CREATE FUNCTION widecol.create_sharded_image_store(store name, shards name[], ttl interval DEFAULT NULL,
+                                                   fetch_size integer DEFAULT 1000, batch_size integer DEFAULT 10000)
+RETURNS TABLE (object text, kind text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_variable
+DECLARE
+    s text := quote_ident(store);
+    n integer := cardinality(shards);
+    srv name;
+    done name[] := '{}';
+    t text;
+    i integer;
+    opts text := CASE WHEN ttl IS NULL THEN NULL ELSE format('widecol.default_ttl = %L', ttl) END;
+BEGIN
+    IF store IS NULL THEN
+        RAISE EXCEPTION 'store schema name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF n IS NULL OR n = 0 THEN
+        RAISE EXCEPTION 'shards must name at least one foreign server' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host ..., dbname ...) and a user mapping, then shards => ''{shard1, shard2}''.';
+    END IF;
+    IF (SELECT count(DISTINCT x) FROM unnest(shards) x) <> n THEN
+        RAISE EXCEPTION 'shards lists a server twice' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOREACH srv IN ARRAY shards LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_foreign_server f JOIN pg_foreign_data_wrapper w ON w.oid = f.srvfdw
+                        WHERE f.srvname = srv AND w.fdwname = 'postgres_fdw') THEN
+            RAISE EXCEPTION 'foreign server "%" does not exist or is not a postgres_fdw server', srv
+                USING ERRCODE = 'undefined_object';
+        END IF;
+    END LOOP;
+    IF fetch_size < 1 OR batch_size < 1 THEN
+        RAISE EXCEPTION 'fetch_size and batch_size must be positive' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF to_regnamespace(s) IS NOT NULL THEN
+        RAISE EXCEPTION 'schema % already exists', s USING ERRCODE = 'duplicate_schema',
+            HINT = 'A sharded image store takes a schema of its own, on the coordinator and on every shard.';
+    END IF;
+    PERFORM widecol._dblink();
+
+    -- each shard's image store, in its own transaction there; on any error
+    -- below, the schemas made on the shards are dropped again (the
+    -- coordinator's objects roll back with this transaction)
+    BEGIN
+        FOREACH srv IN ARRAY shards LOOP
+            IF NOT EXISTS (SELECT 1 FROM widecol._shard_query(srv, 'SELECT extname FROM pg_extension WHERE extname = ''widecol''')) THEN
+                RAISE EXCEPTION 'widecol is not installed on shard "%"', srv USING ERRCODE = 'undefined_object',
+                    HINT = 'On each shard: shared_preload_libraries = ''widecol'', restart, CREATE EXTENSION widecol.';
+            END IF;
+            IF EXISTS (SELECT 1 FROM widecol._shard_query(srv, format('SELECT to_regnamespace(%L)::text', s)) r WHERE r IS NOT NULL) THEN
+                RAISE EXCEPTION 'schema % already exists on shard "%"', s, srv USING ERRCODE = 'duplicate_schema',
+                    HINT = 'Drop it there first, or choose another store name.';
+            END IF;
+            PERFORM widecol._shard_query(srv, format('SELECT count(*)::text FROM widecol.create_image_store(%L, %L)', store, ttl));
+            done := done || srv;
+        END LOOP;
+
+        EXECUTE format('CREATE SCHEMA %s', s);
+        -- the store's tables, partitioned by device like the shards' images
+        FOREACH t IN ARRAY ARRAY['images', 'device_daily_images', 'images_by_tag', 'batch_images'] LOOP
+            EXECUTE format('CREATE TABLE %s.%I (%s) PARTITION BY HASH (device_id)', s, t,
+                           widecol._shard_column_ddl(shards[1], s || '.' || quote_ident(t)));
+            FOR i IN 0 .. n - 1 LOOP
+                EXECUTE format('CREATE FOREIGN TABLE %s.%I PARTITION OF %s.%I FOR VALUES WITH (MODULUS %s, REMAINDER %s) '
+                               'SERVER %I OPTIONS (schema_name %L, table_name %L, fetch_size %L, batch_size %L, async_capable ''true'')',
+                               s, t || '_shard_' || i, s, t, n, i, shards[i + 1], store, t, fetch_size, batch_size);
+            END LOOP;
+            object := s || '.' || quote_ident(t);
+            kind := CASE WHEN t = 'images' THEN 'sharded table' ELSE 'sharded query table' END;
+            RETURN NEXT;
+        END LOOP;
+        -- a device's rows stay on its shard
+        FOR i IN 0 .. n - 1 LOOP
+            EXECUTE format('CREATE TRIGGER widecol_shard_key BEFORE UPDATE OF device_id ON %s.%I FOR EACH STATEMENT '
+                           'EXECUTE FUNCTION widecol.refuse_shard_key_update(''device_id'')', s, 'images_shard_' || i);
+        END LOOP;
+        EXECUTE format('CREATE TRIGGER widecol_shard_key BEFORE UPDATE OF device_id ON %s.images FOR EACH STATEMENT '
+                       'EXECUTE FUNCTION widecol.refuse_shard_key_update(''device_id'')', s);
+        -- check_shards and shard_for know the images table
+        PERFORM widecol._sharded_register((s || '.images')::regclass, 'image_id', NULL, opts);
+
+        EXECUTE format('CREATE TYPE %s.image_page_key AS (capture_time timestamptz, image_id uuid)', s);
+        object := s || '.image_page_key'; kind := 'type'; RETURN NEXT;
+
+        -- the counters: each shard's, appended
+        FOR i IN 0 .. n - 1 LOOP
+            EXECUTE format('CREATE FOREIGN TABLE %s.%I (%s) SERVER %I OPTIONS (schema_name %L, table_name ''daily_counts'', '
+                           'fetch_size %L, async_capable ''true'')', s, 'daily_counts_shard_' || i,
+                           widecol._shard_column_ddl(shards[i + 1], s || '.daily_counts'), shards[i + 1], store, fetch_size);
+        END LOOP;
+        EXECUTE format('CREATE VIEW %s.daily_counts AS %s', s,
+                       (SELECT string_agg(format('SELECT * FROM %s.%I', s, 'daily_counts_shard_' || g), ' UNION ALL ' ORDER BY g)
+                          FROM generate_series(0, n - 1) g));
+        object := s || '.daily_counts'; kind := 'view of the shards'' counter tables'; RETURN NEXT;
+    EXCEPTION WHEN OTHERS THEN
+        FOREACH srv IN ARRAY done LOOP
+            BEGIN
+                PERFORM widecol._shard_exec(srv, format('DROP SCHEMA %s CASCADE', s));
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'could not drop schema % again on shard "%"', s, srv;
+            END;
+        END LOOP;
+        RAISE;
+    END;
+
+    -- Function bodies are passed as literals (%L), the schema appears in them
+    -- only as a quoted identifier.
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.image(id uuid) RETURNS SETOF %1$s.images
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
+            SELECT * FROM %1$s.images AS i WHERE i.image_id = image.id
+        $f$, s));
+    object := s || '.image(uuid)'; kind := 'function (every shard)'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.device_images(device text, from_time timestamptz, to_time timestamptz,
+                                           max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.device_daily_images
+        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
+        DECLARE
+            b record := widecol._store_page_bounds(from_time, to_time, after.capture_time);
+        BEGIN
+            RETURN QUERY EXECUTE widecol._store_page_sql((widecol.shard_for(%1$L, device)).partition, 'device_id')
+                USING device, b.first_day, b.last_day, from_time, b.upper_time, after.capture_time, after.image_id, max_rows;
+        END
+        $f$, s || '.device_daily_images'));
+    object := s || '.device_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function (one shard)'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.tag_images(tag text, from_time timestamptz, to_time timestamptz,
+                                        max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.images_by_tag
+        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
+        DECLARE
+            b record := widecol._store_page_bounds(from_time, to_time, after.capture_time);
+        BEGIN
+            RETURN QUERY EXECUTE widecol._store_fanout_sql(%1$L, 'tag')
+                USING tag, b.first_day, b.last_day, from_time, b.upper_time, after.capture_time, after.image_id, max_rows;
+        END
+        $f$, s || '.images_by_tag'));
+    object := s || '.tag_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function (every shard)'; RETURN NEXT;
+
+    -- images carrying all the tags: the first tag's rows whose array holds the others
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.tag_images_all(tags text[], from_time timestamptz, to_time timestamptz,
+                                            max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
+        RETURNS SETOF %1$s.images_by_tag
+        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
+        DECLARE
+            b record := widecol._store_page_bounds(from_time, to_time, after.capture_time);
+        BEGIN
+            RETURN QUERY EXECUTE widecol._store_fanout_sql(%1$L, 'tag', ' AND i.tags @> $9')
+                USING tags[1], b.first_day, b.last_day, from_time, b.upper_time, after.capture_time, after.image_id, max_rows, tags;
+        END
+        $f$, s || '.images_by_tag'));
+    object := s || '.tag_images_all(text[], timestamptz, timestamptz, integer, image_page_key)'; kind := 'function (every shard)'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.batch_object_keys(batch text)
+        RETURNS TABLE (image_id uuid, object_store text, object_key text)
+        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
+            SELECT b.image_id, b.object_store, b.object_key FROM %1$s.batch_images AS b
+             WHERE b.batch_id = batch_object_keys.batch
+             ORDER BY b.image_id
+        $f$, s));
+    object := s || '.batch_object_keys(text)'; kind := 'function (every shard)'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.daily_counts(from_day date, to_day date, by text DEFAULT 'device')
+        RETURNS TABLE (day date, key text, images bigint)
+        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
+        BEGIN
+            IF by IS NULL OR by NOT IN ('device', 'tag', 'total') THEN
+                RAISE EXCEPTION 'daily_counts: by must be device, tag or total, not %%', coalesce(by, 'NULL')
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+            RETURN QUERY SELECT c.day, CASE WHEN by = 'total' THEN 'all' ELSE c.value END, sum(c.images)::bigint
+                           FROM %1$s.daily_counts AS c
+                          WHERE c.day >= from_day AND c.day <= to_day AND c.dimension = by
+                          GROUP BY 1, 2 HAVING sum(c.images) <> 0
+                          ORDER BY 1, 2;
+        END
+        $f$, s));
+    object := s || '.daily_counts(date, date, text)'; kind := 'function (every shard, summed)'; RETURN NEXT;
+
+    EXECUTE format($d$
+        CREATE FUNCTION %1$s.rebuild_daily_counts() RETURNS bigint
+        LANGUAGE sql AS %2$L $d$, s, format($f$
+            SELECT sum(result::bigint)::bigint FROM widecol.run_on_shards(%1$L, %2$L)
+        $f$, s || '.images', format('SELECT %s.rebuild_daily_counts()', s)));
+    object := s || '.rebuild_daily_counts()'; kind := 'function (every shard)'; RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION widecol.create_sharded_image_store(name, name[], interval, integer, integer) IS
+    'create an image store on every shard (foreign servers) and on the coordinator the same tables, hash-partitioned by device over them, with query functions that route by device or fan out';

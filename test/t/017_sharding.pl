@@ -1,0 +1,298 @@
+
+# Copyright: widecol authors.  TAP test, PostgreSQL 15.
+#
+# 017_sharding: a sharded widecol table on 1 coordinator + 2 shards
+# (postgres_fdw foreign partitions, dblink for the shards' DDL).
+#
+# - widecol.create_sharded_table creates the widecol table on both shards
+#   and the hash-partitioned parent with one foreign partition per shard;
+#   check_shards finds them equal, then finds an option and a column that a
+#   shard changed; bad calls fail with clear errors.
+# - COPY through the coordinator is batched (the shards get runs, not one
+#   level-0 row per remote INSERT; with widecol.batch_copy = off they get
+#   level-0 rows).
+# - Queries through the coordinator return what the same queries return on a
+#   single-node copy of the data (a widecol table on the coordinator): one
+#   partition newest first with LIMIT, 7 day buckets, counts, the whole
+#   table; a report through a shard view equals GROUP BY on the copy.
+# - Single-shard queries are sent whole: EXPLAIN VERBOSE shows Remote SQL
+#   with WHERE, ORDER BY and LIMIT (also for a prepared statement), and a
+#   count(*) is computed on the shard.
+# - widecol.shard_for names the partition that holds each device, and its
+#   connection string reaches the shard that returns the same rows.
+# - An UPDATE of the shard key is refused (through the parent and through a
+#   partition); other UPDATEs and DELETEs work, including ones postgres_fdw
+#   cannot send whole (WHERE ... now()): it locks every candidate row with
+#   FOR UPDATE on the shard, which without row-lock escalation runs the
+#   shard's lock table out (shown with widecol.row_lock_escalation = 0).
+# - Row-lock escalation on one node: FOR UPDATE of many rows holds a table
+#   lock instead of a lock per row, and a writer waits for it.
+# - A shard down: queries that touch only the other shard work (simple and
+#   generic prepared plans), the others fail with postgres_fdw's connection
+#   error; check_shards reports it; after a restart everything works again.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $conf = q{
+shared_preload_libraries = 'widecol'
+widecol.max_workers = 0
+max_connections = 20
+max_locks_per_transaction = 32
+};
+my %node;
+for my $name (qw(coord shard1 shard2))
+{
+	$node{$name} = PostgreSQL::Test::Cluster->new($name);
+	$node{$name}->init;
+	$node{$name}->append_conf('postgresql.conf', $conf);
+	$node{$name}->start;
+	$node{$name}->safe_psql('postgres', 'CREATE EXTENSION widecol');
+}
+my ($coord, $s1, $s2) = @node{qw(coord shard1 shard2)};
+sub c { return $coord->safe_psql('postgres', $_[0]); }
+
+c(qq{
+CREATE EXTENSION postgres_fdw;
+CREATE EXTENSION dblink;
+CREATE SERVER s1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s1->host]}', port '@{[$s1->port]}', dbname 'postgres');
+CREATE SERVER s2 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s2->host]}', port '@{[$s2->port]}', dbname 'postgres');
+CREATE USER MAPPING FOR CURRENT_USER SERVER s1;
+CREATE USER MAPPING FOR CURRENT_USER SERVER s2;
+});
+
+# ------------------------------------------------------------- create --
+
+my $cols = 'dev text, day date, ts timestamptz, id int, v text';
+is( c(qq{SELECT widecol.create_sharded_table('img', '$cols',
+	partition_key => 'dev, day', clustering_key => 'ts DESC, id DESC',
+	shards => '{s1,s2}', shard_key => 'dev', options => 'widecol.default_ttl = ''3650 days''')}),
+	'img', 'create_sharded_table returns the parent');
+for my $s ($s1, $s2)
+{
+	is( $s->safe_psql('postgres',
+			q{SELECT a.amname || ' ' || array_to_string(c.reloptions, ';') FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'img'::regclass}),
+		"widecol widecol.partition_key=dev, day;widecol.clustering_key=ts DESC, id DESC;widecol.default_ttl=3650 days",
+		$s->name . ': the widecol table with the same options');
+}
+is( c(q{SELECT string_agg(foreign_table || ' ' || server || ' ' || remote_table || ' ' || modulus || '/' || remainder, ', ' ORDER BY shard) FROM widecol.shards('img')}),
+	'img_shard_0 s1 public.img 2/0, img_shard_1 s2 public.img 2/1',
+	'one foreign partition per shard');
+like(c(q{SELECT array_to_string(ftoptions, ',') FROM pg_foreign_table WHERE ftrelid = 'img_shard_0'::regclass}),
+	qr/fetch_size=1000,batch_size=10000,async_capable=true/, 'foreign partitions: fetch_size, batch_size, async_capable');
+is(c(q{SELECT bool_and(ok) FROM widecol.check_shards('img')}), 't', 'check_shards: all shards match');
+
+$s2->safe_psql('postgres', q{ALTER TABLE img SET (widecol.default_ttl = '1 day')});
+like(c(q{SELECT shard || ' ' || problem FROM widecol.check_shards('img') WHERE NOT ok}),
+	qr/^1 widecol options differ: shard has \(.*widecol.default_ttl=1 day/, 'check_shards: an option changed on a shard');
+$s2->safe_psql('postgres', q{ALTER TABLE img SET (widecol.default_ttl = '3650 days'); ALTER TABLE img ADD COLUMN extra int});
+like(c(q{SELECT shard || ' ' || problem FROM widecol.check_shards('img') WHERE NOT ok}),
+	qr/^1 columns differ: shard has \(.*extra integer\)/, 'check_shards: a column added on a shard');
+$s2->safe_psql('postgres', q{ALTER TABLE img DROP COLUMN extra});
+is(c(q{SELECT bool_and(ok) FROM widecol.check_shards('img')}), 't', 'check_shards: all match again');
+
+sub fails_like
+{
+	my ($sql, $re, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my ($ret, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose\n$sql");
+	isnt($ret, 0, "$name fails");
+	like($err, $re, "$name: error");
+}
+fails_like(qq{SELECT widecol.create_sharded_table('t2', '$cols', 'dev, day', shards => '{s1,s2}', shard_key => 'ts')},
+	qr/22023: shard key column ts is not a partition key column/, 'shard key outside the partition key');
+fails_like(qq{SELECT widecol.create_sharded_table('img2', '$cols', 'dev', shards => '{s1,nosuch}')},
+	qr/42704: foreign server "nosuch" does not exist/, 'unknown server');
+$s2->safe_psql('postgres', q{CREATE TABLE dup (k int)});
+fails_like(qq{SELECT widecol.create_sharded_table('dup', 'k int', 'k', shards => '{s1,s2}')},
+	qr/42P07: relation public.dup already exists on shard "s2"/, 'a table of that name on a shard');
+is($s1->safe_psql('postgres', q{SELECT to_regclass('dup') IS NULL}), 't',
+	'a failed create drops the table it had made on the other shard');
+is(c(q{SELECT to_regclass('dup') IS NULL}), 't', '... and leaves nothing on the coordinator');
+
+# --------------------------------------------------------------- load --
+
+my $csv = $coord->basedir . '/img.csv';
+c(qq{COPY (SELECT 'cam-' || (i % 60), date '2025-01-01' + (i / 60) % 10,
+                  timestamptz '2025-01-01' + ((i / 60) % 10) * interval '1 day' + i * interval '1 s',
+                  i, md5(i::text)
+             FROM generate_series(1, 12000) i) TO '$csv' (FORMAT csv)});
+is(c(qq{COPY img FROM '$csv' (FORMAT csv)}), '', 'COPY through the coordinator');
+is(c(q{SELECT count(*) FROM img}), '12000', 'all rows arrived');
+for my $s ($s1, $s2)
+{
+	is( $s->safe_psql('postgres', q{SELECT (SELECT count(*) > 0 FROM widecol.runs('img')) AND widecol.level0_pages('img') = 0}),
+		't', $s->name . ': the batched COPY wrote sorted runs (no row-by-row level-0 inserts)');
+}
+c(qq{SET widecol.batch_copy = off; COPY img FROM PROGRAM 'head -n 30 $csv' (FORMAT csv)});
+is( $s1->safe_psql('postgres', q{SELECT widecol.level0_pages('img') > 0})
+	  . $s2->safe_psql('postgres', q{SELECT widecol.level0_pages('img') > 0}),
+	'tt', 'with widecol.batch_copy = off, PostgreSQL\'s row-by-row COPY');
+is(c(q{SELECT count(*) FROM img}), '12000', 'the same 30 rows again replace themselves');
+
+# the single-node copy
+c(qq{CREATE TABLE img_local ($cols) USING widecol
+       WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC, id DESC');
+     COPY img_local FROM '$csv' (FORMAT csv);
+     ANALYZE img;});
+
+# ------------------------------------------------ same answers as one node --
+
+my @queries = (
+	[ 'one partition, newest 5',
+		q{SELECT ts, id, v FROM %s WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 5} ],
+	[ 'one device, 7 day buckets, newest 20',
+		q{SELECT day, ts, id FROM %s WHERE dev = 'cam-11' AND day BETWEEN '2025-01-02' AND '2025-01-08' ORDER BY ts DESC, id DESC LIMIT 20} ],
+	[ 'oldest 3 of a partition (backward)',
+		q{SELECT ts, id FROM %s WHERE dev = 'cam-8' AND day = '2025-01-05' ORDER BY ts, id LIMIT 3} ],
+	[ 'count of one device',
+		q{SELECT count(*), min(ts), max(id) FROM %s WHERE dev = 'cam-3'} ],
+	[ 'two devices, ordered',
+		q{SELECT dev, ts FROM %s WHERE dev IN ('cam-1', 'cam-2') AND day = '2025-01-04' ORDER BY ts DESC, id DESC LIMIT 7} ],
+	[ 'images per day',
+		q{SELECT day, count(*) FROM %s GROUP BY day ORDER BY day} ],
+	[ 'the whole table',
+		q{SELECT count(*), md5(string_agg(x::text, '|' ORDER BY dev, day, ts, id)) FROM %s x} ],
+);
+for my $q (@queries)
+{
+	my ($name, $sql) = @$q;
+	my $local = c(sprintf($sql, 'img_local'));
+	isnt($local, '', "single node: $name returns rows");
+	is(c(sprintf($sql, 'img')), $local, "coordinator = single node: $name");
+	is(c("SET widecol.route_single_shard = off; " . sprintf($sql, 'img')), $local,
+		"coordinator, not routed = single node: $name");
+}
+
+# a report as the shards' partial counts, summed
+c(q{SELECT widecol.create_shard_view('img_per_day', 'img',
+	$$SELECT day, count(*) AS images FROM {shard} GROUP BY day$$)});
+is( c(q{SELECT day, sum(images) FROM img_per_day GROUP BY day ORDER BY day}),
+	c(q{SELECT day, count(*) FROM img_local GROUP BY day ORDER BY day}),
+	'shard view: per-shard counts summed = GROUP BY on the single node');
+my $plan = c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT day, sum(images) FROM img_per_day WHERE day >= '2025-01-05' GROUP BY day});
+like($plan, qr/Async Foreign Scan.*Remote SQL: SELECT day, count\(\*\) FROM public.img WHERE \(\(day >= '2025-01-05'\)\) GROUP BY 1.*Async Foreign Scan/s,
+	'shard view: each shard counts (filter pushed), both at once');
+
+# ------------------------------------------------------------ pushdown --
+
+$plan = c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT ts, v FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 5});
+like($plan, qr/Remote SQL: SELECT ts, id, v FROM public.img WHERE \(\(dev = 'cam-7'\)\) AND \(\(day = '2025-01-03'\)\) ORDER BY ts DESC NULLS FIRST, id DESC NULLS FIRST LIMIT 5::bigint/,
+	'single-partition query: WHERE, ORDER BY and LIMIT sent to the shard');
+unlike($plan, qr/Limit|Sort|Append/, '... with nothing left to do on the coordinator');
+$plan = c(q{PREPARE q(text, date, int) AS SELECT ts, v FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC, id DESC LIMIT $3;
+            EXPLAIN (VERBOSE, COSTS OFF) EXECUTE q('cam-9', '2025-01-06', 3)});
+like($plan, qr/Remote SQL: .* ORDER BY ts DESC NULLS FIRST, id DESC NULLS FIRST LIMIT 3::bigint/,
+	'prepared statement (custom plan): LIMIT sent too');
+# a LIMIT above the rows the WHERE is estimated to match is sent too (the
+# partition holds 20 rows, postgres_fdw would not think it worth sending)
+like(c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT ts FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 1000}),
+	qr/Remote SQL: .* ORDER BY ts DESC NULLS FIRST, id DESC NULLS FIRST LIMIT 1000::bigint/,
+	'a LIMIT larger than the estimated rows is sent');
+# a prepared statement run many times keeps custom (routed) plans
+$plan = c(q{PREPARE r(text, date) AS SELECT ts FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC, id DESC LIMIT 100;
+            EXECUTE r('cam-1', '2025-01-02'); EXECUTE r('cam-2', '2025-01-02'); EXECUTE r('cam-3', '2025-01-02');
+            EXECUTE r('cam-4', '2025-01-02'); EXECUTE r('cam-5', '2025-01-02'); EXECUTE r('cam-6', '2025-01-02');
+            EXECUTE r('cam-7', '2025-01-02'); EXECUTE r('cam-8', '2025-01-02');
+            EXPLAIN (VERBOSE, COSTS OFF) EXECUTE r('cam-9', '2025-01-02')});
+like($plan, qr/Remote SQL: .* LIMIT 100::bigint/, 'prepared statement, 9th execution: still routed, LIMIT sent');
+like(c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM img WHERE dev = 'cam-3'}),
+	qr/Remote SQL: SELECT count\(\*\) FROM public.img WHERE \(\(dev = 'cam-3'\)\)/,
+	'single-shard aggregate computed on the shard');
+like(c(q{SET widecol.route_single_shard = off; EXPLAIN (VERBOSE, COSTS OFF) SELECT ts FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 5}),
+	qr/Limit\n.*\n\s+->  Foreign Scan/,
+	'without routing, PostgreSQL 15 keeps the LIMIT on the coordinator');
+
+# ------------------------------------------------------------ shard_for --
+
+is( c(q{SELECT count(*) FROM (SELECT DISTINCT dev, tableoid FROM img) r
+          WHERE (widecol.shard_for('img', r.dev)).partition <> r.tableoid}),
+	'0', 'shard_for: the partition of every device is where its rows are');
+my ($srv, $conninfo, $remote) = split /\|/, c(q{SELECT server, conninfo, remote_table FROM widecol.shard_for('img', 'cam-7')});
+my $shard = $srv eq 's1' ? $s1 : $s2;
+like($conninfo, qr/port='@{[$shard->port]}'/, 'shard_for: the connection string names the shard\'s port');
+my $direct = $shard->safe_psql('postgres',
+	"SELECT ts, id, v FROM $remote WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 5");
+is($direct, c(q{SELECT ts, id, v FROM img_local WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 5}),
+	'shard_for: the shard answers the partition alone');
+is(c(q{SELECT partition FROM widecol.shard_for('img', 'cam-7'::varchar)}),
+	c(q{SELECT partition FROM widecol.shard_for('img', 'cam-7')}), 'shard_for: a varchar key routes like text');
+fails_like(q{SELECT * FROM widecol.shard_for('img', 'cam-7', '2025-01-03')},
+	qr/22023: table "img" is sharded by 1 column\(s\), got 2 key value\(s\)/, 'shard_for with too many values');
+
+# --------------------------------------------------------- UPDATE, DELETE --
+
+fails_like(q{UPDATE img SET dev = 'cam-999' WHERE dev = 'cam-7'},
+	qr/0A000: cannot update the shard key \(dev\) of sharded table img/, 'UPDATE of the shard key');
+fails_like(q{UPDATE img_shard_0 SET dev = 'cam-999'},
+	qr/0A000: cannot update the shard key \(dev\) of sharded table img_shard_0/, 'UPDATE of the shard key through a partition');
+is(c(q{SELECT count(*) FROM img WHERE dev = 'cam-999'}), '0', 'no row moved');
+
+# sent whole to the shards
+c(q{UPDATE img SET v = 'upd' WHERE id % 7 = 0; UPDATE img_local SET v = 'upd' WHERE id % 7 = 0;});
+# not sent whole (now() is not immutable): FOR UPDATE of every candidate row on
+# the shards, more rows than their lock tables hold
+like(c(q{EXPLAIN (VERBOSE, COSTS OFF) UPDATE img SET v = 'old' WHERE ts < now()}),
+	qr/Remote SQL: SELECT .* FOR UPDATE/, 'UPDATE ... WHERE now(): postgres_fdw locks the candidate rows');
+$s2->safe_psql('postgres', q{ALTER DATABASE postgres SET widecol.row_lock_escalation = 0});
+fails_like(q{UPDATE img SET v = 'old' WHERE ts < now()},
+	qr/out of shared memory/, 'without row-lock escalation: the shard runs out of lock table');
+$s2->safe_psql('postgres', q{ALTER DATABASE postgres RESET widecol.row_lock_escalation});
+is(c(q{UPDATE img SET v = 'old' WHERE ts < now() AND id % 2 = 0}), '', 'with it: UPDATE of 6000 rows by a non-key predicate');
+c(q{UPDATE img_local SET v = 'old' WHERE ts < now() AND id % 2 = 0});
+c(q{DELETE FROM img WHERE ts < now() AND id % 5 = 0; DELETE FROM img_local WHERE ts < now() AND id % 5 = 0;});
+is( c(q{SELECT count(*), md5(string_agg(x::text, '|' ORDER BY dev, day, ts, id)) FROM img x}),
+	c(q{SELECT count(*), md5(string_agg(x::text, '|' ORDER BY dev, day, ts, id)) FROM img_local x}),
+	'after UPDATEs and DELETEs: coordinator = single node');
+cmp_ok(c(q{SELECT count(*) FROM img WHERE v = 'old'}), '>', 4000, 'the UPDATE through FOR UPDATE changed its rows');
+
+# ------------------------------------------- row-lock escalation, one node --
+
+my $locker = $coord->background_psql('postgres');
+$locker->query_safe(q{BEGIN; SELECT count(*) FROM (SELECT * FROM img_local FOR UPDATE) x});
+is( c(q{SELECT count(*) FILTER (WHERE locktype = 'tuple') <= 1000 AND bool_or(locktype = 'relation' AND mode = 'ExclusiveLock' AND granted)
+          FROM pg_locks WHERE relation = 'img_local'::regclass}),
+	't', 'FOR UPDATE of 9600 rows: at most 1000 row locks, then a table lock');
+my ($ret, $out, $err) = $coord->psql('postgres',
+	q{SET lock_timeout = '200ms'; UPDATE img_local SET v = 'blocked' WHERE dev = 'cam-1' AND day = '2025-01-01'});
+like($err, qr/canceling statement due to lock timeout/, 'a writer waits for the escalated lock');
+$locker->query_safe('COMMIT');
+$locker->quit;
+is(c(q{SELECT count(*) FROM pg_locks WHERE relation = 'img_local'::regclass}), '0', 'released at commit');
+
+# ----------------------------------------------------------- a shard down --
+
+my $dev_s1 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
+my $dev_s2 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's2')});
+my $expect_s1 = c(qq{SELECT count(*) FROM img_local WHERE dev = '$dev_s1'});
+$s2->stop('immediate');
+is(c(qq{SELECT count(*) FROM img WHERE dev = '$dev_s1'}), $expect_s1, 'shard 2 down: a query of shard 1 works');
+is(c(qq{SELECT ts FROM img WHERE dev = '$dev_s1' ORDER BY ts DESC, id DESC LIMIT 1}),
+	c(qq{SELECT ts FROM img_local WHERE dev = '$dev_s1' ORDER BY ts DESC, id DESC LIMIT 1}),
+	'shard 2 down: a routed LIMIT query of shard 1 works');
+is( c(qq{SET plan_cache_mode = force_generic_plan; PREPARE g(text) AS SELECT count(*) FROM img WHERE dev = \$1; EXECUTE g('$dev_s1')}),
+	$expect_s1, 'shard 2 down: a generic prepared plan prunes the dead shard at run time');
+fails_like(qq{SELECT count(*) FROM img WHERE dev = '$dev_s2'},
+	qr/08001: could not connect to server "s2"/, 'shard 2 down: a query of shard 2');
+fails_like(q{SELECT count(*) FROM img}, qr/08001: could not connect to server "s2"/, 'shard 2 down: a full scan');
+fails_like(qq{INSERT INTO img VALUES ('$dev_s2', '2025-01-01', now(), -1, 'x')},
+	qr/08001: could not connect to server "s2"/, 'shard 2 down: an INSERT for it');
+is(c(qq{INSERT INTO img VALUES ('$dev_s1', '2025-01-01', now(), -1, 'x'); SELECT count(*) FROM img WHERE dev = '$dev_s1' AND id = -1}),
+	'1', 'shard 2 down: an INSERT for shard 1 works');
+like(c(q{SELECT shard || ' ' || ok || ' ' || coalesce(problem, '') FROM widecol.check_shards('img') ORDER BY shard}),
+	qr/^0 true \n1 false shard unreachable: could not establish connection/, 'check_shards reports the dead shard');
+$s2->start;
+is(c(q{SELECT count(*) FROM img}), c(q{SELECT count(*) + 1 FROM img_local}), 'shard 2 back: everything readable');
+
+# ---------------------------------------------------------------- drop --
+
+c(q{DROP VIEW img_per_day; SELECT widecol.drop_sharded_table('img')});
+is($s1->safe_psql('postgres', q{SELECT to_regclass('img') IS NULL}) . $s2->safe_psql('postgres', q{SELECT to_regclass('img') IS NULL}),
+	'tt', 'drop_sharded_table drops the shards\' tables');
+is(c(q{SELECT count(*) FROM widecol.sharded_table}), '0', '... and forgets the table');
+
+$_->stop for values %node;
+done_testing();
