@@ -83,6 +83,7 @@ typedef struct BulkState
 	char	   *arena;			/* rows, packed */
 	Size		arena_size;		/* grows by doubling up to widecol.bulk_write_mem */
 	List	   *old_arenas;		/* smaller ones still holding buffered rows */
+	Size		old_size;		/* their bytes */
 	Size		used;
 	StringInfoData key;			/* reused for every row's key */
 	bool		statement;		/* rows of a multi-row INSERT, see below */
@@ -167,32 +168,44 @@ bulk_write(Relation rel, BulkState *s)
 	s->used = 0;
 	list_free_deep(s->old_arenas);
 	s->old_arenas = NIL;
+	s->old_size = 0;
 }
 
 /*
- * Room for `need` more bytes: a twice bigger arena while below
- * widecol.bulk_write_mem (the rows in the old one stay where they are),
- * else write what is buffered and reuse the arena.
+ * Room for `need` more bytes: a twice bigger arena while all of them stay
+ * within widecol.bulk_write_mem (the rows in the old ones stay where they
+ * are); past that, write what is buffered and go on in one arena of the
+ * full size, reused run after run.  So a COPY holds at most bulk_write_mem
+ * of rows (doubling without that check held twice as much: the old arenas
+ * and a full-size one, 177 MB of a COPY backend at the default 64 MB).
  */
 static void
 bulk_make_room(Relation rel, BulkState *s, Size need)
 {
 	Size		max = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
+	Size		next = Min(s->arena_size * 2, max);
 
 	if (s->used + need <= s->arena_size)
 		return;
-	if (s->arena_size < max)
+	if (s->arena_size < max && s->old_size + s->arena_size + next <= max)
 	{
 		MemoryContext old = MemoryContextSwitchTo(s->cxt);
 
 		s->old_arenas = lappend(s->old_arenas, s->arena);
-		s->arena_size = Min(s->arena_size * 2, max);
+		s->old_size += s->arena_size;
+		s->arena_size = next;
 		s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
 		s->used = 0;
 		MemoryContextSwitchTo(old);
 		return;
 	}
 	bulk_write(rel, s);
+	if (s->arena_size < max)
+	{
+		pfree(s->arena);
+		s->arena_size = max;
+		s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
+	}
 }
 
 static void
