@@ -357,6 +357,9 @@ BEGIN
             IF r[3] IS DISTINCT FROM (SELECT string_agg(format('%s=%s', o.name, o.value), ', ' ORDER BY format('%s=%s', o.name, o.value) COLLATE "C")
                                          FROM widecol._parse_table_options(want_opts) o) THEN
                 p := format('widecol options differ: shard has (%s), expected (%s)', r[3], want_opts);
+            ELSIF r[4] IS DISTINCT FROM (SELECT extversion FROM pg_extension WHERE extname = 'widecol') THEN
+                p := format('widecol version differs: shard has %s, coordinator %s', coalesce(r[4], 'none'),
+                            (SELECT extversion FROM pg_extension WHERE extname = 'widecol'));
             END IF;
         END IF;
         ok := p IS NULL;
@@ -365,7 +368,7 @@ BEGIN
     END LOOP;
 END $$;
 COMMENT ON FUNCTION widecol.check_shards(regclass) IS
-    'for each shard of a sharded table: is it reachable, does it hold a widecol table with the coordinator''s columns and the table''s widecol options';
+    'for each shard of a sharded table: is it reachable, does it hold a widecol table with the coordinator''s columns and the table''s widecol options, and the coordinator''s widecol version';
 
 -- Run a command on every shard of a sharded table ({table} stands for the
 -- shard's table, quoted), one after another; one row per shard.

@@ -92,6 +92,11 @@ $s2->safe_psql('postgres', q{ALTER TABLE img SET (widecol.default_ttl = '3650 da
 like(c(q{SELECT shard || ' ' || problem FROM widecol.check_shards('img') WHERE NOT ok}),
 	qr/^1 columns differ: shard has \(.*extra integer\)/, 'check_shards: a column added on a shard');
 $s2->safe_psql('postgres', q{ALTER TABLE img DROP COLUMN extra});
+# a shard on another widecol version (as if not upgraded with the others)
+$s2->safe_psql('postgres', q{UPDATE pg_extension SET extversion = '0.0.9' WHERE extname = 'widecol'});
+like(c(q{SELECT shard || ' ' || problem FROM widecol.check_shards('img') WHERE NOT ok}),
+	qr/^1 widecol version differs: shard has 0\.0\.9, coordinator 0\.1\.0/, 'check_shards: a shard on another widecol version');
+$s2->safe_psql('postgres', q{UPDATE pg_extension SET extversion = '0.1.0' WHERE extname = 'widecol'});
 is(c(q{SELECT bool_and(ok) FROM widecol.check_shards('img')}), 't', 'check_shards: all match again');
 
 sub fails_like
