@@ -278,4 +278,35 @@ out = ["%s rows (200 devices x 30 days), 1 coordinator + 3 shards on one machine
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 print("\n".join(out))
 EOF
+python3 - "$csv" "$OUT/sharded.png" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
+import csv, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+rows = list(csv.DictReader(open(sys.argv[1])))
+v = {(r["case"], r["variant"]): float(r["value"]) for r in rows}
+# (label, case, variant, target); COPY is rows/s, so its ratio is inverted
+bars = [("(a) coordinator", "a", "coordinator", 3), ("(a) shard_for", "a", "routed", 1.1),
+        ("(b) coordinator", "b", "coordinator", 3), ("(b) shard_for", "b", "routed", 1.1),
+        ("report, shard view", "r", "shard_view", 1.0), ("report, parent", "r", "coordinator", 1.0),
+        ("COPY (time)", "copy", "coordinator", 2.0)]
+ratios = []
+for label, case, var, target in bars:
+    r = v[(case, var)] / max(v[(case, "single")], 1e-9)
+    ratios.append(1 / r if case == "copy" else r)
+fig, ax = plt.subplots(figsize=(8, 4))
+x = range(len(bars))
+ax.bar(x, ratios, color=["tab:red" if r > b[3] else "tab:green" for r, b in zip(ratios, bars)])
+ax.scatter(x, [b[3] for b in bars], marker="_", s=600, color="black", label="target")
+ax.set_xticks(list(x))
+ax.set_xticklabels([b[0] for b in bars], rotation=25, ha="right")
+ax.set_yscale("log")
+ax.axhline(1, color="grey", linewidth=0.8)
+ax.set_ylabel("sharded / single node (lower is better)")
+ax.set_title("1 coordinator + 3 shards vs one node: p50 latency, report time, COPY time")
+ax.legend()
+fig.tight_layout()
+fig.savefig(sys.argv[2], dpi=100)
+print("plot:", sys.argv[2])
+EOF
 echo "total $(wc_fmt_secs $(($(wc_now) - started)))"
