@@ -270,6 +270,22 @@ SELECT same($$SELECT * FROM sp WHERE dev = 'e3' AND day >= '2025-06-10' AND ts B
 SELECT same($$SELECT count(*), sum(v) FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-01' AND '2025-06-30'$$);
 SELECT same($$SELECT * FROM sp WHERE dev IN ('e1', 'e2') AND day BETWEEN '2025-06-04' AND '2025-06-10' ORDER BY ts DESC, dev$$);
 SELECT same($$SELECT w.dev, e.ts FROM (VALUES ('e1'), ('e3')) w(dev) JOIN sp e ON e.dev = w.dev AND e.day BETWEEN '2025-06-07' AND '2025-06-13' ORDER BY 1, 2$$);
+-- a seek whose plan reads key columns only reads no stored tuple (no value
+-- page); a filter or an output on a value column reads them again
+SELECT same($$SELECT dev, day, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' ORDER BY ts DESC$$);
+SELECT same($$SELECT day, count(*) FROM sp WHERE dev = 'e3' AND day >= '2025-06-10' GROUP BY day ORDER BY day$$);
+SELECT same($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' AND v > 3 ORDER BY ts DESC$$);
+SELECT same($$SELECT ts, v FROM sp WHERE dev = 'e1' AND day = '2025-06-09' ORDER BY ts$$);
+CREATE FUNCTION value_pages(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE l text; n bigint := 0;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF l ~ 'Value Pages Read' THEN n := n + substring(l FROM '(\d+)\s*$')::bigint; END IF;
+  END LOOP;
+  RETURN n;
+END $$;
+SELECT value_pages($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' ORDER BY ts DESC$$) = 0 AS keys_only_reads_no_value_page,
+       value_pages($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' AND v > 3 ORDER BY ts DESC$$) > 0 AS a_value_filter_reads_them;
 -- partitions larger than the statistics said: past work_mem the buffers
 -- are dropped and every bucket is sought on its own, with the same answer
 INSERT INTO sp SELECT 'e1', '2025-06-05', g, g FROM generate_series(20000, 24000) g;

@@ -41,12 +41,16 @@ extern void wc_store_row(TupleTableSlot *slot, Relation rel,
 extern void wc_store_row_ref(TupleTableSlot *slot, Relation rel,
 							 WcRowHeader *row, ItemPointer tid,
 							 WcKeyDecoder *dec);
+extern void wc_store_row_keys(TupleTableSlot *slot, Relation rel,
+							  WcRowHeader *row, ItemPointer tid,
+							  WcKeyDecoder *dec);
 
 extern const TableAmRoutine *wc_get_routine(void);
 
 /* ---------- tuple slot (slot.c) ---------- */
 extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;
 extern void wc_slot_mark_unused_columns(PlanState *top);
+extern bool wc_scan_reads_keys_only(ScanState *ss);
 extern void wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,
 								  ItemPointer tid, Oid relid, WcKeyDecoder *dec);
 

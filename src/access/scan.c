@@ -104,6 +104,30 @@ fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
 	slot->tts_tableOid = RelationGetRelid(rel);
 }
 
+/*
+ * Put a version's key columns into a virtual slot, the other columns NULL,
+ * without reading its stored tuple: for scans that read key columns only
+ * (wc_scan_reads_keys_only).
+ */
+void
+wc_store_row_keys(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
+				  WcKeyDecoder *dec)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	ExecClearTuple(slot);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		slot->tts_values[i] = (Datum) 0;
+		slot->tts_isnull[i] = true;
+	}
+	wc_key_decode(dec, wc_table_info(rel), WcRowKey(row), row->keylen, row->pklen,
+				  slot->tts_values, slot->tts_isnull);
+	ExecStoreVirtualTuple(slot);
+	slot->tts_tid = *tid;
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
 /* Store a copy of a version: the slot owns its values. */
 void
 wc_store_row(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)

@@ -164,6 +164,68 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 }
 
 /*
+ * The columns (0-based) of the scanned relation that a scan node's target
+ * list and quals read; *all when they read a whole row or another
+ * relation's column.
+ */
+static Bitmapset *
+scan_used_columns(PlanState *ps, Index scanrelid, bool *all)
+{
+	Bitmapset  *used = NULL;
+	List	   *vars = pull_var_clause((Node *) list_make2(ps->plan->targetlist, ps->plan->qual),
+									   PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+									   PVC_RECURSE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	*all = false;
+	foreach(lc, vars)
+	{
+		Var		   *v = lfirst(lc);
+
+		if (v->varno != scanrelid || v->varattno == InvalidAttrNumber)
+			*all = true;		/* another relation's column, or the whole row */
+		else if (v->varattno > 0)
+			used = bms_add_member(used, v->varattno - 1);
+	}
+	return used;
+}
+
+/*
+ * Does a projecting scan of a widecol table read key columns only?  Then
+ * its rows need no stored tuple at all (no value page is read): the scan
+ * slot of a PostgreSQL 15 custom scan is virtual and filled eagerly, so
+ * WidecolSeek asks this at its start.
+ */
+bool
+wc_scan_reads_keys_only(ScanState *ss)
+{
+	PlanState  *ps = &ss->ps;
+	WcTableInfo *info;
+	Bitmapset  *used;
+	bool		all;
+	int			a = -1;
+
+	if (ps->ps_ProjInfo == NULL || ss->ss_currentRelation == NULL)
+		return false;
+	info = wc_table_info(ss->ss_currentRelation);
+	if (WcTableIsKeyless(info))
+		return false;
+	used = scan_used_columns(ps, ((Scan *) ps->plan)->scanrelid, &all);
+	if (all)
+		return false;
+	while ((a = bms_next_member(used, a)) >= 0)
+	{
+		bool		key = false;
+
+		for (int i = 0; i < info->npk + info->nck; i++)
+			key |= info->cols[i].attnum - 1 == a;
+		if (!key)
+			return false;
+	}
+	return true;
+}
+
+/*
  * A scan node that projects hands its scan slot to no one: only its quals
  * and target list read it, so key columns they do not name need not be
  * decoded (getsomeattrs always asks for a prefix of the columns: a report
@@ -188,23 +250,10 @@ mark_unused_columns(PlanState *ps, void *context)
 		if (slot && slot->tts_ops == &WcSlotOps && scanrelid > 0 && ss->ss_currentRelation)
 		{
 			WcTableInfo *info = wc_table_info(ss->ss_currentRelation);
-			Bitmapset  *used = NULL;
+			bool		all;
+			Bitmapset  *used = scan_used_columns(ps, scanrelid, &all);
 			Bitmapset  *unused = NULL;
-			List	   *vars = pull_var_clause((Node *) list_make2(ps->plan->targetlist, ps->plan->qual),
-											   PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
-											   PVC_RECURSE_PLACEHOLDERS);
-			ListCell   *lc;
-			bool		all = false;
 
-			foreach(lc, vars)
-			{
-				Var		   *v = lfirst(lc);
-
-				if (v->varno != scanrelid || v->varattno == InvalidAttrNumber)
-					all = true; /* another relation's column, or the whole row */
-				else if (v->varattno > 0)
-					used = bms_add_member(used, v->varattno - 1);
-			}
 			for (int i = 0; !all && i < info->npk + info->nck; i++)
 				if (!bms_is_member(info->cols[i].attnum - 1, used))
 					unused = bms_add_member(unused, info->cols[i].attnum - 1);

@@ -84,6 +84,7 @@ typedef struct SeekState
 	bool		range_delete;	/* a DELETE's scan: write range tombstones */
 	bool		range_done;
 	bool		buffered;		/* one range read for all the partitions */
+	bool		keys_only;		/* the plan reads key columns only */
 	int64		range_deleted;	/* rows they deleted */
 	int			range_tombstones;	/* written */
 	EvaluatedBound *bounds;		/* evaluated at the start */
@@ -131,6 +132,7 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
 	s->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+	s->keys_only = wc_scan_reads_keys_only(&node->ss);
 	wc_key_decoder_init(&s->keys, CurrentMemoryContext);
 	s->mcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek",
 									ALLOCSET_DEFAULT_SIZES);
@@ -560,6 +562,16 @@ clustering_range(WcTableInfo *info, EvaluatedBound *b, int nbounds,
 	}
 }
 
+/* The partition's current row into the scan slot (key columns only if they suffice). */
+static void
+store_row(SeekState *s, TupleTableSlot *slot, Partition *part)
+{
+	if (s->keys_only)
+		wc_store_row_keys(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
+	else
+		wc_store_row_ref(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
+}
+
 /* The next row of a partition (part->cur: NULL at its end). */
 static void
 advance_partition(SeekState *s, Partition *part)
@@ -573,6 +585,19 @@ advance_partition(SeekState *s, Partition *part)
 	part->cur = part->pos >= 0 && part->pos < part->nrows ? part->rows[part->pos] : NULL;
 	if (part->cur)
 		part->tid = part->tids[part->pos];
+}
+
+/* A version without its tuple, for plans that read key columns only. */
+static WcRowHeader *
+copy_header_and_key(const WcRowHeader *row)
+{
+	Size		off = WcRowTupleOffset(row->keylen);
+	WcRowHeader *copy = palloc0(off);
+
+	memcpy(copy, row, Min(row->len, off));
+	copy->len = off;
+	copy->flags &= ~WC_ROW_IN_BLOCK;
+	return copy;
 }
 
 static int
@@ -657,7 +682,7 @@ read_buffered(SeekState *s)
 			part->tids = part->tids ? repalloc(part->tids, sizeof(ItemPointerData) * part->rowcap) :
 				palloc(sizeof(ItemPointerData) * part->rowcap);
 		}
-		part->rows[part->nrows] = wc_row_copy(NULL, row);
+		part->rows[part->nrows] = s->keys_only ? copy_header_and_key(row) : wc_row_copy(NULL, row);
 		part->tids[part->nrows++] = tid;
 		bytes += row->len + sizeof(WcRowHeader *) + sizeof(ItemPointerData);
 		if (bytes > (Size) work_mem * 1024)
@@ -798,7 +823,7 @@ next_unordered(SeekState *s, TupleTableSlot *slot)
 			part->cur = wc_merge_next(part->iter, &part->tid);
 		if (part->cur)
 		{
-			wc_store_row_ref(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
+			store_row(s, slot, part);
 			return slot;
 		}
 		if (part->rows == NULL)
@@ -950,7 +975,7 @@ seek_next(ScanState *ss)
 		return ExecClearTuple(slot);
 	part = (Partition *) DatumGetPointer(binaryheap_remove_first(s->heap));
 	s->pending = part;
-	wc_store_row_ref(slot, ss->ss_currentRelation, part->cur, &part->tid, &s->keys);
+	store_row(s, slot, part);
 	return slot;
 }
 
