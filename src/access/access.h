@@ -34,6 +34,7 @@ extern void wc_beforestmt_init(void);
 
 /* ---------- scan / modify / fetch ---------- */
 extern WcRowHeader *wc_fetch_version(Relation rel, ItemPointer tid);
+extern WcRowHeader *wc_fetch_version_key(Relation rel, ItemPointer tid);
 extern bool wc_version_is_current(Relation rel, WcRowHeader *row,
 								  ItemPointer tid, Snapshot snapshot);
 extern void wc_store_row(TupleTableSlot *slot, Relation rel,

@@ -499,7 +499,7 @@ wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				Snapshot snapshot, Snapshot crosscheck, bool wait,
 				TM_FailureData *tmfd, bool changingPart)
 {
-	WcRowHeader *old = wc_fetch_version(rel, tid);
+	WcRowHeader *old = wc_fetch_version_key(rel, tid);	/* a tombstone needs no values */
 	ItemPointerData ttid;
 	bool		moved;
 	LOCKTAG		tag;

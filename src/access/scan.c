@@ -357,9 +357,27 @@ wc_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
 	pg_atomic_write_u32(&((WcParallelScan) pscan)->next_range, 0);
 }
 
+static WcRowHeader *fetch_version(Relation rel, ItemPointer tid, bool with_tuple);
+
 /* A palloc'd copy of the version a TID names, or NULL. */
 WcRowHeader *
 wc_fetch_version(Relation rel, ItemPointer tid)
+{
+	return fetch_version(rel, tid, true);
+}
+
+/*
+ * The version at a TID without its tuple (header and key): what DELETE and
+ * the write-conflict checks need, without reading a run's value pages.
+ */
+WcRowHeader *
+wc_fetch_version_key(Relation rel, ItemPointer tid)
+{
+	return fetch_version(rel, tid, false);
+}
+
+static WcRowHeader *
+fetch_version(Relation rel, ItemPointer tid, bool with_tuple)
 {
 	BlockNumber blk = ItemPointerGetBlockNumber(tid);
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
@@ -382,7 +400,8 @@ wc_fetch_version(Relation rel, ItemPointer tid)
 
 		wc_block_read(rel, blk, &block, NULL);
 		if (off <= block.nrows)
-			row = wc_row_copy(NULL, WcBlockRow(&block, off - 1));
+			row = with_tuple ? wc_row_copy(NULL, WcBlockRow(&block, off - 1)) :
+				wc_row_copy_key(WcBlockRow(&block, off - 1));
 		wc_block_free(&block);
 	}
 	return row;

@@ -587,19 +587,6 @@ advance_partition(SeekState *s, Partition *part)
 		part->tid = part->tids[part->pos];
 }
 
-/* A version without its tuple, for plans that read key columns only. */
-static WcRowHeader *
-copy_header_and_key(const WcRowHeader *row)
-{
-	Size		off = WcRowTupleOffset(row->keylen);
-	WcRowHeader *copy = palloc0(off);
-
-	memcpy(copy, row, Min(row->len, off));
-	copy->len = off;
-	copy->flags &= ~WC_ROW_IN_BLOCK;
-	return copy;
-}
-
 static int
 prefix_cmp(const void *a, const void *b)
 {
@@ -682,7 +669,7 @@ read_buffered(SeekState *s)
 			part->tids = part->tids ? repalloc(part->tids, sizeof(ItemPointerData) * part->rowcap) :
 				palloc(sizeof(ItemPointerData) * part->rowcap);
 		}
-		part->rows[part->nrows] = s->keys_only ? copy_header_and_key(row) : wc_row_copy(NULL, row);
+		part->rows[part->nrows] = s->keys_only ? wc_row_copy_key(row) : wc_row_copy(NULL, row);
 		part->tids[part->nrows++] = tid;
 		bytes += row->len + sizeof(WcRowHeader *) + sizeof(ItemPointerData);
 		if (bytes > (Size) work_mem * 1024)

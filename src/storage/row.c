@@ -251,6 +251,22 @@ wc_same_version(const WcRowHeader *a, const WcRowHeader *b)
 }
 
 /*
+ * A version's header and key without its tuple (a run's value pages are not
+ * read), for readers that need the key and version identity only.
+ */
+WcRowHeader *
+wc_row_copy_key(const WcRowHeader *row)
+{
+	Size		off = WcRowTupleOffset(row->keylen);
+	WcRowHeader *copy = palloc0(off);
+
+	memcpy(copy, row, Min(row->len, off));
+	copy->len = off;
+	copy->flags &= ~WC_ROW_IN_BLOCK;
+	return copy;
+}
+
+/*
  * A contiguous copy of a version (its tuple may live apart from its header
  * in a decoded run block): into dst (row->len bytes), or palloc'd.
  */

@@ -65,6 +65,7 @@ extern int	wc_compare_keys(const char *a, int alen, const char *b, int blen);
 extern int	wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b);
 extern int	wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b);
 extern WcRowHeader *wc_row_copy(WcRowHeader *dst, const WcRowHeader *row);
+extern WcRowHeader *wc_row_copy_key(const WcRowHeader *row);
 extern bool wc_same_version(const WcRowHeader *a, const WcRowHeader *b);
 extern void wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm);
 extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
