@@ -297,7 +297,7 @@ _PG_init(void)
 	wc_register_rmgr();
 	wc_install_utility_hook();
 	wc_install_planner_hooks();
-	/* sharded tables (issue 17): outermost planner and utility hooks */
+	/* sharded tables (issue 17): the outermost planner hook, the COPY batching setting */
 	wc_install_router();
 	wc_install_copy_batching();
 	wc_install_row_lock_escalation();

@@ -10,12 +10,19 @@
 #include "access/tableam.h"
 #include "nodes/execnodes.h"
 #include "storage/lock.h"
+#include "tcop/utility.h"
 
 /* ---------- DDL hooks (options.c) ---------- */
 extern void wc_install_utility_hook(void);
+extern void wc_utility_next(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+							ProcessUtilityContext context, ParamListInfo params,
+							QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc);
 
 /* ---------- sharded tables: COPY in batches (shardcopy.c) ---------- */
 extern void wc_install_copy_batching(void);
+extern bool wc_copy_in_batches(PlannedStmt *pstmt, const char *queryString,
+							   ProcessUtilityContext context, ParamListInfo params,
+							   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc);
 
 /* ---------- explicit row locks escalate to a table lock (rowlocks.c) ---------- */
 extern bool wc_row_lock_covered(Relation rel, LOCKMODE rowmode, LockWaitPolicy wait_policy);

@@ -197,10 +197,11 @@ refuse_in_inheritors(Oid relid, const char *colname, const char *what)
 
 /* ---------- the hook ---------- */
 
-static void
-call_next(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-		  ProcessUtilityContext context, ParamListInfo params,
-		  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+/* The next utility hook, or PostgreSQL's own (also for shardcopy.c). */
+void
+wc_utility_next(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				ProcessUtilityContext context, ParamListInfo params,
+				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	if (prev_utility_hook)
 		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
@@ -236,7 +237,7 @@ handle_create(CreateStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("widecol.* options are only valid for tables created USING widecol")));
-		call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
+		wc_utility_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 		return;
 	}
 	wc_check_preloaded();
@@ -249,7 +250,7 @@ handle_create(CreateStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 	if (stmt->if_not_exists &&
 		OidIsValid(RangeVarGetRelid(stmt->relation, NoLock, true)))
 	{
-		call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
+		wc_utility_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 		return;
 	}
 	{
@@ -268,7 +269,7 @@ handle_create(CreateStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 		}
 	}
 	stmt->options = rest;
-	call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
+	wc_utility_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 
 	relid = RangeVarGetRelid(stmt->relation, NoLock, false);
 	rel = table_open(relid, AccessExclusiveLock);
@@ -295,7 +296,7 @@ run_stripped(Oid relid, PlannedStmt *pstmt, const char *queryString,
 	wc_split_options(wc_stored_options(relid), &wc, &rest);
 	if (wc != NIL)
 		write_options(relid, rest);
-	call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
+	wc_utility_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 	if (wc != NIL)
 	{
 		List	   *none;
@@ -403,7 +404,7 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 					refuse_in_inheritors(relid, cmd->name, "change the type of");
 			}
 		}
-		call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
+		wc_utility_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 		return;
 	}
 	rel = table_open(relid, AccessShareLock);
@@ -464,7 +465,7 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 	if (cmds != NIL)
 	{
 		stmt->cmds = cmds;
-		call_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
+		wc_utility_next(pstmt, queryString, false, context, params, queryEnv, dest, qc);
 	}
 
 	if (wc_set != NIL || wc_reset != NIL)
@@ -596,6 +597,10 @@ wc_process_utility(PlannedStmt *pstmt, const char *queryString,
 							 errmsg("widecol does not support temporary or unlogged tables")));
 				break;
 			}
+		case T_CopyStmt:
+			if (wc_copy_in_batches(pstmt, queryString, context, params, queryEnv, dest, qc))
+				return;
+			break;
 		case T_CreatePublicationStmt:
 			{
 				CreatePublicationStmt *stmt = (CreatePublicationStmt *) parsetree;
@@ -646,7 +651,7 @@ wc_process_utility(PlannedStmt *pstmt, const char *queryString,
 		default:
 			break;
 	}
-	call_next(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	wc_utility_next(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
 }
 
 /* DROP TABLE: the manifest rows of the relation go with it. */

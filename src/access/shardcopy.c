@@ -37,21 +37,7 @@
 
 #include "access/access.h"
 
-static ProcessUtility_hook_type prev_utility_hook = NULL;
 static bool wc_batch_copy = true;
-
-static void
-call_next(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-		  ProcessUtilityContext context, ParamListInfo params,
-		  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
-{
-	if (prev_utility_hook)
-		prev_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-						  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-}
 
 /* A partitioned table with a foreign partition, that an INSERT can fill alike. */
 static bool
@@ -119,7 +105,7 @@ copy_in_batches(CopyStmt *stmt, Oid relid, PlannedStmt *pstmt, const char *query
 	copy_stmt->relation = makeRangeVar("pg_temp", pstrdup(staging), stmt->relation->location);
 	copy_pstmt = copyObject(pstmt);
 	copy_pstmt->utilityStmt = (Node *) copy_stmt;
-	call_next(copy_pstmt, queryString, false, context, params, queryEnv, None_Receiver, NULL);
+	wc_utility_next(copy_pstmt, queryString, false, context, params, queryEnv, None_Receiver, NULL);
 	CommandCounterIncrement();
 
 	SPI_connect();
@@ -132,30 +118,25 @@ copy_in_batches(CopyStmt *stmt, Oid relid, PlannedStmt *pstmt, const char *query
 		SetQueryCompletion(qc, CMDTAG_COPY, rows);
 }
 
-static void
-wc_copy_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-				ProcessUtilityContext context, ParamListInfo params,
-				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+/*
+ * COPY FROM into a sharded table, from the utility hook (ddl.c): done here
+ * in batches when batching applies (true), else left to the caller.
+ */
+bool
+wc_copy_in_batches(PlannedStmt *pstmt, const char *queryString,
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
-	Node	   *parsetree = pstmt->utilityStmt;
+	CopyStmt   *stmt = (CopyStmt *) pstmt->utilityStmt;
+	Oid			relid;
 
-	if (wc_batch_copy && IsA(parsetree, CopyStmt))
-	{
-		CopyStmt   *stmt = (CopyStmt *) parsetree;
-
-		if (stmt->is_from && stmt->relation != NULL && stmt->query == NULL)
-		{
-			Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-
-			if (should_batch(stmt, relid))
-			{
-				copy_in_batches(stmt, relid, pstmt, queryString, context, params,
-								queryEnv, dest, qc);
-				return;
-			}
-		}
-	}
-	call_next(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	if (!wc_batch_copy || !stmt->is_from || stmt->relation == NULL || stmt->query != NULL)
+		return false;
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!should_batch(stmt, relid))
+		return false;
+	copy_in_batches(stmt, relid, pstmt, queryString, context, params, queryEnv, dest, qc);
+	return true;
 }
 
 void
@@ -165,6 +146,4 @@ wc_install_copy_batching(void)
 							 "COPY into a table with foreign partitions goes through a temporary table and one INSERT ... SELECT.",
 							 "postgres_fdw then sends batch_size rows per remote INSERT instead of one (PostgreSQL 15 batches INSERT, not COPY).",
 							 &wc_batch_copy, true, PGC_USERSET, 0, NULL, NULL, NULL);
-	prev_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = wc_copy_utility;
 }

@@ -765,11 +765,12 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 						   info, &nparts);
 	if (chosen != NIL)
 	{
+		bool		buffered = buffered_read(root, rel, info, chosen);
+
 		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
 		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
 			add_one_path(root, rel, relation, info, nparts, NULL,
-						 m, meta.gens[meta.ngens - 1].npages, backward, false,
-						 buffered_read(root, rel, info, chosen));
+						 m, meta.gens[meta.ngens - 1].npages, backward, false, buffered);
 		if (range_delete_target(root, rel, relation) &&
 			range_exact(false, rel->baserestrictinfo, chosen, info))
 			add_one_path(root, rel, relation, info, nparts, NULL,
@@ -785,12 +786,13 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		outer = bms_union(outer, ((KeyBound *) lfirst(lc))->outer);
 	if (chosen != NIL && !bms_is_empty(outer))
 	{
+		bool		buffered = buffered_read(root, rel, info, chosen);
+
 		if (m == NULL)
 			m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(relation)));
 		for (int backward = 0; backward <= (reverse_useful ? 1 : 0); backward++)
 			add_one_path(root, rel, relation, info, nparts, outer,
-						 m, meta.gens[meta.ngens - 1].npages, backward, false,
-						 buffered_read(root, rel, info, chosen));
+						 m, meta.gens[meta.ngens - 1].npages, backward, false, buffered);
 	}
 	table_close(relation, NoLock);
 }

@@ -358,66 +358,27 @@ abort_after_error(void)
 }
 
 /*
- * Maintenance of a table failed on a page that failed its checks: record
- * the damage in a transaction of its own, so that the next rounds skip the
- * table with a WARNING instead of failing on it again.  Called with
- * interrupts held, after the failed transaction was aborted.
+ * Run a step on a table in a transaction of its own, after its failed
+ * transaction was aborted (interrupts held); the step's own failure is a
+ * WARNING.  `conditional`: skip the table if the lock is not free at once.
  */
 static void
-record_damage(Oid relid, const WcDamage *d)
-{
-	StartTransactionCommand();
-	PG_TRY();
-	{
-		Relation	rel;
-
-		PushActiveSnapshot(GetTransactionSnapshot());
-		rel = try_relation_open(relid, AccessShareLock);
-		if (rel)
-		{
-			wc_damage_after_error(rel, d);
-			relation_close(rel, AccessShareLock);
-		}
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(worker_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		ereport(WARNING,
-				(errcode(edata->sqlerrcode),
-				 errmsg("widecol worker: table with OID %u is damaged (%s), and recording it failed: %s",
-						relid, d->problem, edata->message)));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-}
-
-/*
- * After a failed pass: give back the pages the failed writes took, in a
- * transaction of our own, now rather than at the next (backed-off) pass.
- * Called with interrupts held, after the failed transaction was aborted.
- */
-static void
-reclaim_after_failure(Oid relid)
+in_own_transaction(Oid relid, LOCKMODE lockmode, bool conditional,
+				   void (*step) (Relation rel, const void *arg), const void *arg,
+				   const char *failure)
 {
 	StartTransactionCommand();
 	PG_TRY();
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());
-		if (ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+		if (!conditional || ConditionalLockRelationOid(relid, lockmode))
 		{
-			Relation	rel = try_relation_open(relid, NoLock);
+			Relation	rel = try_relation_open(relid, conditional ? NoLock : lockmode);
 
 			if (rel)
 			{
-				wc_reclaim_aborted_runs(rel);
-				relation_close(rel, NoLock);
+				step(rel, arg);
+				relation_close(rel, conditional ? NoLock : lockmode);
 			}
 		}
 		PopActiveSnapshot();
@@ -425,19 +386,51 @@ reclaim_after_failure(Oid relid)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = abort_after_error();
 
-		MemoryContextSwitchTo(worker_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
 		ereport(WARNING,
 				(errcode(edata->sqlerrcode),
-				 errmsg("widecol worker: giving back the pages of failed writes of table with OID %u failed: %s",
-						relid, edata->message)));
+				 errmsg("widecol worker: %s of table with OID %u failed: %s",
+						failure, relid, edata->message)));
 		FreeErrorData(edata);
+		RESUME_INTERRUPTS();	/* abort_after_error's */
 	}
 	PG_END_TRY();
+}
+
+static void
+damage_step(Relation rel, const void *arg)
+{
+	wc_damage_after_error(rel, (const WcDamage *) arg);
+}
+
+static void
+reclaim_step(Relation rel, const void *arg)
+{
+	wc_reclaim_aborted_runs(rel);
+}
+
+/*
+ * Maintenance of a table failed on a page that failed its checks: record
+ * the damage, so that the next rounds skip the table with a WARNING
+ * instead of failing on it again.
+ */
+static void
+record_damage(Oid relid, const WcDamage *d)
+{
+	in_own_transaction(relid, AccessShareLock, false, damage_step, d,
+					   psprintf("recording the damage found (%s)", d->problem));
+}
+
+/*
+ * After a failed pass: give back the pages the failed writes took, now
+ * rather than at the next (backed-off) pass.
+ */
+static void
+reclaim_after_failure(Oid relid)
+{
+	in_own_transaction(relid, ShareUpdateExclusiveLock, true, reclaim_step, NULL,
+					   "giving back the pages of failed writes");
 }
 
 /* One table in its own transaction; an error is logged and contained. */

@@ -6,14 +6,14 @@ use strict;
 use warnings;
 use Exporter 'import';
 
-our @EXPORT = qw(find_page flip_bytes);
+our @EXPORT = qw(pages_of_type find_page flip_bytes xor_bytes);
 
-# The first or last page of a relation file whose widecol special space has
-# this type (and segment: run id or level-0 generation, when defined):
-# (block, page image), or () when there is none.
-sub find_page
+# Every page of a relation file whose widecol special space has this type
+# (and segment: run id or level-0 generation, when defined):
+# ([block, page image], ...).
+sub pages_of_type
 {
-	my ($path, $type, $segment, $which) = @_;
+	my ($path, $type, $segment) = @_;
 	my @found;
 	open(my $fh, '<', $path) or die "open $path: $!";
 	binmode $fh;
@@ -26,25 +26,42 @@ sub find_page
 		next if $special == 0 || $special > 8192 - 24;
 		next unless unpack('v', substr($page, $special, 2)) == $type;
 		next if defined $segment && unpack('Q<', substr($page, $special + 8, 8)) != $segment;
-		@found = ($b, $page);
-		last if $which eq 'first';
+		push @found, [ $b, $page ];
 	}
 	close $fh;
 	return @found;
 }
 
-# Invert $n bytes at byte $offset of block $blk of a file.
-sub flip_bytes
+# The first or last such page: (block, page image), or () when there is none.
+sub find_page
 {
-	my ($path, $blk, $offset, $n) = @_;
+	my ($path, $type, $segment, $which) = @_;
+	my @all = pages_of_type($path, $type, $segment);
+	return () unless @all;
+	return @{ $which eq 'first' ? $all[0] : $all[-1] };
+}
+
+# XOR the bytes at byte $offset of block $blk of a file with $mask (a string).
+sub xor_bytes
+{
+	my ($path, $blk, $offset, $mask) = @_;
+	my $n = length($mask);
 	my $buf;
 	open(my $fh, '+<', $path) or die "open $path: $!";
 	binmode $fh;
 	seek($fh, $blk * 8192 + $offset, 0) or die;
 	read($fh, $buf, $n) == $n or die;
 	seek($fh, $blk * 8192 + $offset, 0) or die;
-	print $fh ($buf ^ ("\xff" x $n));
+	print $fh ($buf ^ $mask);
 	close $fh;
+	return;
+}
+
+# Invert $n bytes at byte $offset of block $blk of a file.
+sub flip_bytes
+{
+	my ($path, $blk, $offset, $n) = @_;
+	xor_bytes($path, $blk, $offset, "\xff" x $n);
 	return;
 }
 

@@ -91,7 +91,7 @@ my %trial;
 for my $i (1 .. $ntables)
 {
 	my ($type, $kind) = @{ $kinds[($i - 1) % @kinds] };
-	my @pages = all_pages($path{$i}, $type);
+	my @pages = pages_of_type($path{$i}, $type);
 	next unless @pages;
 	my ($blk, $page) = @{ $pages[int(rand(@pages))] };
 	# bytes in use: the page header and line pointers, the items or payload, the special space
@@ -105,7 +105,7 @@ for my $i (1 .. $ntables)
 		{
 			my $at = $used[int(rand(@used))];
 			my $x = 1 + int(rand(255));
-			xor_byte($path{$i}, $blk, $at, $x);
+			xor_bytes($path{$i}, $blk, $at, chr($x));
 			push @what, sprintf('%d^%02x', $at, $x);
 		}
 	}
@@ -114,7 +114,7 @@ for my $i (1 .. $ntables)
 		my $at = $used[int(rand(@used))];
 		my $n = 1 + int(rand(32));
 		$n = 8192 - $at if $at + $n > 8192;
-		for my $o ($at .. $at + $n - 1) { xor_byte($path{$i}, $blk, $o, 1 + int(rand(255))); }
+		for my $o ($at .. $at + $n - 1) { xor_bytes($path{$i}, $blk, $o, chr(1 + int(rand(255)))); }
 		push @what, "$at+$n";
 	}
 	$trial{$i} = "$kind block $blk: " . join(',', @what);
@@ -170,36 +170,3 @@ ok($node->safe_psql('postgres', 'SELECT 1') eq '1', 'server still up');
 $node->stop;
 done_testing();
 
-# every page of a type: ([block, image], ...)
-sub all_pages
-{
-	my ($path, $type) = @_;
-	my @found;
-	open(my $fh, '<', $path) or die "open $path: $!";
-	binmode $fh;
-	for (my $b = 1; $b * 8192 < -s $path; $b++)
-	{
-		my $page;
-		seek($fh, $b * 8192, 0) or die;
-		read($fh, $page, 8192) == 8192 or die;
-		my $special = unpack('v', substr($page, 16, 2));
-		next if $special == 0 || $special > 8192 - 24;
-		push @found, [ $b, $page ] if unpack('v', substr($page, $special, 2)) == $type;
-	}
-	close $fh;
-	return @found;
-}
-
-sub xor_byte
-{
-	my ($path, $blk, $offset, $x) = @_;
-	my $buf;
-	open(my $fh, '+<', $path) or die "open $path: $!";
-	binmode $fh;
-	seek($fh, $blk * 8192 + $offset, 0) or die;
-	read($fh, $buf, 1) == 1 or die;
-	seek($fh, $blk * 8192 + $offset, 0) or die;
-	print $fh chr(ord($buf) ^ $x);
-	close $fh;
-	return;
-}
