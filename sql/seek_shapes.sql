@@ -286,6 +286,11 @@ BEGIN
 END $$;
 SELECT value_pages($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' ORDER BY ts DESC$$) = 0 AS keys_only_reads_no_value_page,
        value_pages($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' AND v > 3 ORDER BY ts DESC$$) > 0 AS a_value_filter_reads_them;
+-- the same on widecol partitions of a partitioned table (pm's rows are in
+-- runs: its multi-row INSERT wrote them)
+SELECT same($$SELECT day, ts FROM pm WHERE dev = 'dev2' AND day BETWEEN '2025-05-01' AND '2025-05-04' ORDER BY day, ts$$);
+SELECT value_pages($$SELECT day, ts FROM pm WHERE dev = 'dev2' AND day BETWEEN '2025-05-01' AND '2025-05-04'$$) = 0 AS keys_only_reads_no_value_page,
+       value_pages($$SELECT day, v FROM pm WHERE dev = 'dev2' AND day BETWEEN '2025-05-01' AND '2025-05-04'$$) > 0 AS values_read;
 -- partitions larger than the statistics said: past work_mem the buffers
 -- are dropped and every bucket is sought on its own, with the same answer
 INSERT INTO sp SELECT 'e1', '2025-06-05', g, g FROM generate_series(20000, 24000) g;
