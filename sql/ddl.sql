@@ -277,7 +277,7 @@ ANALYZE a_an (v, ck);
 VACUUM a_an;
 VACUUM (ANALYZE) a_an;
 VACUUM (FREEZE) a_an;
-VACUUM (VERBOSE) a_an;
+VACUUM (VERBOSE, PROCESS_TOAST false) a_an;
 SELECT count(*), count(DISTINCT pk), sum(ck) FROM a_an;
 -- database-wide VACUUM and ANALYZE include widecol tables without failing
 SET ROLE NONE;  -- database-wide: the database owner or a superuser

@@ -38,6 +38,7 @@ CREATE TABLE widecol.segment (
     max_xid          bigint,
     min_key          bytea,
     max_key          bytea,
+    nexternal        bigint,            -- versions with values out of line
     PRIMARY KEY (storage_id, kind, segment_id)
 );
 REVOKE ALL ON widecol.segment FROM PUBLIC;
@@ -81,9 +82,9 @@ CREATE FUNCTION widecol.runs(rel regclass)
 RETURNS TABLE (run_id bigint, level int, npages bigint, nrows bigint,
                ntombstones bigint, npartitions bigint, raw_bytes bigint,
                compressed_bytes bigint, min_write_ts timestamptz,
-               max_write_ts timestamptz)
+               max_write_ts timestamptz, out_of_line bigint)
     AS 'MODULE_PATHNAME', 'widecol_runs' LANGUAGE C STRICT STABLE;
-COMMENT ON FUNCTION widecol.runs(regclass) IS 'the sorted runs of a widecol table with their summaries';
+COMMENT ON FUNCTION widecol.runs(regclass) IS 'the sorted runs of a widecol table with their summaries (out_of_line: versions with values in the TOAST relation)';
 
 CREATE FUNCTION widecol.range_tombstones(rel regclass)
 RETURNS TABLE (partition_key text, whole_partition boolean, rows_deleted bigint, written timestamptz)

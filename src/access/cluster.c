@@ -38,6 +38,8 @@
 
 typedef struct Copy
 {
+	Relation	from;			/* old storage (its TOAST relation too) */
+	Relation	to;
 	TransactionId oldest_xmin;
 	TransactionId min_xid;		/* oldest xid left in what we wrote */
 	double		written;
@@ -62,7 +64,8 @@ settled(const Copy *c, const WcRowHeader *row)
 static void
 add(Copy *c, WcRunWriter *w, const WcRowHeader *row)
 {
-	WcRowHeader *copy = wc_row_copy(NULL, row);
+	/* out-of-line values move to the new TOAST relation */
+	WcRowHeader *copy = wc_row_copy_out_of_line(c->from, c->to, row);
 
 	if (settled(c, copy))
 	{
@@ -107,6 +110,8 @@ wc_cluster_copy(Relation old, Relation new, TransactionId oldest_xmin,
 	Copy		c = {0};
 
 	c.oldest_xmin = oldest_xmin;
+	c.from = old;
+	c.to = new;
 	wc_meta_read(old, &meta);
 	m = wc_manifest_read(meta.storage_id, SnapshotSelf);
 

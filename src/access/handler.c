@@ -7,6 +7,7 @@
 #include "access/multixact.h"
 #include "access/tableam.h"
 #include "access/xloginsert.h"
+#include "catalog/pg_am_d.h"
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
 #include "commands/vacuum.h"
@@ -320,10 +321,29 @@ wc_relation_size(Relation rel, ForkNumber forkNumber)
 	return table_block_relation_size(rel, forkNumber);
 }
 
+/*
+ * A TOAST relation for the values that do not fit a page even compressed
+ * (storage/outofline.c): any column that may hold a large value.
+ */
 static bool
 wc_relation_needs_toast_table(Relation rel)
 {
-	return false;				/* values are detoasted; blocks are lz4-compressed */
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && att->attlen == -1 && att->attstorage != TYPSTORAGE_PLAIN)
+			return true;
+	}
+	return false;
+}
+
+static Oid
+wc_relation_toast_am(Relation rel)
+{
+	return HEAP_TABLE_AM_OID;	/* chunks are heap rows, as for every table */
 }
 
 static void
@@ -375,6 +395,7 @@ static const TableAmRoutine wc_routine = {
 	.index_validate_scan = wc_index_validate_scan,
 	.relation_size = wc_relation_size,
 	.relation_needs_toast_table = wc_relation_needs_toast_table,
+	.relation_toast_am = wc_relation_toast_am,
 	.relation_estimate_size = wc_relation_estimate_size,
 	.scan_bitmap_next_block = wc_scan_bitmap_next_block,
 	.scan_bitmap_next_tuple = wc_scan_bitmap_next_tuple,

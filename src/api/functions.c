@@ -244,8 +244,8 @@ widecol_runs(PG_FUNCTION_ARGS)
 	for (int i = 0; i < m->nruns; i++)
 	{
 		WcRunSummary *r = &m->runs[i];
-		Datum		v[10];
-		bool		n[10] = {0};
+		Datum		v[11];
+		bool		n[11] = {0};
 
 		v[0] = Int64GetDatum((int64) r->run_id);
 		v[1] = Int32GetDatum(r->level);
@@ -257,6 +257,7 @@ widecol_runs(PG_FUNCTION_ARGS)
 		v[7] = Int64GetDatum(r->st.compressed_bytes);
 		v[8] = TimestampTzGetDatum(r->st.min_write_ts);
 		v[9] = TimestampTzGetDatum(r->st.max_write_ts);
+		v[10] = Int64GetDatum(r->st.nexternal);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
 	}
 	table_close(rel, AccessShareLock);

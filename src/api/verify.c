@@ -117,6 +117,7 @@ typedef struct RunCheck
 	char		lastpk[WC_MAX_KEY_SIZE];
 	int			lastpklen;
 	int64		tombstones;
+	int64		external;		/* versions with values out of line */
 	int64		partitions;
 	int64		datapages;
 } RunCheck;
@@ -253,6 +254,8 @@ check_rows(RunCheck *c, BlockNumber dblk, const WcIndexEntry *entry)
 		}
 		if (WcRowIsTombstone(row))
 			c->tombstones++;
+		if (row->flags & WC_ROW_EXTERNAL)
+			c->external++;
 		if (row->pklen > 0 &&
 			(c->lastpklen < 0 || wc_compare_keys(WcRowKey(row), row->pklen, c->lastpk, c->lastpklen) != 0))
 		{
@@ -371,6 +374,9 @@ check_summary(RunCheck *c)
 	if (c->tombstones != hdr->st.ntombstones)
 		problem(r, InvalidBlockNumber, "summary says %lld tombstones, found %lld",
 				(long long) hdr->st.ntombstones, (long long) c->tombstones);
+	if (c->external != hdr->st.nexternal)
+		problem(r, InvalidBlockNumber, "summary says %lld versions with values out of line, found %lld",
+				(long long) hdr->st.nexternal, (long long) c->external);
 	if (c->partitions != hdr->st.npartitions)
 		problem(r, InvalidBlockNumber, "summary says %lld partitions, found %lld",
 				(long long) hdr->st.npartitions, (long long) c->partitions);

@@ -113,6 +113,31 @@ wc_run_droppable_whole(const WcManifest *m, int i, int64 now, int64 purge_before
 }
 
 /*
+ * A run about to be dropped whole: delete the out-of-line values of its
+ * versions.  Only runs that hold any are read (their key pages, and the
+ * value pages of the versions flagged), the others are dropped unread.
+ */
+static void
+free_out_of_line_of_run(Relation rel, WcRunSummary *run)
+{
+	WcMergeIter *it;
+	WcRowHeader *row;
+	ItemPointerData tid;
+
+	if (run->st.nexternal == 0)
+		return;
+	it = wc_merge_begin_runs(rel, run, 1);
+	wc_merge_return_dead(it);
+	while ((row = wc_merge_next(it, &tid)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!wc_xid_known_aborted(row->xid))
+			wc_row_free_out_of_line(rel, row);
+	}
+	wc_merge_end(it);
+}
+
+/*
  * Drop every run whose versions are all dead (see wc_run_droppable_whole)
  * by turning its manifest row into a dropped one; its pages are reclaimed
  * once no snapshot reads it.  Returns the number of runs dropped.
@@ -130,6 +155,7 @@ wc_drop_expired_runs(Relation rel, WcManifest *m, TransactionId horizon, WcCompa
 	{
 		if (!wc_run_droppable_whole(m, i, now, purge_before, horizon))
 			continue;
+		free_out_of_line_of_run(rel, &m->runs[i]);
 		ids[n++] = m->runs[i].run_id;
 		st->runs_in++;
 		st->rows_in += m->runs[i].st.nrows;
@@ -141,7 +167,7 @@ wc_drop_expired_runs(Relation rel, WcManifest *m, TransactionId horizon, WcCompa
 		wc_meta_read(rel, &meta);
 		wc_manifest_drop_runs(meta.storage_id, ids, n);
 		ereport(DEBUG1,
-				(errmsg("widecol: dropped %d expired runs of \"%s\" without reading them",
+				(errmsg("widecol: dropped %d expired runs of \"%s\" (read only those with out-of-line values)",
 						n, RelationGetRelationName(rel))));
 	}
 	pfree(ids);
@@ -369,6 +395,17 @@ settled_version_stays(Pass *p, const WcRowHeader *row)
 	return true;
 }
 
+/*
+ * A version shadowed for every snapshot goes: counted, and its out-of-line
+ * values deleted (it is their only owner, see storage/outofline.c).
+ */
+static void
+version_goes(Pass *p, const WcRowHeader *row)
+{
+	p->st->shadowed_dropped++;
+	wc_row_free_out_of_line(p->rel, row);
+}
+
 /* Write a version to its output run, frozen when every snapshot sees it. */
 static void
 write_version(Outputs *outputs, const WcRowHeader *row, bool all_see_it)
@@ -437,13 +474,19 @@ merge_pass(Pass *p, Outputs *outputs)
 												 row->pklen, p->horizon))
 		{
 			if (mine)
-				p->st->shadowed_dropped++;
+				version_goes(p, row);
 			continue;
 		}
-		if (settled || wc_xid_known_aborted(row->xid))
+		if (wc_xid_known_aborted(row->xid))
 		{
 			if (mine)
-				p->st->shadowed_dropped++;
+				p->st->shadowed_dropped++;	/* its out-of-line values were rolled back */
+			continue;
+		}
+		if (settled)
+		{
+			if (mine)
+				version_goes(p, row);
 			continue;
 		}
 		if (folding)
@@ -451,7 +494,7 @@ merge_pass(Pass *p, Outputs *outputs)
 			if (all_visible(row, p->horizon))
 			{
 				if (mine)
-					p->st->shadowed_dropped++;
+					version_goes(p, row);
 				if (WcRowIsTombstone(row) || wc_row_is_dead(row, p->now))
 					fold.base = true;	/* a dead version counts as zero */
 				else
@@ -483,6 +526,8 @@ merge_pass(Pass *p, Outputs *outputs)
 				write_version(outputs, row, true);
 				written++;
 			}
+			else if (mine)
+				wc_row_free_out_of_line(p->rel, row);
 			continue;
 		}
 		if (!mine)

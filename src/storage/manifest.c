@@ -41,7 +41,8 @@ enum
 	Anum_seg_max_xid,
 	Anum_seg_min_key,
 	Anum_seg_max_key,
-	Natts_seg = Anum_seg_max_key
+	Anum_seg_nexternal,
+	Natts_seg = Anum_seg_nexternal
 };
 
 #define SEG_KIND_RUN	'r'
@@ -206,6 +207,8 @@ wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 			DatumGetByteaPCopy(v[Anum_seg_min_key - 1]);
 		r->max_key = n[Anum_seg_max_key - 1] ? NULL :
 			DatumGetByteaPCopy(v[Anum_seg_max_key - 1]);
+		r->st.nexternal = n[Anum_seg_nexternal - 1] ? 0 :
+			DatumGetInt64(v[Anum_seg_nexternal - 1]);
 	}
 	systable_endscan(scan);
 	table_close(segrel, AccessShareLock);
@@ -244,6 +247,7 @@ insert_row(uint64 storage_id, char kind, const WcRunSummary *r, uint64 segment_i
 		v[Anum_seg_max_key - 1] = PointerGetDatum(r->max_key);
 		n[Anum_seg_min_key - 1] = r->min_key == NULL;
 		n[Anum_seg_max_key - 1] = r->max_key == NULL;
+		v[Anum_seg_nexternal - 1] = Int64GetDatum(r->st.nexternal);
 	}
 	else
 	{

@@ -26,6 +26,7 @@ typedef struct WcRunStats
 								 * expires */
 	TransactionId min_xid;
 	TransactionId max_xid;
+	int64		nexternal;		/* versions with values out of line */
 } WcRunStats;
 
 typedef struct WcRunSummary

@@ -21,8 +21,9 @@
 #include "storage/tableinfo.h"
 
 /*
- * The slot's values, detoasted: widecol has no TOAST table.  A copy of the
- * array only when something is toasted.
+ * The slot's values, detoasted: a version never shares an out-of-line
+ * value with another (outofline.c).  A copy of the array only when
+ * something is toasted.
  */
 static Datum *
 detoasted_values(TupleTableSlot *slot, TupleDesc desc, bool *hasnull)
@@ -123,7 +124,8 @@ compress_large_values(TupleDesc desc, TupleTableSlot *slot, Datum **values,
 
 /*
  * Build a version of the row in `slot` (or a tombstone) with the given key.
- * Values are detoasted: widecol has no TOAST table.
+ * Values are detoasted; a row larger than a page has its largest values
+ * compressed, then moved out of line (outofline.c), until it fits.
  */
 WcRowHeader *
 wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
@@ -135,6 +137,7 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 	Size		data_len = 0,
 				hoff = 0;
 	bool		hasnull = false;
+	bool		external = false;
 	TupleDesc	desc = RelationGetDescr(rel);
 	Datum	   *values = NULL;
 	bool	   *isnull = NULL;
@@ -164,6 +167,9 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 		data_len = heap_compute_data_size(desc, values, isnull);
 		if (len + hoff + data_len > WC_MAX_ROW_SIZE)
 			data_len = compress_large_values(desc, slot, &values, isnull, data_len, len + hoff);
+		if (len + hoff + data_len > WC_MAX_ROW_SIZE)
+			data_len = wc_move_values_out_of_line(rel, slot, &values, isnull, data_len,
+												  len + hoff, &external);
 		len += hoff + data_len;
 	}
 	if (len > WC_MAX_ROW_SIZE)
@@ -171,9 +177,9 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("row of %zu bytes is too large for widecol table \"%s\"",
 						len, RelationGetRelationName(rel)),
-				 errdetail("A widecol row version can be at most %zu bytes once its large values are compressed; widecol stores no value out of line.",
+				 errdetail("A widecol row version can be at most %zu bytes once its large values are compressed or moved out of line.",
 						   (Size) WC_MAX_ROW_SIZE),
-				 errhint("Keep large values (images, documents) in object storage and store their keys.")));
+				 errhint("Values of columns with STORAGE PLAIN, and all values of a table created without a TOAST table, stay in line.")));
 
 	row = palloc(len);
 	memset(row, 0, off);
@@ -187,6 +193,8 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 	row->pklen = pklen;
 	row->tupoff = off;
 	row->flags = tombstone ? WC_ROW_TOMBSTONE : 0;
+	if (external)
+		row->flags |= WC_ROW_EXTERNAL;
 	/* a blind write to a counter table adds (UPDATE clears this: it sets) */
 	if (!tombstone && info->ncounters > 0)
 		row->flags |= WC_ROW_DELTA;

@@ -48,6 +48,8 @@ WcRowTuple(const WcRowHeader *row)
 /* counter tables: the counter columns hold increments to older versions */
 #define WC_ROW_DELTA		0x0002
 #define WcRowIsDelta(row) (((row)->flags & WC_ROW_DELTA) != 0)
+/* the tuple holds pointers to values in the table's TOAST relation */
+#define WC_ROW_EXTERNAL		0x0004
 
 /*
  * Largest version that fits a level-0 page (with its checksum) and a
@@ -61,6 +63,11 @@ WcRowTuple(const WcRowHeader *row)
 extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
 								const char *key, int keylen, int pklen,
 								bool tombstone, CommandId cid);
+/* values out of line (outofline.c) */
+extern Size wc_move_values_out_of_line(Relation rel, TupleTableSlot *slot, Datum **values,
+									   bool *isnull, Size data_len, Size fixed, bool *moved);
+extern void wc_row_free_out_of_line(Relation rel, const WcRowHeader *row);
+extern WcRowHeader *wc_row_copy_out_of_line(Relation from, Relation to, const WcRowHeader *row);
 extern int	wc_compare_keys(const char *a, int alen, const char *b, int blen);
 extern int	wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b);
 extern int	wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b);

@@ -34,12 +34,12 @@ typedef struct WcRunHeader
 	/* min key, then max key follow */
 } WcRunHeader;
 
-/* the summary is where the flat fields of run format 2 were: same bytes */
-StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 144,
+StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 2			/* 2: keys and tuples on separate pages */
+#define WC_RUN_VERSION 3			/* 2: keys and tuples on separate pages;
+									 * 3: out-of-line value count */
 
 typedef struct WcRunWriter WcRunWriter;
 

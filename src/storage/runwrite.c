@@ -634,6 +634,8 @@ summarize_row(WcRunWriter *w, const WcRowHeader *row)
 	w->hdr.st.nrows++;
 	if (WcRowIsTombstone(row))
 		w->hdr.st.ntombstones++;
+	if (row->flags & WC_ROW_EXTERNAL)
+		w->hdr.st.nexternal++;
 	w->hdr.st.min_write_ts = Min(w->hdr.st.min_write_ts, row->write_ts);
 	w->hdr.st.max_write_ts = Max(w->hdr.st.max_write_ts, row->write_ts);
 	if (WcRowIsTombstone(row))

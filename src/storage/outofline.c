@@ -1,0 +1,169 @@
+/*
+ * outofline.c — values too large for a row version, kept in the table's
+ * TOAST relation.  See "Rows larger than a page" in src/README.md.
+ *
+ * A version must fit a page.  wc_form_row first compresses its largest
+ * values in line; what still does not fit goes out of line, as heap does it:
+ * toast_save_datum writes the value (lz4-compressed when that helped) in
+ * chunks into the table's TOAST relation and the version keeps the 18-byte
+ * pointer.  Readers detoast as they do for heap.  The version is flagged
+ * WC_ROW_EXTERNAL and its run counts such versions (st.nexternal).
+ *
+ * Ownership: a pointer belongs to exactly one version.  Every write detoasts
+ * what it is given (an UPDATE keeping a large value writes a fresh copy), so
+ * no two versions share a value, and the value can be deleted when the
+ * version goes for good: compaction deletes the values of the versions it
+ * drops, a whole-run drop those of the run's flagged versions, VACUUM FULL
+ * copies them into the new TOAST relation.  Compaction and flush move the
+ * pointer, never the value: large values are written once (the key-value
+ * separation of WiscKey), not once per level.
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/htup_details.h"
+#include "access/toast_internals.h"
+#include "utils/snapmgr.h"
+
+#include "widecol.h"
+#include "storage/row.h"
+
+/*
+ * Move the largest values of a row out of line until it fits (fixed bytes
+ * of header and key plus the tuple's data).  *values becomes a copy of the
+ * slot's array when one is replaced.  Returns the new data length; *moved
+ * is set when a value went out of line.
+ */
+Size
+wc_move_values_out_of_line(Relation rel, TupleTableSlot *slot, Datum **values,
+						   bool *isnull, Size data_len, Size fixed, bool *moved)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	*moved = false;
+	if (!OidIsValid(rel->rd_rel->reltoastrelid))
+		return data_len;		/* created by a widecol without large values */
+	while (fixed + data_len > WC_MAX_ROW_SIZE)
+	{
+		int			best = -1;
+		Size		best_size = TOAST_POINTER_SIZE;
+
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+			struct varlena *v;
+
+			if (isnull[i] || att->attlen != -1 || att->attstorage == TYPSTORAGE_PLAIN)
+				continue;
+			v = (struct varlena *) DatumGetPointer((*values)[i]);
+			if (!VARATT_IS_EXTERNAL(v) && VARSIZE_ANY(v) > best_size)
+			{
+				best = i;
+				best_size = VARSIZE_ANY(v);
+			}
+		}
+		if (best < 0)
+			break;
+		if (*values == slot->tts_values)
+		{
+			*values = palloc(sizeof(Datum) * desc->natts);
+			memcpy(*values, slot->tts_values, sizeof(Datum) * desc->natts);
+		}
+		(*values)[best] = toast_save_datum(rel, (*values)[best], NULL, 0);
+		*moved = true;
+		data_len = heap_compute_data_size(desc, *values, isnull);
+	}
+	return data_len;
+}
+
+/* The version's tuple, deformed (values in place: pointers into the row). */
+static void
+deform_row(TupleDesc desc, const WcRowHeader *row, Datum *values, bool *isnull)
+{
+	MinimalTuple mt = WcRowTuple(row);
+	HeapTupleData tup;
+
+	tup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
+	tup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	heap_deform_tuple(&tup, desc, values, isnull);
+}
+
+static bool
+is_out_of_line(Form_pg_attribute att, bool isnull, Datum value)
+{
+	return !isnull && att->attlen == -1 &&
+		VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(value));
+}
+
+/*
+ * Delete the out-of-line values of a version that goes for good (no
+ * snapshot can see it any more).  Deleting a value twice, or one a rolled
+ * back write left, finds no chunks and does nothing.
+ */
+void
+wc_row_free_out_of_line(Relation rel, const WcRowHeader *row)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *values;
+	bool	   *isnull;
+	bool		pushed = false;
+
+	if (!(row->flags & WC_ROW_EXTERNAL) || WcRowIsTombstone(row))
+		return;
+	values = palloc(sizeof(Datum) * desc->natts);
+	isnull = palloc(sizeof(bool) * desc->natts);
+	deform_row(desc, row, values, isnull);
+	/* the TOAST index scan needs a snapshot (maintenance may have none) */
+	if (!HaveRegisteredOrActiveSnapshot())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
+	for (int i = 0; i < desc->natts; i++)
+		if (is_out_of_line(TupleDescAttr(desc, i), isnull[i], values[i]))
+			toast_delete_datum(rel, values[i], false);
+	if (pushed)
+		PopActiveSnapshot();
+	pfree(values);
+	pfree(isnull);
+}
+
+/*
+ * VACUUM FULL: a copy of the version whose out-of-line values are written
+ * again into `to`'s TOAST relation (the old one is dropped with the old
+ * storage), still compressed when they were.
+ */
+WcRowHeader *
+wc_row_copy_out_of_line(Relation from, Relation to, const WcRowHeader *row)
+{
+	TupleDesc	desc = RelationGetDescr(from);
+	Datum	   *values;
+	bool	   *isnull;
+	MinimalTuple mt;
+	WcRowHeader *copy;
+	Size		off = WcRowTupleOffset(row->keylen);
+
+	if (!(row->flags & WC_ROW_EXTERNAL) || WcRowIsTombstone(row))
+		return wc_row_copy(NULL, row);
+	values = palloc(sizeof(Datum) * desc->natts);
+	isnull = palloc(sizeof(bool) * desc->natts);
+	deform_row(desc, row, values, isnull);
+	for (int i = 0; i < desc->natts; i++)
+		if (is_out_of_line(TupleDescAttr(desc, i), isnull[i], values[i]))
+		{
+			struct varlena *v = detoast_external_attr((struct varlena *) DatumGetPointer(values[i]));
+
+			values[i] = toast_save_datum(to, PointerGetDatum(v), NULL, 0);
+		}
+	mt = heap_form_minimal_tuple(desc, values, isnull);
+	copy = palloc(off + mt->t_len);
+	memcpy(copy, row, sizeof(WcRowHeader) + row->keylen);
+	copy->flags &= ~WC_ROW_IN_BLOCK;
+	copy->tupoff = off;
+	copy->len = off + mt->t_len;
+	memcpy((char *) copy + off, mt, mt->t_len);
+	pfree(mt);
+	pfree(values);
+	pfree(isnull);
+	return copy;
+}
