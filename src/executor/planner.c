@@ -92,15 +92,34 @@ wc_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	check_query((Node *) query, NULL);
 }
 
-/* After planning: DELETEs as range tombstones, then the filtering guard. */
+static PlannedStmt *
+plan_query(Query *parse, const char *query_string, int cursorOptions,
+		   ParamListInfo boundParams)
+{
+	return prev_planner ?
+		prev_planner(parse, query_string, cursorOptions, boundParams) :
+		standard_planner(parse, query_string, cursorOptions, boundParams);
+}
+
+/*
+ * Planning: a semi-join on a partition key also as an array of keys
+ * (semijoin.c), the cheaper kept; after planning, DELETEs as range
+ * tombstones, then the filtering guard.
+ */
 static PlannedStmt *
 wc_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
 {
-	PlannedStmt *stmt = prev_planner ?
-		prev_planner(parse, query_string, cursorOptions, boundParams) :
-		standard_planner(parse, query_string, cursorOptions, boundParams);
+	Query	   *as_arrays = wc_enable_seek ? wc_semijoins_as_arrays(parse) : NULL;
+	PlannedStmt *stmt = plan_query(parse, query_string, cursorOptions, boundParams);
 
+	if (as_arrays)
+	{
+		PlannedStmt *alt = plan_query(as_arrays, query_string, cursorOptions, boundParams);
+
+		if (wc_semijoin_plan_better(alt, stmt))
+			stmt = alt;
+	}
 	wc_plan_range_deletes(stmt);
 	wc_check_filtering(stmt);
 	return stmt;

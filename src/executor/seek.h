@@ -32,6 +32,10 @@ extern void wc_check_filtering(PlannedStmt *stmt);
 
 /* rangedelete.c: DELETEs written as range tombstones */
 extern void wc_plan_range_deletes(PlannedStmt *stmt);
+
+/* IN (subquery) on a partition key as an array of keys (semijoin.c) */
+extern Query *wc_semijoins_as_arrays(Query *parse);
+extern bool wc_semijoin_plan_better(PlannedStmt *alt, PlannedStmt *orig);
 extern bool wc_delete_needs_rows(Relation rel);
 
 /* router.c: single-shard queries of a sharded table planned on the foreign partition */

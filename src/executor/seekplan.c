@@ -378,8 +378,48 @@ find_bound(List *bounds, int col, BoundKind k1, BoundKind k2)
  * IN, or for the last one a range), then EQ on a clustering prefix,
  * then at most one lower and one upper bound on the next clustering column.
  */
+/*
+ * Rows of the initplan that sets an array parameter (= ANY(ARRAY(SELECT
+ * ...)), or a semi-join rewritten so, see semijoin.c): its plan is made
+ * before the paths of the query using it.  -1 when expr is no such Param.
+ */
+static double
+array_param_rows(PlannerInfo *root, Node *expr)
+{
+	Param	   *p = (Param *) expr;
+
+	if (!IsA(expr, Param) || p->paramkind != PARAM_EXEC)
+		return -1;
+	for (; root != NULL; root = root->parent_root)
+	{
+		ListCell   *lc;
+
+		foreach(lc, root->init_plans)
+		{
+			SubPlan    *sp = lfirst(lc);
+
+			if (sp->subLinkType == ARRAY_SUBLINK && list_member_int(sp->setParam, p->paramid))
+				return ((Plan *) list_nth(root->glob->subplans, sp->plan_id - 1))->plan_rows;
+		}
+	}
+	return -1;
+}
+
+/* How many partition keys an IN bound names: the array's, else a guess. */
+static double
+in_list_length(PlannerInfo *root, const KeyBound *b)
+{
+	double		rows;
+
+	if (IsA(b->expr, Const) && !((Const *) b->expr)->constisnull)
+		return ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) b->expr)->constvalue)),
+							  ARR_DIMS(DatumGetArrayTypeP(((Const *) b->expr)->constvalue)));
+	rows = array_param_rows(root, (Node *) b->expr);
+	return rows >= 1 ? rows : 10;
+}
+
 static List *
-choose_bounds(List *all, WcTableInfo *info, double *nparts)
+choose_bounds(PlannerInfo *root, List *all, WcTableInfo *info, double *nparts)
 {
 	List	   *chosen = NIL;
 	int			i;
@@ -390,11 +430,7 @@ choose_bounds(List *all, WcTableInfo *info, double *nparts)
 		const KeyBound *b = find_bound(all, i, BK_EQ, BK_EQ);
 
 		if (b == NULL && (b = find_bound(all, i, BK_IN, BK_IN)) != NULL)
-		{
-			*nparts *= (IsA(b->expr, Const) && !((Const *) b->expr)->constisnull) ?
-				ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) b->expr)->constvalue)),
-							   ARR_DIMS(DatumGetArrayTypeP(((Const *) b->expr)->constvalue))) : 10;
-		}
+			*nparts *= in_list_length(root, b);
 		if (b == NULL && i == info->npk - 1 && is_bucket_type(info->cols[i].typid))
 		{
 			const KeyBound *lo = find_bound(all, i, BK_GE, BK_GT);
@@ -467,7 +503,7 @@ wc_seek_missing_key(Relation relation, List *clauses, Index relid)
 		if (match_clause(NULL, clause, relid, info, b))
 			all = lappend(all, b);
 	}
-	if (choose_bounds(all, info, &nparts) != NIL)
+	if (choose_bounds(NULL, all, info, &nparts) != NIL)
 		return NULL;
 	initStringInfo(&missing);
 	for (int i = 0; i < info->npk; i++)
@@ -761,7 +797,7 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		truncate_useless_pathkeys(root, rel,
 								  clustering_pathkeys(root, rel, relation, info, true)) != NIL;
 
-	chosen = choose_bounds(collect_bounds(NULL, rel->baserestrictinfo, rel->relid, info),
+	chosen = choose_bounds(root, collect_bounds(NULL, rel->baserestrictinfo, rel->relid, info),
 						   info, &nparts);
 	if (chosen != NIL)
 	{
@@ -777,7 +813,7 @@ wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 						 m, meta.gens[meta.ngens - 1].npages, false, true, false);
 	}
 
-	chosen = choose_bounds(collect_bounds(root,
+	chosen = choose_bounds(root, collect_bounds(root,
 										  list_concat_copy(rel->baserestrictinfo,
 														   key_join_clauses(root, rel, relation, info)),
 										  rel->relid, info),
@@ -866,7 +902,7 @@ seek_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 * parameterized path they include the join clauses; the core replaces
 	 * their outer variables in custom_exprs with nestloop parameters).
 	 */
-	bounds = choose_bounds(collect_bounds(best_path->path.param_info ? root : NULL,
+	bounds = choose_bounds(root, collect_bounds(best_path->path.param_info ? root : NULL,
 										  clauses, rel->relid, info),
 						   info, &nparts);
 	foreach(lc, bounds)
