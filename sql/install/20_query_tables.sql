@@ -289,19 +289,24 @@ CREATE FUNCTION widecol._query_table_guard() RETURNS trigger
 
 CREATE FUNCTION widecol._qt_create_triggers(q widecol.query_table) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    ev text;
+    suffix text;
+    transition text;
 BEGIN
-    EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS widecol_new_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
-                   'widecol_qt_' || q.id || '_insert', q.base, q.id);
-    EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %s REFERENCING OLD TABLE AS widecol_old_rows NEW TABLE AS widecol_new_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
-                   'widecol_qt_' || q.id || '_update', q.base, q.id);
-    EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %s REFERENCING OLD TABLE AS widecol_old_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
-                   'widecol_qt_' || q.id || '_delete', q.base, q.id);
-    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
-                   'widecol_qt_' || q.id || '_truncate', q.base, q.id);
+    -- the base's writes, each with the transition tables it has (the
+    -- keyword and the trigger name's suffix both spelt out: upper() and
+    -- lower() follow the database's locale)
+    FOR ev, suffix, transition IN VALUES
+        ('INSERT', 'insert', 'REFERENCING NEW TABLE AS widecol_new_rows '),
+        ('UPDATE', 'update', 'REFERENCING OLD TABLE AS widecol_old_rows NEW TABLE AS widecol_new_rows '),
+        ('DELETE', 'delete', 'REFERENCING OLD TABLE AS widecol_old_rows '),
+        ('TRUNCATE', 'truncate', '')
+    LOOP
+        EXECUTE format('CREATE TRIGGER %I AFTER %s ON %s %s'
+                       'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
+                       'widecol_qt_' || q.id || '_' || suffix, ev, q.base, transition, q.id);
+    END LOOP;
     -- writes that do not come from these triggers or a rebuild are refused
     EXECUTE format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION widecol._query_table_guard()',
