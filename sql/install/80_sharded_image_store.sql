@@ -89,7 +89,7 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_variable
 DECLARE
     s text := quote_ident(store);
-    n integer := cardinality(shards);
+    n integer;
     srv name;
     done name[] := '{}';
     t text;
@@ -99,23 +99,7 @@ BEGIN
     IF store IS NULL THEN
         RAISE EXCEPTION 'store schema name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF n IS NULL OR n = 0 THEN
-        RAISE EXCEPTION 'shards must name at least one foreign server' USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host ..., dbname ...) and a user mapping, then shards => ''{shard1, shard2}''.';
-    END IF;
-    IF (SELECT count(DISTINCT x) FROM unnest(shards) x) <> n THEN
-        RAISE EXCEPTION 'shards lists a server twice' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    FOREACH srv IN ARRAY shards LOOP
-        IF NOT EXISTS (SELECT 1 FROM pg_foreign_server f JOIN pg_foreign_data_wrapper w ON w.oid = f.srvfdw
-                        WHERE f.srvname = srv AND w.fdwname = 'postgres_fdw') THEN
-            RAISE EXCEPTION 'foreign server "%" does not exist or is not a postgres_fdw server', srv
-                USING ERRCODE = 'undefined_object';
-        END IF;
-    END LOOP;
-    IF fetch_size < 1 OR batch_size < 1 THEN
-        RAISE EXCEPTION 'fetch_size and batch_size must be positive' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    n := widecol._check_shard_args(shards, fetch_size, batch_size);
     IF to_regnamespace(s) IS NOT NULL THEN
         RAISE EXCEPTION 'schema % already exists', s USING ERRCODE = 'duplicate_schema',
             HINT = 'A sharded image store takes a schema of its own, on the coordinator and on every shard.';
@@ -127,10 +111,7 @@ BEGIN
     -- coordinator's objects roll back with this transaction)
     BEGIN
         FOREACH srv IN ARRAY shards LOOP
-            IF NOT EXISTS (SELECT 1 FROM widecol._shard_query(srv, 'SELECT extname FROM pg_extension WHERE extname = ''widecol''')) THEN
-                RAISE EXCEPTION 'widecol is not installed on shard "%"', srv USING ERRCODE = 'undefined_object',
-                    HINT = 'On each shard: shared_preload_libraries = ''widecol'', restart, CREATE EXTENSION widecol.';
-            END IF;
+            PERFORM widecol._check_shard_widecol(srv);
             IF EXISTS (SELECT 1 FROM widecol._shard_query(srv, format('SELECT to_regnamespace(%L)::text', s)) r WHERE r IS NOT NULL) THEN
                 RAISE EXCEPTION 'schema % already exists on shard "%"', s, srv USING ERRCODE = 'duplicate_schema',
                     HINT = 'Drop it there first, or choose another store name.';
@@ -177,13 +158,7 @@ BEGIN
                           FROM generate_series(0, n - 1) g));
         object := s || '.daily_counts'; kind := 'view of the shards'' counter tables'; RETURN NEXT;
     EXCEPTION WHEN OTHERS THEN
-        FOREACH srv IN ARRAY done LOOP
-            BEGIN
-                PERFORM widecol._shard_exec(srv, format('DROP SCHEMA %s CASCADE', s));
-            EXCEPTION WHEN OTHERS THEN
-                RAISE WARNING 'could not drop schema % again on shard "%"', s, srv;
-            END;
-        END LOOP;
+        PERFORM widecol._shards_undo(done, format('DROP SCHEMA %s CASCADE', s), 'schema ' || s);
         RAISE;
     END;
 
