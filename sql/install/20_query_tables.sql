@@ -313,6 +313,26 @@ BEGIN
                    'widecol_qt_' || q.id || '_guard', q.query_table);
 END $$;
 
+-- Internal (create_query_table, create_sharded_table): the parts of a
+-- table name, table or schema.table, as parse_ident splits it; what is the
+-- kind of table the errors name.
+CREATE FUNCTION widecol._parse_table_name(name text, what text) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    parts text[];
+BEGIN
+    BEGIN
+        parts := parse_ident(name);
+    EXCEPTION WHEN OTHERS THEN
+        RAISE EXCEPTION 'invalid % name "%"', what, name USING ERRCODE = 'invalid_name';
+    END;
+    IF cardinality(parts) > 2 THEN
+        RAISE EXCEPTION 'invalid % name "%"', what, name USING ERRCODE = 'invalid_name',
+            HINT = 'Use table or schema.table.';
+    END IF;
+    RETURN parts;
+END $$;
+
 CREATE FUNCTION widecol.create_query_table(
     name text, base regclass, definition text, partition_key text,
     clustering_key text DEFAULT NULL, options text DEFAULT NULL,
@@ -337,7 +357,6 @@ DECLARE
     qid integer;
     q widecol.query_table;
     err text;
-    hint text;
 BEGIN
     IF name IS NULL OR base IS NULL OR partition_key IS NULL THEN
         RAISE EXCEPTION 'name, base and partition_key must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -355,15 +374,7 @@ BEGIN
             HINT = 'Derive query tables from the base table itself.';
     END IF;
     -- the name, qualified or not
-    BEGIN
-        parts := parse_ident(name);
-    EXCEPTION WHEN OTHERS THEN
-        RAISE EXCEPTION 'invalid query table name "%"', name USING ERRCODE = 'invalid_name';
-    END;
-    IF cardinality(parts) > 2 THEN
-        RAISE EXCEPTION 'invalid query table name "%"', name USING ERRCODE = 'invalid_name',
-            HINT = 'Use table or schema.table.';
-    END IF;
+    parts := widecol._parse_table_name(name, 'query table');
     SELECT string_agg(quote_ident(p), '.' ORDER BY n) INTO qname FROM unnest(parts) WITH ORDINALITY u(p, n);
     IF to_regclass(qname) IS NOT NULL THEN
         RAISE EXCEPTION 'relation % already exists', qname USING ERRCODE = 'duplicate_table';

@@ -249,14 +249,7 @@ BEGIN
     END IF;
     n := widecol._check_shard_args(shards, fetch_size, batch_size);
 
-    BEGIN
-        parts := parse_ident(name);
-    EXCEPTION WHEN OTHERS THEN
-        RAISE EXCEPTION 'invalid table name "%"', name USING ERRCODE = 'invalid_name';
-    END;
-    IF cardinality(parts) > 2 THEN
-        RAISE EXCEPTION 'invalid table name "%"', name USING ERRCODE = 'invalid_name', HINT = 'Use table or schema.table.';
-    END IF;
+    parts := widecol._parse_table_name(name, 'table');
     rel := parts[cardinality(parts)];
     nsp := CASE WHEN cardinality(parts) = 2 THEN parts[1] ELSE current_schema() END;
     IF nsp IS NULL THEN
