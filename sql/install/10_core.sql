@@ -181,10 +181,9 @@ CREATE FUNCTION widecol._table_stats(rel regclass)
 RETURNS TABLE (runs bigint, runs_per_level jsonb, versions bigint, tombstones bigint,
                live_rows bigint, deleted_rows bigint, expired_rows bigint,
                partitions bigint, raw_bytes bigint, compressed_bytes bigint,
-               compression_ratio numeric, level0_pages int, level0_bytes bigint,
+               level0_pages int, level0_bytes bigint,
                bloom_checks bigint, bloom_false_positives bigint,
-               bloom_false_positive_ratio numeric, pending_compaction_runs bigint,
-               pending_compaction_bytes bigint, write_amplification numeric,
+               pending_compaction_runs bigint, pending_compaction_bytes bigint,
                total_bytes bigint, damaged boolean, damage text, range_tombstones bigint,
                bloom_negatives bigint, bytes_ingested bigint, bytes_compacted bigint)
 LANGUAGE sql VOLATILE AS $$
@@ -200,12 +199,10 @@ LANGUAGE sql VOLATILE AS $$
            (SELECT coalesce(sum(npartitions), 0)::bigint FROM r),
            (SELECT coalesce(sum(raw_bytes), 0)::bigint FROM r),
            (SELECT coalesce(sum(compressed_bytes), 0)::bigint FROM r),
-           (SELECT round(sum(raw_bytes)::numeric / nullif(sum(compressed_bytes), 0), 2) FROM r),
            widecol.level0_pages(rel),
            widecol.level0_pages(rel)::bigint * current_setting('block_size')::bigint,
            s.bloom_checks, s.bloom_false_positives,
-           round(s.bloom_false_positives::numeric / nullif(s.bloom_checks - s.bloom_negatives, 0), 4),
-           c.pending_runs, c.pending_bytes, c.write_amplification,
+           c.pending_runs, c.pending_bytes,
            pg_total_relation_size(rel),
            d.n > 0, d.first,
            (SELECT count(*) FROM widecol.range_tombstones(rel)),
@@ -246,6 +243,6 @@ LANGUAGE sql VOLATILE AS $$
            sum(t.range_tombstones)::bigint
       FROM t
 $$;
-COMMENT ON FUNCTION widecol._table_stats(regclass) IS 'widecol.table_stats of one widecol table, with the counters it sums';
+COMMENT ON FUNCTION widecol._table_stats(regclass) IS 'the figures widecol.table_stats sums, of one widecol table (it computes the ratios from the sums)';
 COMMENT ON FUNCTION widecol.table_stats(regclass) IS
     'of a widecol table, or summed over the widecol partitions of a partitioned table: runs (per level), versions and tombstones in runs, live/deleted/expired rows, partitions, raw and compressed bytes and their ratio, level-0 size, bloom filter false positives, pending compaction, write amplification, total bytes of a widecol table; whether it is damaged (see widecol.damage)';

@@ -289,23 +289,48 @@ CREATE FUNCTION widecol._query_table_guard() RETURNS trigger
 
 CREATE FUNCTION widecol._qt_create_triggers(q widecol.query_table) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    ev text;
+    suffix text;
+    transition text;
 BEGIN
-    EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS widecol_new_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
-                   'widecol_qt_' || q.id || '_insert', q.base, q.id);
-    EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %s REFERENCING OLD TABLE AS widecol_old_rows NEW TABLE AS widecol_new_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
-                   'widecol_qt_' || q.id || '_update', q.base, q.id);
-    EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %s REFERENCING OLD TABLE AS widecol_old_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
-                   'widecol_qt_' || q.id || '_delete', q.base, q.id);
-    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
-                   'widecol_qt_' || q.id || '_truncate', q.base, q.id);
+    -- the base's writes, each with the transition tables it has (the
+    -- keyword and the trigger name's suffix both spelt out: upper() and
+    -- lower() follow the database's locale)
+    FOR ev, suffix, transition IN VALUES
+        ('INSERT', 'insert', 'REFERENCING NEW TABLE AS widecol_new_rows '),
+        ('UPDATE', 'update', 'REFERENCING OLD TABLE AS widecol_old_rows NEW TABLE AS widecol_new_rows '),
+        ('DELETE', 'delete', 'REFERENCING OLD TABLE AS widecol_old_rows '),
+        ('TRUNCATE', 'truncate', '')
+    LOOP
+        EXECUTE format('CREATE TRIGGER %I AFTER %s ON %s %s'
+                       'FOR EACH STATEMENT EXECUTE FUNCTION widecol.query_table_trigger(%L)',
+                       'widecol_qt_' || q.id || '_' || suffix, ev, q.base, transition, q.id);
+    END LOOP;
     -- writes that do not come from these triggers or a rebuild are refused
     EXECUTE format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
                    'FOR EACH STATEMENT EXECUTE FUNCTION widecol._query_table_guard()',
                    'widecol_qt_' || q.id || '_guard', q.query_table);
+END $$;
+
+-- Internal (create_query_table, create_sharded_table): the parts of a
+-- table name, table or schema.table, as parse_ident splits it; what is the
+-- kind of table the errors name.
+CREATE FUNCTION widecol._parse_table_name(name text, what text) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    parts text[];
+BEGIN
+    BEGIN
+        parts := parse_ident(name);
+    EXCEPTION WHEN OTHERS THEN
+        RAISE EXCEPTION 'invalid % name "%"', what, name USING ERRCODE = 'invalid_name';
+    END;
+    IF cardinality(parts) > 2 THEN
+        RAISE EXCEPTION 'invalid % name "%"', what, name USING ERRCODE = 'invalid_name',
+            HINT = 'Use table or schema.table.';
+    END IF;
+    RETURN parts;
 END $$;
 
 CREATE FUNCTION widecol.create_query_table(
@@ -332,7 +357,6 @@ DECLARE
     qid integer;
     q widecol.query_table;
     err text;
-    hint text;
 BEGIN
     IF name IS NULL OR base IS NULL OR partition_key IS NULL THEN
         RAISE EXCEPTION 'name, base and partition_key must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -350,15 +374,7 @@ BEGIN
             HINT = 'Derive query tables from the base table itself.';
     END IF;
     -- the name, qualified or not
-    BEGIN
-        parts := parse_ident(name);
-    EXCEPTION WHEN OTHERS THEN
-        RAISE EXCEPTION 'invalid query table name "%"', name USING ERRCODE = 'invalid_name';
-    END;
-    IF cardinality(parts) > 2 THEN
-        RAISE EXCEPTION 'invalid query table name "%"', name USING ERRCODE = 'invalid_name',
-            HINT = 'Use table or schema.table.';
-    END IF;
+    parts := widecol._parse_table_name(name, 'query table');
     SELECT string_agg(quote_ident(p), '.' ORDER BY n) INTO qname FROM unnest(parts) WITH ORDINALITY u(p, n);
     IF to_regclass(qname) IS NOT NULL THEN
         RAISE EXCEPTION 'relation % already exists', qname USING ERRCODE = 'duplicate_table';

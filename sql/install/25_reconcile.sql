@@ -23,13 +23,16 @@ BEGIN
 END $$;
 
 -- "alias.col >= $1 AND alias.col < $2" for a range [since, until) of a
--- column of query table q ($1 and $2 are the bounds; an absent bound is
--- left out), or 'true' for no range.  Bounds given as text are cast to the
--- column's type.
-CREATE FUNCTION widecol._qt_range_sql(q widecol.query_table, range_column name, bound_type regtype,
-                                      has_since boolean, has_until boolean, alias text) RETURNS text
+-- column of query table q (the statement gets since and until as $1 and
+-- $2; an absent bound is left out), or 'true' for no range.  Bounds given
+-- as text are cast to the column's type.
+CREATE FUNCTION widecol._qt_range_sql(q widecol.query_table, range_column name,
+                                      since anycompatible, until anycompatible, alias text) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
+    bound_type regtype := pg_typeof(coalesce(since, until));
+    has_since boolean := since IS NOT NULL;
+    has_until boolean := until IS NOT NULL;
     coltype regtype;
     cast_to text := '';
 BEGIN
@@ -94,8 +97,7 @@ DECLARE
     q widecol.query_table := widecol._qt_get(name);
     path text := current_setting('search_path');
     keys text := widecol._qt_collist(q.key_columns);
-    range_sql text := widecol._qt_range_sql(q, range_column, pg_typeof(coalesce(since, until)),
-                                            since IS NOT NULL, until IS NOT NULL, 'r');
+    range_sql text := widecol._qt_range_sql(q, range_column, since, until, 'r');
 BEGIN
     PERFORM set_config('search_path', q.search_path, true);
     RETURN QUERY EXECUTE format($q$
@@ -131,8 +133,7 @@ DECLARE
     q widecol.query_table := widecol._qt_get(name);
     path text := current_setting('search_path');
     keys text := widecol._qt_collist(q.key_columns);
-    range_sql text := widecol._qt_range_sql(q, range_column, pg_typeof(coalesce(since, until)),
-                                            since IS NOT NULL, until IS NOT NULL, 'r');
+    range_sql text := widecol._qt_range_sql(q, range_column, since, until, 'r');
 BEGIN
     query_table := q.query_table;
     base := q.base;
@@ -179,8 +180,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     q widecol.query_table := widecol._qt_get(name, own => true);
     path text := current_setting('search_path');
-    range_sql text := widecol._qt_range_sql(q, range_column, pg_typeof(coalesce(since, until)),
-                                            since IS NOT NULL, until IS NOT NULL, 'r');
+    range_sql text := widecol._qt_range_sql(q, range_column, since, until, 'r');
     expected text;
     actual text;
     keys text := widecol._qt_collist(q.key_columns);

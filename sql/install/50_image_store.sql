@@ -2,6 +2,64 @@
 -- Image store
 -- ---------------------------------------------------------------------
 
+-- Internal (create_image_store, create_sharded_image_store): creates query
+-- function fn of the image store in schema s (quoted), with the signature
+-- it has in every image store, one-node or sharded, and a body in language
+-- lang; returns the function as the stores list it.  image() and
+-- batch_object_keys() read the same on one node and on a sharded store's
+-- coordinator: their body is this one (body NULL).  daily_counts() checks
+-- its dimension first, the same in both: its body is what follows.
+CREATE FUNCTION widecol._image_store_function(s text, fn text, lang text DEFAULT 'sql', body text DEFAULT NULL)
+RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    -- a page of images newest first, of [from_time, to_time), after the page key
+    page_args CONSTANT text := 'from_time timestamptz, to_time timestamptz, '
+                               'max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL';
+    page_types CONSTANT text := 'timestamptz, timestamptz, integer, image_page_key';
+    args text;
+    types text;
+    result text;
+    volatility text := 'STABLE';
+BEGIN
+    CASE fn
+    WHEN 'image' THEN
+        args := 'id uuid'; types := 'uuid'; result := 'SETOF %1$s.images';
+        body := coalesce(body, format($f$
+            SELECT * FROM %1$s.images AS i WHERE i.image_id = image.id
+        $f$, s));
+    WHEN 'device_images' THEN
+        args := 'device text, ' || page_args; types := 'text, ' || page_types; result := 'SETOF %1$s.device_daily_images';
+    WHEN 'tag_images' THEN
+        args := 'tag text, ' || page_args; types := 'text, ' || page_types; result := 'SETOF %1$s.images_by_tag';
+    WHEN 'tag_images_all' THEN
+        args := 'tags text[], ' || page_args; types := 'text[], ' || page_types; result := 'SETOF %1$s.images_by_tag';
+    WHEN 'batch_object_keys' THEN
+        args := 'batch text'; types := 'text'; result := 'TABLE (image_id uuid, object_store text, object_key text)';
+        body := coalesce(body, format($f$
+            SELECT b.image_id, b.object_store, b.object_key FROM %1$s.batch_images AS b
+             WHERE b.batch_id = batch_object_keys.batch
+             ORDER BY b.image_id
+        $f$, s));
+    WHEN 'daily_counts' THEN
+        args := 'from_day date, to_day date, by text DEFAULT ''device'''; types := 'date, date, text';
+        result := 'TABLE (day date, key text, images bigint)';
+        body := format($f$
+        BEGIN
+            IF by IS NULL OR by NOT IN ('device', 'tag', 'total') THEN
+                RAISE EXCEPTION 'daily_counts: by must be device, tag or total, not %%', coalesce(by, 'NULL')
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;%s
+        END
+        $f$, body);
+    WHEN 'rebuild_daily_counts' THEN
+        args := ''; types := ''; result := 'bigint'; volatility := 'VOLATILE';
+    END CASE;
+    EXECUTE format('CREATE FUNCTION %1$s.%2$s(%3$s) RETURNS %4$s LANGUAGE %5$s %6$s AS %7$L',
+                   s, fn, format(args, s), format(result, s), lang, volatility, body);
+    RETURN format('%s.%s(%s)', s, fn, types);
+END $$;
+
 -- Builds, in schema store, the image-metadata model of the design brief:
 --
 --   images               base table, one partition per image id
@@ -28,7 +86,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     s text := quote_ident(store);
     opts text := CASE WHEN ttl IS NULL THEN NULL ELSE format('"widecol.default_ttl" = %L', ttl) END;
-    page_filter text;
+    page_body text;
 BEGIN
     IF store IS NULL THEN
         RAISE EXCEPTION 'store schema name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -96,84 +154,50 @@ BEGIN
     -- Function bodies are passed as literals (%L) and the schema appears in
     -- them only as a quoted identifier: no store name can end a literal or
     -- a dollar quote.
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.image(id uuid) RETURNS SETOF %1$s.images
-        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
-            SELECT * FROM %1$s.images AS i WHERE i.image_id = image.id
-        $f$, s));
-    object := s || '.image(uuid)'; kind := 'function'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'image'); kind := 'function'; RETURN NEXT;
 
     -- The functions are plain SQL so that the planner inlines them: the
     -- device (or tag) and the day range become a WidecolSeek that merges the
     -- day buckets lazily in capture-time order and stops after max_rows.
     -- Rows are those of [from_time, to_time), newest first; the bucket and
     -- capture-time bounds end at the page key when one is given, so a later
-    -- page starts reading where the previous one stopped.
-    page_filter := $p$
-               AND i.day BETWEEN widecol.day_bucket(%1$s.from_time)
-                             AND widecol.day_bucket(least(%1$s.to_time, (%1$s.after).capture_time + interval '1 microsecond')
+    -- page starts reading where the previous one stopped.  In page_body %1$s
+    -- is the store, %2$s the query table, %3$s the condition on its
+    -- partition key and %4$s the function.
+    page_body := $p$
+            SELECT * FROM %1$s.%2$s AS i
+             WHERE %3$s
+               AND i.day BETWEEN widecol.day_bucket(%4$s.from_time)
+                             AND widecol.day_bucket(least(%4$s.to_time, (%4$s.after).capture_time + interval '1 microsecond')
                                                     - interval '1 microsecond')
-               AND i.capture_time >= %1$s.from_time
-               AND i.capture_time < least(%1$s.to_time, (%1$s.after).capture_time + interval '1 microsecond')
-               AND (%1$s.after IS NULL OR (i.capture_time, i.image_id) < ((%1$s.after).capture_time, (%1$s.after).image_id))
+               AND i.capture_time >= %4$s.from_time
+               AND i.capture_time < least(%4$s.to_time, (%4$s.after).capture_time + interval '1 microsecond')
+               AND (%4$s.after IS NULL OR (i.capture_time, i.image_id) < ((%4$s.after).capture_time, (%4$s.after).image_id))
              ORDER BY i.capture_time DESC, i.image_id DESC
-             LIMIT %1$s.max_rows$p$;
+             LIMIT %4$s.max_rows
+        $p$;
 
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.device_images(device text, from_time timestamptz, to_time timestamptz,
-                                           max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
-        RETURNS SETOF %1$s.device_daily_images
-        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
-            SELECT * FROM %1$s.device_daily_images AS i
-             WHERE i.device_id = device_images.device %2$s
-        $f$, s, format(page_filter, 'device_images')));
-    object := s || '.device_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'device_images', 'sql',
+        format(page_body, s, 'device_daily_images', 'i.device_id = device_images.device', 'device_images'));
+    kind := 'function'; RETURN NEXT;
 
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.tag_images(tag text, from_time timestamptz, to_time timestamptz,
-                                        max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
-        RETURNS SETOF %1$s.images_by_tag
-        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
-            SELECT * FROM %1$s.images_by_tag AS i
-             WHERE i.tag = tag_images.tag %2$s
-        $f$, s, format(page_filter, 'tag_images')));
-    object := s || '.tag_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'tag_images', 'sql',
+        format(page_body, s, 'images_by_tag', 'i.tag = tag_images.tag', 'tag_images'));
+    kind := 'function'; RETURN NEXT;
 
     -- Images carrying all the tags: a seek on the first tag's partitions,
     -- keeping the rows whose tag array holds the others.  Put the rarest tag
     -- first.  No tags: no rows.
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.tag_images_all(tags text[], from_time timestamptz, to_time timestamptz,
-                                            max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
-        RETURNS SETOF %1$s.images_by_tag
-        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
-            SELECT * FROM %1$s.images_by_tag AS i
-             WHERE i.tag = (tag_images_all.tags)[1] AND i.tags @> tag_images_all.tags %2$s
-        $f$, s, format(page_filter, 'tag_images_all')));
-    object := s || '.tag_images_all(text[], timestamptz, timestamptz, integer, image_page_key)'; kind := 'function'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'tag_images_all', 'sql',
+        format(page_body, s, 'images_by_tag', 'i.tag = (tag_images_all.tags)[1] AND i.tags @> tag_images_all.tags', 'tag_images_all'));
+    kind := 'function'; RETURN NEXT;
 
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.batch_object_keys(batch text)
-        RETURNS TABLE (image_id uuid, object_store text, object_key text)
-        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
-            SELECT b.image_id, b.object_store, b.object_key FROM %1$s.batch_images AS b
-             WHERE b.batch_id = batch_object_keys.batch
-             ORDER BY b.image_id
-        $f$, s));
-    object := s || '.batch_object_keys(text)'; kind := 'function'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'batch_object_keys'); kind := 'function'; RETURN NEXT;
 
     -- A seek over the day partitions (one per day of the range) with
     -- equality on the dimension; ranges of more than ten years (more
     -- partitions than a seek takes) are a scan.
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.daily_counts(from_day date, to_day date, by text DEFAULT 'device')
-        RETURNS TABLE (day date, key text, images bigint)
-        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
-        BEGIN
-            IF by IS NULL OR by NOT IN ('device', 'tag', 'total') THEN
-                RAISE EXCEPTION 'daily_counts: by must be device, tag or total, not %%', coalesce(by, 'NULL')
-                    USING ERRCODE = 'invalid_parameter_value';
-            END IF;
+    object := widecol._image_store_function(s, 'daily_counts', 'plpgsql', format($f$
             IF to_day - from_day < 3650 THEN
                 RETURN QUERY SELECT c.day, CASE WHEN by = 'total' THEN 'all' ELSE c.value END, c.images
                                FROM %1$s.daily_counts AS c
@@ -184,17 +208,14 @@ BEGIN
                                FROM %1$s.daily_counts AS c
                               WHERE (c.day BETWEEN from_day AND to_day) IS TRUE AND c.dimension = by AND c.images <> 0
                               ORDER BY 1, 2;
-            END IF;
-        END
-        $f$, s));
-    object := s || '.daily_counts(date, date, text)'; kind := 'function'; RETURN NEXT;
+            END IF;$f$, s));
+    kind := 'function'; RETURN NEXT;
 
     -- counts anew from images (after writes that named a partition
     -- directly, say); see rebuild_query_table
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.rebuild_daily_counts() RETURNS bigint
-        LANGUAGE sql AS %2$L $d$, s, format('SELECT widecol.rebuild_query_table(%L)', s || '.daily_counts'));
-    object := s || '.rebuild_daily_counts()'; kind := 'function'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'rebuild_daily_counts', 'sql',
+        format('SELECT widecol.rebuild_query_table(%L)', s || '.daily_counts'));
+    kind := 'function'; RETURN NEXT;
 END $$;
 COMMENT ON FUNCTION widecol.create_image_store(name, interval) IS
     'create an image-metadata store in a schema: images, device/day and tag/day query tables, batch table, daily counter table, query functions';

@@ -151,6 +151,62 @@ BEGIN
               HINT = 'DELETE the rows and INSERT them with their new key, in one transaction.';
 END $$;
 
+-- Internal (create_sharded_table, create_sharded_image_store): checks the
+-- shards and batch sizes they are given; returns the number of shards.
+CREATE FUNCTION widecol._check_shard_args(shards name[], fetch_size integer, batch_size integer) RETURNS integer
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    n integer := cardinality(shards);
+    srv name;
+BEGIN
+    IF n IS NULL OR n = 0 THEN
+        RAISE EXCEPTION 'shards must name at least one foreign server' USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host ..., dbname ...) and a user mapping, then shards => ''{shard1, shard2}''.';
+    END IF;
+    IF (SELECT count(DISTINCT s) FROM unnest(shards) s) <> n THEN
+        RAISE EXCEPTION 'shards lists a server twice' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOREACH srv IN ARRAY shards LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_foreign_server s JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw
+                        WHERE s.srvname = srv AND w.fdwname = 'postgres_fdw') THEN
+            RAISE EXCEPTION 'foreign server "%" does not exist or is not a postgres_fdw server', srv
+                USING ERRCODE = 'undefined_object';
+        END IF;
+    END LOOP;
+    IF fetch_size < 1 OR batch_size < 1 THEN
+        RAISE EXCEPTION 'fetch_size and batch_size must be positive' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN n;
+END $$;
+
+-- Internal: refuses a shard that has no widecol.
+CREATE FUNCTION widecol._check_shard_widecol(server name) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM widecol._shard_query(server, 'SELECT extname FROM pg_extension WHERE extname = ''widecol''')) THEN
+        RAISE EXCEPTION 'widecol is not installed on shard "%"', server USING ERRCODE = 'undefined_object',
+            HINT = 'On each shard: shared_preload_libraries = ''widecol'', restart, CREATE EXTENSION widecol.';
+    END IF;
+END $$;
+
+-- Internal: after a failed create, drops what it had made on the shards
+-- done (command), each in its own transaction there; a shard where that
+-- fails gets a warning that names what (the error being handled is the
+-- one to report).
+CREATE FUNCTION widecol._shards_undo(done name[], command text, what text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    srv name;
+BEGIN
+    FOREACH srv IN ARRAY done LOOP
+        BEGIN
+            PERFORM widecol._shard_exec(srv, command);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'could not drop % again on shard "%"', what, srv;
+        END;
+    END LOOP;
+END $$;
+
 CREATE FUNCTION widecol.create_sharded_table(
     name text, columns text, partition_key text, clustering_key text DEFAULT NULL,
     shards name[] DEFAULT NULL, options text DEFAULT NULL, shard_key text DEFAULT NULL,
@@ -177,7 +233,6 @@ DECLARE
     i integer;
     n integer;
     part text;
-    err text;
 BEGIN
     IF name IS NULL OR columns IS NULL OR partition_key IS NULL THEN
         RAISE EXCEPTION 'name, columns and partition_key must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -192,33 +247,9 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'The shard key is the partition key or some of its columns, so that a partition lives on one shard.';
     END IF;
-    n := cardinality(shards);
-    IF n IS NULL OR n = 0 THEN
-        RAISE EXCEPTION 'shards must name at least one foreign server' USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host ..., dbname ...) and a user mapping, then shards => ''{shard1, shard2}''.';
-    END IF;
-    IF (SELECT count(DISTINCT s) FROM unnest(shards) s) <> n THEN
-        RAISE EXCEPTION 'shards lists a server twice' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    FOREACH srv IN ARRAY shards LOOP
-        IF NOT EXISTS (SELECT 1 FROM pg_foreign_server s JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw
-                        WHERE s.srvname = srv AND w.fdwname = 'postgres_fdw') THEN
-            RAISE EXCEPTION 'foreign server "%" does not exist or is not a postgres_fdw server', srv
-                USING ERRCODE = 'undefined_object';
-        END IF;
-    END LOOP;
-    IF fetch_size < 1 OR batch_size < 1 THEN
-        RAISE EXCEPTION 'fetch_size and batch_size must be positive' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    n := widecol._check_shard_args(shards, fetch_size, batch_size);
 
-    BEGIN
-        parts := parse_ident(name);
-    EXCEPTION WHEN OTHERS THEN
-        RAISE EXCEPTION 'invalid table name "%"', name USING ERRCODE = 'invalid_name';
-    END;
-    IF cardinality(parts) > 2 THEN
-        RAISE EXCEPTION 'invalid table name "%"', name USING ERRCODE = 'invalid_name', HINT = 'Use table or schema.table.';
-    END IF;
+    parts := widecol._parse_table_name(name, 'table');
     rel := parts[cardinality(parts)];
     nsp := CASE WHEN cardinality(parts) = 2 THEN parts[1] ELSE current_schema() END;
     IF nsp IS NULL THEN
@@ -274,10 +305,7 @@ BEGIN
     IF create_on_shards THEN
         BEGIN
             FOREACH srv IN ARRAY shards LOOP
-                IF NOT EXISTS (SELECT 1 FROM widecol._shard_query(srv, 'SELECT extname FROM pg_extension WHERE extname = ''widecol''')) THEN
-                    RAISE EXCEPTION 'widecol is not installed on shard "%"', srv USING ERRCODE = 'undefined_object',
-                        HINT = 'On each shard: shared_preload_libraries = ''widecol'', restart, CREATE EXTENSION widecol.';
-                END IF;
+                PERFORM widecol._check_shard_widecol(srv);
                 IF EXISTS (SELECT 1 FROM widecol._shard_query(srv, format('SELECT to_regclass(%L)::text', qname)) r WHERE r IS NOT NULL) THEN
                     RAISE EXCEPTION 'relation % already exists on shard "%"', qname, srv USING ERRCODE = 'duplicate_table',
                         HINT = 'Drop it there first, or create the coordinator''s tables alone with create_on_shards => false.';
@@ -289,14 +317,7 @@ BEGIN
                 done := done || srv;
             END LOOP;
         EXCEPTION WHEN OTHERS THEN
-            GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
-            FOREACH srv IN ARRAY done LOOP
-                BEGIN
-                    PERFORM widecol._shard_exec(srv, format('DROP TABLE IF EXISTS %s', qname));
-                EXCEPTION WHEN OTHERS THEN
-                    RAISE WARNING 'could not drop % again on shard "%"', qname, srv;
-                END;
-            END LOOP;
+            PERFORM widecol._shards_undo(done, format('DROP TABLE IF EXISTS %s', qname), qname);
             RAISE;
         END;
     END IF;

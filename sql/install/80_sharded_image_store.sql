@@ -65,6 +65,23 @@ LANGUAGE sql STABLE AS $$
       FROM widecol.shards(parent) s
 $$;
 
+-- The body of a page function of the coordinator (device_images,
+-- tag_images, tag_images_all): the bounds of the page computed once, then
+-- statement (_store_page_sql or _store_fanout_sql) run with key as $1, the
+-- bounds, page key and max_rows as $2 to $8, and the parameters more lists
+-- (', a, b') from $9 on.
+CREATE FUNCTION widecol._store_page_body(statement text, key text, more text DEFAULT '') RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT format($p$
+        DECLARE
+            b record := widecol._store_page_bounds(from_time, to_time, after.capture_time);
+        BEGIN
+            RETURN QUERY EXECUTE %s
+                USING %s, b.first_day, b.last_day, from_time, b.upper_time, after.capture_time, after.image_id, max_rows%s;
+        END
+        $p$, statement, key, more)
+$$;
+
 CREATE FUNCTION widecol.create_sharded_image_store(store name, shards name[], ttl interval DEFAULT NULL,
                                                    fetch_size integer DEFAULT 1000, batch_size integer DEFAULT 10000)
 RETURNS TABLE (object text, kind text)
@@ -72,7 +89,7 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_variable
 DECLARE
     s text := quote_ident(store);
-    n integer := cardinality(shards);
+    n integer;
     srv name;
     done name[] := '{}';
     t text;
@@ -82,23 +99,7 @@ BEGIN
     IF store IS NULL THEN
         RAISE EXCEPTION 'store schema name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF n IS NULL OR n = 0 THEN
-        RAISE EXCEPTION 'shards must name at least one foreign server' USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host ..., dbname ...) and a user mapping, then shards => ''{shard1, shard2}''.';
-    END IF;
-    IF (SELECT count(DISTINCT x) FROM unnest(shards) x) <> n THEN
-        RAISE EXCEPTION 'shards lists a server twice' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    FOREACH srv IN ARRAY shards LOOP
-        IF NOT EXISTS (SELECT 1 FROM pg_foreign_server f JOIN pg_foreign_data_wrapper w ON w.oid = f.srvfdw
-                        WHERE f.srvname = srv AND w.fdwname = 'postgres_fdw') THEN
-            RAISE EXCEPTION 'foreign server "%" does not exist or is not a postgres_fdw server', srv
-                USING ERRCODE = 'undefined_object';
-        END IF;
-    END LOOP;
-    IF fetch_size < 1 OR batch_size < 1 THEN
-        RAISE EXCEPTION 'fetch_size and batch_size must be positive' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    n := widecol._check_shard_args(shards, fetch_size, batch_size);
     IF to_regnamespace(s) IS NOT NULL THEN
         RAISE EXCEPTION 'schema % already exists', s USING ERRCODE = 'duplicate_schema',
             HINT = 'A sharded image store takes a schema of its own, on the coordinator and on every shard.';
@@ -110,10 +111,7 @@ BEGIN
     -- coordinator's objects roll back with this transaction)
     BEGIN
         FOREACH srv IN ARRAY shards LOOP
-            IF NOT EXISTS (SELECT 1 FROM widecol._shard_query(srv, 'SELECT extname FROM pg_extension WHERE extname = ''widecol''')) THEN
-                RAISE EXCEPTION 'widecol is not installed on shard "%"', srv USING ERRCODE = 'undefined_object',
-                    HINT = 'On each shard: shared_preload_libraries = ''widecol'', restart, CREATE EXTENSION widecol.';
-            END IF;
+            PERFORM widecol._check_shard_widecol(srv);
             IF EXISTS (SELECT 1 FROM widecol._shard_query(srv, format('SELECT to_regnamespace(%L)::text', s)) r WHERE r IS NOT NULL) THEN
                 RAISE EXCEPTION 'schema % already exists on shard "%"', s, srv USING ERRCODE = 'duplicate_schema',
                     HINT = 'Drop it there first, or choose another store name.';
@@ -160,102 +158,42 @@ BEGIN
                           FROM generate_series(0, n - 1) g));
         object := s || '.daily_counts'; kind := 'view of the shards'' counter tables'; RETURN NEXT;
     EXCEPTION WHEN OTHERS THEN
-        FOREACH srv IN ARRAY done LOOP
-            BEGIN
-                PERFORM widecol._shard_exec(srv, format('DROP SCHEMA %s CASCADE', s));
-            EXCEPTION WHEN OTHERS THEN
-                RAISE WARNING 'could not drop schema % again on shard "%"', s, srv;
-            END;
-        END LOOP;
+        PERFORM widecol._shards_undo(done, format('DROP SCHEMA %s CASCADE', s), 'schema ' || s);
         RAISE;
     END;
 
     -- Function bodies are passed as literals (%L), the schema appears in them
     -- only as a quoted identifier.
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.image(id uuid) RETURNS SETOF %1$s.images
-        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
-            SELECT * FROM %1$s.images AS i WHERE i.image_id = image.id
-        $f$, s));
-    object := s || '.image(uuid)'; kind := 'function (every shard)'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'image'); kind := 'function (every shard)'; RETURN NEXT;
 
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.device_images(device text, from_time timestamptz, to_time timestamptz,
-                                           max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
-        RETURNS SETOF %1$s.device_daily_images
-        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
-        DECLARE
-            b record := widecol._store_page_bounds(from_time, to_time, after.capture_time);
-        BEGIN
-            RETURN QUERY EXECUTE widecol._store_page_sql((widecol.shard_for(%1$L, device)).partition, 'device_id')
-                USING device, b.first_day, b.last_day, from_time, b.upper_time, after.capture_time, after.image_id, max_rows;
-        END
-        $f$, s || '.device_daily_images'));
-    object := s || '.device_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function (one shard)'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'device_images', 'plpgsql', widecol._store_page_body(
+        format('widecol._store_page_sql((widecol.shard_for(%L, device)).partition, %L)', s || '.device_daily_images', 'device_id'),
+        'device'));
+    kind := 'function (one shard)'; RETURN NEXT;
 
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.tag_images(tag text, from_time timestamptz, to_time timestamptz,
-                                        max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
-        RETURNS SETOF %1$s.images_by_tag
-        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
-        DECLARE
-            b record := widecol._store_page_bounds(from_time, to_time, after.capture_time);
-        BEGIN
-            RETURN QUERY EXECUTE widecol._store_fanout_sql(%1$L, 'tag')
-                USING tag, b.first_day, b.last_day, from_time, b.upper_time, after.capture_time, after.image_id, max_rows;
-        END
-        $f$, s || '.images_by_tag'));
-    object := s || '.tag_images(text, timestamptz, timestamptz, integer, image_page_key)'; kind := 'function (every shard)'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'tag_images', 'plpgsql', widecol._store_page_body(
+        format('widecol._store_fanout_sql(%L, %L)', s || '.images_by_tag', 'tag'), 'tag'));
+    kind := 'function (every shard)'; RETURN NEXT;
 
     -- images carrying all the tags: the first tag's rows whose array holds the others
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.tag_images_all(tags text[], from_time timestamptz, to_time timestamptz,
-                                            max_rows integer DEFAULT 100, after %1$s.image_page_key DEFAULT NULL)
-        RETURNS SETOF %1$s.images_by_tag
-        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
-        DECLARE
-            b record := widecol._store_page_bounds(from_time, to_time, after.capture_time);
-        BEGIN
-            RETURN QUERY EXECUTE widecol._store_fanout_sql(%1$L, 'tag', ' AND i.tags @> $9')
-                USING tags[1], b.first_day, b.last_day, from_time, b.upper_time, after.capture_time, after.image_id, max_rows, tags;
-        END
-        $f$, s || '.images_by_tag'));
-    object := s || '.tag_images_all(text[], timestamptz, timestamptz, integer, image_page_key)'; kind := 'function (every shard)'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'tag_images_all', 'plpgsql', widecol._store_page_body(
+        format('widecol._store_fanout_sql(%L, %L, %L)', s || '.images_by_tag', 'tag', ' AND i.tags @> $9'), 'tags[1]', ', tags'));
+    kind := 'function (every shard)'; RETURN NEXT;
 
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.batch_object_keys(batch text)
-        RETURNS TABLE (image_id uuid, object_store text, object_key text)
-        LANGUAGE sql STABLE AS %2$L $d$, s, format($f$
-            SELECT b.image_id, b.object_store, b.object_key FROM %1$s.batch_images AS b
-             WHERE b.batch_id = batch_object_keys.batch
-             ORDER BY b.image_id
-        $f$, s));
-    object := s || '.batch_object_keys(text)'; kind := 'function (every shard)'; RETURN NEXT;
+    object := widecol._image_store_function(s, 'batch_object_keys'); kind := 'function (every shard)'; RETURN NEXT;
 
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.daily_counts(from_day date, to_day date, by text DEFAULT 'device')
-        RETURNS TABLE (day date, key text, images bigint)
-        LANGUAGE plpgsql STABLE AS %2$L $d$, s, format($f$
-        BEGIN
-            IF by IS NULL OR by NOT IN ('device', 'tag', 'total') THEN
-                RAISE EXCEPTION 'daily_counts: by must be device, tag or total, not %%', coalesce(by, 'NULL')
-                    USING ERRCODE = 'invalid_parameter_value';
-            END IF;
+    object := widecol._image_store_function(s, 'daily_counts', 'plpgsql', format($f$
             RETURN QUERY SELECT c.day, CASE WHEN by = 'total' THEN 'all' ELSE c.value END, sum(c.images)::bigint
                            FROM %1$s.daily_counts AS c
                           WHERE c.day >= from_day AND c.day <= to_day AND c.dimension = by
                           GROUP BY 1, 2 HAVING sum(c.images) <> 0
-                          ORDER BY 1, 2;
-        END
-        $f$, s));
-    object := s || '.daily_counts(date, date, text)'; kind := 'function (every shard, summed)'; RETURN NEXT;
+                          ORDER BY 1, 2;$f$, s));
+    kind := 'function (every shard, summed)'; RETURN NEXT;
 
-    EXECUTE format($d$
-        CREATE FUNCTION %1$s.rebuild_daily_counts() RETURNS bigint
-        LANGUAGE sql AS %2$L $d$, s, format($f$
+    object := widecol._image_store_function(s, 'rebuild_daily_counts', 'sql', format($f$
             SELECT sum(result::bigint)::bigint FROM widecol.run_on_shards(%1$L, %2$L)
         $f$, s || '.images', format('SELECT %s.rebuild_daily_counts()', s)));
-    object := s || '.rebuild_daily_counts()'; kind := 'function (every shard)'; RETURN NEXT;
+    kind := 'function (every shard)'; RETURN NEXT;
 END $$;
 COMMENT ON FUNCTION widecol.create_sharded_image_store(name, name[], interval, integer, integer) IS
     'create an image store on every shard (foreign servers) and on the coordinator the same tables, hash-partitioned by device over them, with query functions that route by device or fan out';
