@@ -15,15 +15,10 @@ ANALYZE m;
 ANALYZE m_heap;
 SET enable_seqscan = off;
 
-CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE a text[]; b text[];
-BEGIN
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x',
-                 regexp_replace(q, '\m(m|img|pm|ev|byday|sp)\M', '\1_heap', 'g')) INTO b;
-  RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
-              ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
-END $$;
+\i sql/compare.inc
+-- same(q): q returns the rows of q on the heap copies of its tables
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE sql
+  AS $$ SELECT same(q, regexp_replace(q, '\m(m|img|pm|ev|byday|sp)\M', '\1_heap', 'g')) $$;
 
 -- (a) int literals against a bigint clustering column are clustering bounds
 EXPLAIN (COSTS OFF) SELECT * FROM m WHERE dev = 'd2' AND ts = 5000;
