@@ -67,14 +67,16 @@ SHOW widecol.level0_max_size;
 SET widecol.level0_max_size = 8;
 SET widecol.level0_max_size = 16;
 SHOW widecol.level0_max_size;
-CREATE TABLE s_auto (pk int, ck int, v text) USING widecol
-    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
-DO $$
+-- n single-row INSERTs into t (pk int, ck int, v text), in 4 partitions
+CREATE PROCEDURE s_insert_rows(t regclass, n int) LANGUAGE plpgsql AS $$
 BEGIN
-  FOR i IN 1..400 LOOP
-    INSERT INTO s_auto VALUES (i % 4, i, repeat('x', 100));
+  FOR i IN 1..n LOOP
+    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3)', t) USING i % 4, i, repeat('x', 100);
   END LOOP;
 END $$;
+CREATE TABLE s_auto (pk int, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+CALL s_insert_rows('s_auto', 400);
 SELECT count(*) > 1 AS several_runs, sum(nrows) < 400 AS rest_in_level0, bool_and(level = 1) AS level1
   FROM widecol.runs('s_auto');
 SELECT widecol.level0_pages('s_auto') BETWEEN 1 AND 3 AS small_level0;
@@ -84,16 +86,12 @@ RESET widecol.level0_max_size;
 -- with the default (4MB) the same writes stay in level 0
 CREATE TABLE s_noauto (pk int, ck int, v text) USING widecol
     WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
-DO $$
-BEGIN
-  FOR i IN 1..400 LOOP
-    INSERT INTO s_noauto VALUES (i % 4, i, repeat('x', 100));
-  END LOOP;
-END $$;
+CALL s_insert_rows('s_noauto', 400);
 SELECT count(*) AS runs FROM widecol.runs('s_noauto');
 SELECT widecol.level0_pages('s_noauto') > 3 AS big_level0;
 SELECT rows_diff('s_auto', 's_noauto') AS differences;
 DROP TABLE s_auto, s_noauto;
+DROP PROCEDURE s_insert_rows(regclass, int);
 
 ---------------------------------------------------------------------------
 -- COPY writes a run directly, without level 0
