@@ -72,18 +72,15 @@ SELECT kind, runs_in, runs_out FROM widecol.compactions WHERE "table" = 'st'::re
 CREATE TABLE tw (k int, v text) USING widecol
   WITH (widecol.partition_key = 'k', widecol.compaction = 'time_window',
         widecol.compaction_window = '1 day');
-SELECT write_time('2025-01-01 10:00');
-INSERT INTO tw VALUES (1, 'day 1, first');
-SELECT widecol.flush('tw');
-SELECT write_time('2025-01-01 11:00');
-INSERT INTO tw VALUES (2, 'day 1, second');
-SELECT widecol.flush('tw');
-SELECT write_time('2025-01-02 10:00');
-INSERT INTO tw VALUES (1, 'day 2, overwrites key 1');
-SELECT widecol.flush('tw');
-SELECT write_time('2025-01-02 12:00');
-INSERT INTO tw VALUES (3, 'day 2, second');
-SELECT widecol.flush('tw');
+-- one row written at time t, flushed into a run of its own
+CREATE FUNCTION tw_run(t timestamptz, k int, v text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT write_time(t);
+  INSERT INTO tw VALUES (k, v);
+  SELECT widecol.flush('tw') $$;
+SELECT tw_run('2025-01-01 10:00', 1, 'day 1, first');
+SELECT tw_run('2025-01-01 11:00', 2, 'day 1, second');
+SELECT tw_run('2025-01-02 10:00', 1, 'day 2, overwrites key 1');
+SELECT tw_run('2025-01-02 12:00', 3, 'day 2, second');
 -- one flush that spans midnight: a run reaching into two windows
 SELECT write_time('2025-01-03 23:59:59');
 INSERT INTO tw VALUES (4, 'day 3, just before midnight');
@@ -236,6 +233,7 @@ SELECT age(relfrozenxid) < 5 AS relfrozenxid_recent FROM pg_class WHERE relname 
 -- the history is the extension's, readable through the view
 SELECT has_table_privilege('public', 'widecol.compaction_history', 'SELECT') AS public_reads_table,
        has_table_privilege('public', 'widecol.compactions', 'SELECT') AS public_reads_view;
+DROP FUNCTION tw_run(timestamptz, int, text);
 DROP TABLE st, tw, tw12, ex, ex2, gc, tb, fz;
 SET ROLE NONE;
 DROP FUNCTION write_time(timestamptz);

@@ -9,14 +9,10 @@ CREATE TABLE dl_heap (LIKE dl);
 INSERT INTO dl_heap SELECT 'd' || (g % 3), g, g FROM generate_series(1, 6000) g;
 INSERT INTO dl SELECT * FROM dl_heap;
 
-CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE a text[]; b text[];
-BEGIN
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', regexp_replace(q, '\mdl\M', 'dl_heap', 'g')) INTO b;
-  RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
-              ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
-END $$;
+\i sql/compare.inc
+-- same(q): q on dl returns the rows of q on dl_heap
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE sql
+  AS $$ SELECT same(q, regexp_replace(q, '\mdl\M', 'dl_heap', 'g')) $$;
 
 -- (a) 1,800 single-row deletes in one partition, each read back: past the
 -- 1,024 versions level 0's cache keeps apart, they are merged into the bulk
@@ -145,4 +141,4 @@ SELECT v, widecol.ttl(tableoid, ctid) + clock_timestamp() - widecol.writetime(ta
           BETWEEN interval '23 hours 59 minutes' AND interval '24 hours 1 minute' AS a_day FROM tt;
 
 DROP TABLE dl, dl_heap, gc, gc_heap, gc10, ev, tt;
-DROP FUNCTION same(text);
+DROP FUNCTION same(text), rows_diff(regclass, regclass), same(text, text);

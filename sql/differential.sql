@@ -262,6 +262,23 @@ BEGIN
   END IF;
 END $$;
 
+-- a key (p, c) for a single-row statement: with probability recent (if
+-- there is one) a recently written key from rk_p/rk_c, else a random key in
+-- the shape's ranges
+CREATE FUNCTION widecol_diff_key(rk_p int[], rk_c int[], recent float8,
+                                 pmin int, pmax int, cmin int, cmax int,
+                                 OUT p int, OUT c int)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE i int;
+BEGIN
+  IF cardinality(rk_p) > 0 AND random() < recent THEN
+    i := widecol_diff_rand(1, cardinality(rk_p));
+    p := rk_p[i]; c := rk_c[i];
+  ELSE
+    p := widecol_diff_rand(pmin, pmax); c := widecol_diff_rand(cmin, cmax);
+  END IF;
+END $$;
+
 -- The statement generator.  For every seed and shape: create the subject
 -- table (USING am) and the reference heap table, run nsteps random steps
 -- (one subject statement each, plus the reference statements and random
@@ -291,7 +308,6 @@ DECLARE
   upsert text;
   rk_p int[];
   rk_c int[];
-  i int;
   p int; c int; p2 int; c2 int; lo int; hi int;
   b record;
   setc text;
@@ -456,12 +472,7 @@ BEGIN
           -- shapes A and B
           IF r < 0.28 OR r >= 0.88 THEN
             -- single-row insert; sometimes onto a recently written key
-            IF cardinality(rk_p) > 0 AND random() < 0.3 THEN
-              i := widecol_diff_rand(1, cardinality(rk_p));
-              p := rk_p[i]; c := rk_c[i];
-            ELSE
-              p := widecol_diff_rand(pmin, pmax); c := widecol_diff_rand(cmin, cmax);
-            END IF;
+            SELECT * INTO p, c FROM widecol_diff_key(rk_p, rk_c, 0.3, pmin, pmax, cmin, cmax);
             whr := format('INSERT INTO {T} (pk, ck, v, n) VALUES (%s, %s, %s, %s)',
                           widecol_diff_pk(shape, p), widecol_diff_ck(shape, c),
                           widecol_diff_val(), widecol_diff_num());
@@ -492,12 +503,7 @@ BEGIN
                                       'FROM %s ORDER BY pk, ck, ord DESC', ref, b.src) || upsert;
           ELSIF r < 0.58 OR (r >= 0.65 AND r < 0.84) THEN
             -- UPDATE of non-key columns or DELETE, by key / partition / ck range / predicate
-            IF cardinality(rk_p) > 0 AND random() < 0.7 THEN
-              i := widecol_diff_rand(1, cardinality(rk_p));
-              p := rk_p[i]; c := rk_c[i];
-            ELSE
-              p := widecol_diff_rand(pmin, pmax); c := widecol_diff_rand(cmin, cmax);
-            END IF;
+            SELECT * INTO p, c FROM widecol_diff_key(rk_p, rk_c, 0.7, pmin, pmax, cmin, cmax);
             lo := widecol_diff_rand(cmin, cmax);
             hi := least(lo + widecol_diff_rand(0, 6), cmax);
             IF r < 0.47 OR (r >= 0.65 AND r < 0.75) THEN
@@ -527,12 +533,7 @@ BEGIN
             END IF;
           ELSIF r < 0.65 THEN
             -- key-changing UPDATE of one row: moves it, overwriting the target key
-            IF cardinality(rk_p) > 0 AND random() < 0.7 THEN
-              i := widecol_diff_rand(1, cardinality(rk_p));
-              p := rk_p[i]; c := rk_c[i];
-            ELSE
-              p := widecol_diff_rand(pmin, pmax); c := widecol_diff_rand(cmin, cmax);
-            END IF;
+            SELECT * INTO p, c FROM widecol_diff_key(rk_p, rk_c, 0.7, pmin, pmax, cmin, cmax);
             r := random();
             IF r < 0.45 THEN
               p2 := p; c2 := widecol_diff_rand(cmin, cmax);
@@ -610,6 +611,7 @@ RESET max_parallel_workers_per_gather;
 RESET synchronous_commit;
 DROP FUNCTION widecol_diff_script(text, int[], int, int, int);
 DROP PROCEDURE widecol_diff_check(regclass, regclass, text, int, text, text, text);
+DROP FUNCTION widecol_diff_key(int[], int[], float8, int, int, int, int);
 DROP PROCEDURE widecol_diff_flush(regclass);
 DROP FUNCTION widecol_diff_emulate();
 DROP FUNCTION widecol_diff_setc();

@@ -7,14 +7,7 @@
 \set VERBOSITY default
 SET max_parallel_workers_per_gather = 0;
 
--- rows in one table and not in the other, both ways (0 = same multiset)
-CREATE FUNCTION d_diff(a regclass, b regclass) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-  EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
-                 a, b, b, a) INTO n;
-  RETURN n;
-END $$;
+\i sql/compare.inc
 
 CREATE TABLE d_t (pk int, ck int, v text) USING widecol
     WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
@@ -98,32 +91,32 @@ INSERT INTO d_c SELECT p, c, p || ':' || c FROM generate_series(1, 3) p, generat
 INSERT INTO d_h SELECT * FROM d_c;
 UPDATE d_c SET ck = ck + 1 WHERE pk = 1;
 UPDATE d_h SET ck = ck + 1 WHERE pk = 1;
-SELECT d_diff('d_c', 'd_h') AS differences, count(*) AS nrows, min(ck), max(ck) FROM d_c WHERE pk = 1;
+SELECT rows_diff('d_c', 'd_h') AS differences, count(*) AS nrows, min(ck), max(ck) FROM d_c WHERE pk = 1;
 SELECT * FROM d_c WHERE pk = 1 AND ck <= 3;
 -- the other direction
 UPDATE d_c SET ck = ck - 1 WHERE pk = 2;
 UPDATE d_h SET ck = ck - 1 WHERE pk = 2;
-SELECT d_diff('d_c', 'd_h') AS differences, count(*) AS nrows, min(ck), max(ck) FROM d_c WHERE pk = 2;
+SELECT rows_diff('d_c', 'd_h') AS differences, count(*) AS nrows, min(ck), max(ck) FROM d_c WHERE pk = 2;
 -- a shift by more than one, over every partition, with rows in a run
 SELECT widecol.flush('d_c') > 0 AS flushed;
 UPDATE d_c SET ck = ck + 7;
 UPDATE d_h SET ck = ck + 7;
-SELECT d_diff('d_c', 'd_h') AS differences, (SELECT count(*) FROM d_c) AS nrows;
+SELECT rows_diff('d_c', 'd_h') AS differences, (SELECT count(*) FROM d_c) AS nrows;
 -- moving every row to the next partition
 UPDATE d_c SET pk = pk + 1;
 UPDATE d_h SET pk = pk + 1;
-SELECT d_diff('d_c', 'd_h') AS differences, (SELECT count(*) FROM d_c) AS nrows;
+SELECT rows_diff('d_c', 'd_h') AS differences, (SELECT count(*) FROM d_c) AS nrows;
 -- swapping two keys
 UPDATE d_c SET ck = CASE ck WHEN 10 THEN 11 ELSE 10 END WHERE pk = 2 AND ck IN (10, 11);
 UPDATE d_h SET ck = CASE ck WHEN 10 THEN 11 ELSE 10 END WHERE pk = 2 AND ck IN (10, 11);
-SELECT d_diff('d_c', 'd_h') AS differences;
+SELECT rows_diff('d_c', 'd_h') AS differences;
 SELECT * FROM d_c WHERE pk = 2 AND ck IN (10, 11);
 -- with level 0 flushing itself during the UPDATE
 SET widecol.level0_max_size = 16;
 UPDATE d_c SET ck = ck + 1, v = v || repeat('.', 50);
 UPDATE d_h SET ck = ck + 1, v = v || repeat('.', 50);
 RESET widecol.level0_max_size;
-SELECT d_diff('d_c', 'd_h') AS differences, (SELECT count(*) FROM d_c) AS nrows,
+SELECT rows_diff('d_c', 'd_h') AS differences, (SELECT count(*) FROM d_c) AS nrows,
        (SELECT count(*) FROM widecol.runs('d_c')) > 2 AS flushed_during_update;
 -- DESC clustering key: the scan meets the rows in the other order
 CREATE TABLE d_cd (pk int, ck int, v text) USING widecol
@@ -207,11 +200,11 @@ SELECT a, b, count(*) FROM d_bag GROUP BY a, b ORDER BY a, b;
 SELECT count(*) FROM d_bag;
 UPDATE d_bag SET b = 'X' WHERE a = 1 RETURNING *;
 UPDATE d_bag_h SET b = 'X' WHERE a = 1;
-SELECT d_diff('d_bag', 'd_bag_h') AS differences;
+SELECT rows_diff('d_bag', 'd_bag_h') AS differences;
 -- UPDATE of a keyless table keeps the number of rows, even if all are equal
 UPDATE d_bag SET a = 0, b = 'same';
 UPDATE d_bag_h SET a = 0, b = 'same';
-SELECT count(*), d_diff('d_bag', 'd_bag_h') AS differences FROM d_bag;
+SELECT count(*), rows_diff('d_bag', 'd_bag_h') AS differences FROM d_bag;
 SELECT widecol.flush('d_bag') > 0 AS flushed;
 DELETE FROM d_bag WHERE ctid = (SELECT min(ctid) FROM d_bag) RETURNING *;
 SELECT count(*) FROM d_bag;
@@ -260,34 +253,34 @@ BEGIN;
 INSERT INTO d_t VALUES (2, 1, 'rolled back');
 SELECT count(*) FROM d_t;
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 BEGIN;
 INSERT INTO d_t VALUES (2, 1, 'rolled back');
 SELECT widecol.flush('d_t') > 0 AS flushed;
 SELECT count(*) FROM d_t;
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 BEGIN;
 UPDATE d_t SET v = 'rolled back';
 UPDATE d_t SET ck = ck + 10 WHERE ck < 3;
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 BEGIN;
 UPDATE d_t SET v = 'rolled back';
 SELECT widecol.flush('d_t') > 0 AS flushed;
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 BEGIN;
 DELETE FROM d_t;
 SELECT count(*) FROM d_t;
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 BEGIN;
 DELETE FROM d_t;
 SELECT widecol.flush('d_t') > 0 AS flushed;
 SELECT count(*) FROM d_t;
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 BEGIN;
 COPY d_t FROM stdin;
 1	1	rolled back
@@ -295,7 +288,7 @@ COPY d_t FROM stdin;
 \.
 SELECT count(*) FROM d_t;
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 -- a COPY that fails half way leaves nothing
 -- (CONTEXT hidden: COPY reports the line number of the end of its batch)
 \set SHOW_CONTEXT never
@@ -304,7 +297,7 @@ COPY d_t FROM stdin;
 1	\N	fails
 \.
 \set SHOW_CONTEXT errors
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 -- the same with the committed data in a run
 SELECT widecol.flush('d_t') > 0 AS flushed;
 BEGIN;
@@ -312,7 +305,7 @@ INSERT INTO d_t VALUES (1, 1, 'rolled back');
 DELETE FROM d_t WHERE ck = 2;
 SELECT widecol.flush('d_t') > 0 AS flushed;
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 -- the runs written by rolled-back transactions are not listed
 SELECT count(*) AS runs, sum(nrows) AS nrows FROM widecol.runs('d_t');
 
@@ -363,9 +356,9 @@ BEGIN;
 SELECT widecol.flush('d_t') > 0 AS flushed;
 SELECT widecol.level0_pages('d_t');
 ROLLBACK;
-SELECT d_diff('d_t', 'd_snap') AS differences;
+SELECT rows_diff('d_t', 'd_snap') AS differences;
 SELECT widecol.flush('d_t') > 0 AS flushed;
-SELECT d_diff('d_t', 'd_snap') AS differences, widecol.level0_pages('d_t');
+SELECT rows_diff('d_t', 'd_snap') AS differences, widecol.level0_pages('d_t');
 
 -- a cursor keeps reading its snapshot while the table changes
 BEGIN;
@@ -380,7 +373,7 @@ SELECT * FROM d_t;
 ROLLBACK;
 
 DROP TABLE d_t, d_snap;
-DROP FUNCTION d_diff(regclass, regclass);
+DROP FUNCTION rows_diff(regclass, regclass), same(text, text);
 
 -- the level-0 cache: with no memory for it, two tables read in turn (a
 -- nested loop of seeks) evict each other's sorted copy on every read, and

@@ -78,14 +78,7 @@ SELECT q.query_table, c.ok, c.expected_rows, c.missing, c.extra, c.different
   FROM widecol.query_table q, widecol.check_query_table(q.query_table) c ORDER BY q.id;
 
 -- compare a query with its heap counterpart: same rows in the same order
-CREATE FUNCTION same(q text, h text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE a text[]; b text[];
-BEGIN
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', h) INTO b;
-  RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
-              ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
-END $$;
+\i sql/compare.inc
 -- and as sets, both ways
 CREATE FUNCTION same_set(q text, h text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE a bigint; b bigint; n bigint;
@@ -256,7 +249,7 @@ SELECT :'base_ttl'::interval > '0' AS base_row_expires,
        (SELECT widecol.ttl(tableoid, ctid) IS NULL FROM img.images_by_tag
          WHERE tag = 'crack' AND day = '2025-01-02' LIMIT 1) AS others_never_expire;
 
-DROP FUNCTION same(text, text);
+DROP FUNCTION same(text, text), rows_diff(regclass, regclass);
 DROP FUNCTION same_set(text, text);
 DROP FUNCTION all_pages(text, text, timestamptz, timestamptz, int);
 DROP TABLE images_heap;

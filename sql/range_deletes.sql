@@ -10,14 +10,10 @@ INSERT INTO rd_heap SELECT 'd' || (g % 4), date '2025-01-01' + (g / 1000), g, g
   FROM generate_series(1, 8000) g;
 INSERT INTO rd SELECT * FROM rd_heap;
 
-CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE a text[]; b text[];
-BEGIN
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', regexp_replace(q, '\m(rd|rc)\M', '\1_heap', 'g')) INTO b;
-  RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
-              ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
-END $$;
+\i sql/compare.inc
+-- same(q): q on rd and rc returns the rows of q on rd_heap and rc_heap
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE sql
+  AS $$ SELECT same(q, regexp_replace(q, '\m(rd|rc)\M', '\1_heap', 'g')) $$;
 CREATE FUNCTION on_both(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE a bigint; b bigint;
 BEGIN
@@ -126,4 +122,4 @@ SELECT same($$SELECT * FROM rc ORDER BY c$$);
 SELECT same($$SELECT * FROM rc WHERE k = 'a' ORDER BY c DESC$$);
 
 DROP TABLE rd, rd_heap, rc, rc_heap;
-DROP FUNCTION same(text), on_both(text), rd_log(), rd_stmt();
+DROP FUNCTION same(text), on_both(text), rd_log(), rd_stmt(), rows_diff(regclass, regclass), same(text, text);

@@ -30,15 +30,10 @@ ANALYZE img_heap;
 -- the tables are small: make the plans those of a large table
 SET enable_seqscan = off;
 
+\i sql/compare.inc
 -- compare a query on img with the same query on img_heap (same rows, same order)
-CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE a text[]; b text[];
-BEGIN
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', replace(replace(q, 'FROM img ', 'FROM img_heap '), 'JOIN img ', 'JOIN img_heap ')) INTO b;
-  RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
-              ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
-END $$;
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE sql
+  AS $$ SELECT same(q, replace(replace(q, 'FROM img ', 'FROM img_heap '), 'JOIN img ', 'JOIN img_heap ')) $$;
 
 -- (a) latest images of one (device, day) partition: a seek, no Sort
 EXPLAIN (COSTS OFF) SELECT * FROM img WHERE device_id = 'cam-1' AND day_bucket = '2025-01-02'
@@ -117,7 +112,7 @@ SELECT count(*) FROM img WHERE device_id = 'cam-1' AND day_bucket = '2025-01-04'
 RESET widecol.tombstone_warn_threshold;
 RESET widecol.tombstone_failure_threshold;
 
-DROP FUNCTION same(text);
+DROP FUNCTION same(text), rows_diff(regclass, regclass), same(text, text);
 DROP TABLE img, img_heap;
 
 -- the backend's caches answered the seeks above (storage/cache.c)

@@ -15,15 +15,10 @@ ANALYZE m;
 ANALYZE m_heap;
 SET enable_seqscan = off;
 
-CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE a text[]; b text[];
-BEGIN
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO a;
-  EXECUTE format('SELECT array_agg(x::text) FROM (%s) x',
-                 regexp_replace(q, '\m(m|img|pm|ev|byday|sp)\M', '\1_heap', 'g')) INTO b;
-  RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'same ' || coalesce(cardinality(a), 0) || ' rows'
-              ELSE 'DIFFERENT: ' || coalesce(a::text, 'none') || ' vs ' || coalesce(b::text, 'none') END;
-END $$;
+\i sql/compare.inc
+-- same(q): q returns the rows of q on the heap copies of its tables
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE sql
+  AS $$ SELECT same(q, regexp_replace(q, '\m(m|img|pm|ev|byday|sp)\M', '\1_heap', 'g')) $$;
 
 -- (a) int literals against a bigint clustering column are clustering bounds
 EXPLAIN (COSTS OFF) SELECT * FROM m WHERE dev = 'd2' AND ts = 5000;
@@ -104,22 +99,21 @@ END $$;
 SELECT pages('img', false) = pages('img_heap', false) AS forward_same, pages('img', false);
 SELECT pages('img', true) = pages('img_heap', true) AS backward_same, pages('img', true);
 -- a late page reads its own rows, not every row of the pages before it
-CREATE FUNCTION versions_read(q text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE l text;
+-- the number at the end of the first line of EXPLAIN ANALYZE q that matches
+-- label (NULL: none), or with summed the sum over all such lines (0: none)
+CREATE FUNCTION explain_number(q text, label text, summed bool DEFAULT false) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE l text; n bigint := CASE WHEN summed THEN 0 END;
 BEGIN
   FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'Versions Merged' THEN RETURN substring(l FROM '\d+$')::bigint; END IF;
+    CONTINUE WHEN l !~ label;
+    IF NOT summed THEN RETURN substring(l FROM '(\d+)\s*$')::bigint; END IF;
+    n := n + substring(l FROM '(\d+)\s*$')::bigint;
   END LOOP;
-  RETURN NULL;
+  RETURN n;
 END $$;
-CREATE FUNCTION partitions_read(q text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'Partitions Read' THEN RETURN substring(l FROM '\d+$')::bigint; END IF;
-  END LOOP;
-  RETURN NULL;
-END $$;
+CREATE FUNCTION versions_read(q text) RETURNS bigint LANGUAGE sql AS $$ SELECT explain_number(q, 'Versions Merged') $$;
+CREATE FUNCTION partitions_read(q text) RETURNS bigint LANGUAGE sql AS $$ SELECT explain_number(q, 'Partitions Read') $$;
 SELECT versions_read($$SELECT * FROM img WHERE device_id = 'cam-2' AND day = '2025-03-04'
    AND (capture_time, image_id) < ('2025-03-04 02:00+00', 19) ORDER BY capture_time DESC, image_id DESC LIMIT 5$$) AS page_after_row_19,
        versions_read($$SELECT * FROM img WHERE device_id = 'cam-2' AND day = '2025-03-04'
@@ -276,14 +270,7 @@ SELECT same($$SELECT dev, day, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025
 SELECT same($$SELECT day, count(*) FROM sp WHERE dev = 'e3' AND day >= '2025-06-10' GROUP BY day ORDER BY day$$);
 SELECT same($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' AND v > 3 ORDER BY ts DESC$$);
 SELECT same($$SELECT ts, v FROM sp WHERE dev = 'e1' AND day = '2025-06-09' ORDER BY ts$$);
-CREATE FUNCTION value_pages(q text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE l text; n bigint := 0;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-    IF l ~ 'Value Pages Read' THEN n := n + substring(l FROM '(\d+)\s*$')::bigint; END IF;
-  END LOOP;
-  RETURN n;
-END $$;
+CREATE FUNCTION value_pages(q text) RETURNS bigint LANGUAGE sql AS $$ SELECT explain_number(q, 'Value Pages Read', true) $$;
 SELECT value_pages($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' ORDER BY ts DESC$$) = 0 AS keys_only_reads_no_value_page,
        value_pages($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' AND v > 3 ORDER BY ts DESC$$) > 0 AS a_value_filter_reads_them;
 -- the same on widecol partitions of a partitioned table (pm's rows are in

@@ -7,14 +7,7 @@
 SET max_parallel_workers_per_gather = 0;
 -- COPY files go through the client (\copy): a server file needs a superuser
 
--- rows in one table and not in the other, both ways (0 = same multiset)
-CREATE FUNCTION s_diff(a regclass, b regclass) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-  EXECUTE format('SELECT count(*) FROM ((TABLE %s EXCEPT ALL TABLE %s) UNION ALL (TABLE %s EXCEPT ALL TABLE %s)) d',
-                 a, b, b, a) INTO n;
-  RETURN n;
-END $$;
+\i sql/compare.inc
 
 ---------------------------------------------------------------------------
 -- widecol.flush moves level 0 into a run
@@ -42,7 +35,7 @@ SELECT run_id, level, nrows, ntombstones, npartitions, npages > 0 AS has_pages,
        min_write_ts <= max_write_ts AS ts_ordered
   FROM widecol.runs('s_t');
 -- the same data, in the same order, after the flush
-SELECT s_diff('s_t', 's_before') AS differences;
+SELECT rows_diff('s_t', 's_before') AS differences;
 SELECT * FROM s_t;
 -- an empty level 0 flushes to nothing
 SELECT widecol.flush('s_t');
@@ -74,14 +67,16 @@ SHOW widecol.level0_max_size;
 SET widecol.level0_max_size = 8;
 SET widecol.level0_max_size = 16;
 SHOW widecol.level0_max_size;
-CREATE TABLE s_auto (pk int, ck int, v text) USING widecol
-    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
-DO $$
+-- n single-row INSERTs into t (pk int, ck int, v text), in 4 partitions
+CREATE PROCEDURE s_insert_rows(t regclass, n int) LANGUAGE plpgsql AS $$
 BEGIN
-  FOR i IN 1..400 LOOP
-    INSERT INTO s_auto VALUES (i % 4, i, repeat('x', 100));
+  FOR i IN 1..n LOOP
+    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3)', t) USING i % 4, i, repeat('x', 100);
   END LOOP;
 END $$;
+CREATE TABLE s_auto (pk int, ck int, v text) USING widecol
+    WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+CALL s_insert_rows('s_auto', 400);
 SELECT count(*) > 1 AS several_runs, sum(nrows) < 400 AS rest_in_level0, bool_and(level = 1) AS level1
   FROM widecol.runs('s_auto');
 SELECT widecol.level0_pages('s_auto') BETWEEN 1 AND 3 AS small_level0;
@@ -91,16 +86,12 @@ RESET widecol.level0_max_size;
 -- with the default (4MB) the same writes stay in level 0
 CREATE TABLE s_noauto (pk int, ck int, v text) USING widecol
     WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
-DO $$
-BEGIN
-  FOR i IN 1..400 LOOP
-    INSERT INTO s_noauto VALUES (i % 4, i, repeat('x', 100));
-  END LOOP;
-END $$;
+CALL s_insert_rows('s_noauto', 400);
 SELECT count(*) AS runs FROM widecol.runs('s_noauto');
 SELECT widecol.level0_pages('s_noauto') > 3 AS big_level0;
-SELECT s_diff('s_auto', 's_noauto') AS differences;
+SELECT rows_diff('s_auto', 's_noauto') AS differences;
 DROP TABLE s_auto, s_noauto;
+DROP PROCEDURE s_insert_rows(regclass, int);
 
 ---------------------------------------------------------------------------
 -- COPY writes a run directly, without level 0
@@ -189,18 +180,18 @@ SELECT widecol.flush('s_big') >= 0 AS flushed;
 \copy (SELECT * FROM s_big_h WHERE n % 2 <> 0) TO 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 \copy s_big FROM 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 SELECT count(*) FROM s_big;
-SELECT s_diff('s_big', 's_big_h') AS differences;
+SELECT rows_diff('s_big', 's_big_h') AS differences;
 SELECT (SELECT array_agg(n) FROM s_big) =
        (SELECT array_agg(n ORDER BY dev COLLATE "C", day, ts DESC, id) FROM s_big_h) AS in_key_order;
 -- the same after flushing everything
 SELECT widecol.flush('s_big') >= 0 AS flushed;
-SELECT s_diff('s_big', 's_big_h') AS differences;
+SELECT rows_diff('s_big', 's_big_h') AS differences;
 -- updates and deletes over many rows, on both sides
 UPDATE s_big SET payload = upper(payload) WHERE day = '2025-01-03';
 UPDATE s_big_h SET payload = upper(payload) WHERE day = '2025-01-03';
 DELETE FROM s_big WHERE dev = 'dev-5';
 DELETE FROM s_big_h WHERE dev = 'dev-5';
-SELECT s_diff('s_big', 's_big_h') AS differences, (SELECT count(*) FROM s_big) AS nrows;
+SELECT rows_diff('s_big', 's_big_h') AS differences, (SELECT count(*) FROM s_big) AS nrows;
 DROP TABLE s_big, s_big_h;
 
 -- Rows whose long (4-byte header) varlena follows short ones at an
@@ -236,12 +227,12 @@ INSERT INTO s_uni_h VALUES
 newline', 'x', '\x00', 'control characters'),
   ('mixed 日本 abc', 'z', '\x00', repeat('値', 1000));
 INSERT INTO s_uni SELECT * FROM s_uni_h;
-SELECT s_diff('s_uni', 's_uni_h') AS differences;
+SELECT rows_diff('s_uni', 's_uni_h') AS differences;
 SELECT p, c, b, left(v, 20) AS v FROM s_uni WHERE p = '日本語';
 SELECT (SELECT array_agg(v) FROM s_uni) =
        (SELECT array_agg(v ORDER BY p COLLATE "C", c, b) FROM s_uni_h) AS in_key_order;
 SELECT widecol.flush('s_uni') > 0 AS flushed;
-SELECT s_diff('s_uni', 's_uni_h') AS differences;
+SELECT rows_diff('s_uni', 's_uni_h') AS differences;
 SELECT length(v), octet_length(v) FROM s_uni WHERE p = 'mixed 日本 abc';
 -- equality lookups on the keys find exactly the matching rows
 SELECT v FROM s_uni WHERE p = '日本語' AND c = 'a' AND b = '\x00';
@@ -250,7 +241,7 @@ SELECT v FROM s_uni WHERE b = '\x0000';
 \copy s_uni TO 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
 TRUNCATE s_uni;
 \copy s_uni FROM 'results/widecol_regress_storage.csv' WITH (FORMAT csv)
-SELECT s_diff('s_uni', 's_uni_h') AS differences;
+SELECT rows_diff('s_uni', 's_uni_h') AS differences;
 DROP TABLE s_uni, s_uni_h;
 
 -- Values that heap would TOAST: 3000-byte compressible values are stored
@@ -265,14 +256,14 @@ SELECT g % 3, g, repeat(chr(65 + g % 26), 3000),
  GROUP BY g;
 SELECT count(*), min(octet_length(b)), bool_and(pg_column_size(v) < 3000) AS v_compressed_in_heap FROM s_toast_h;
 INSERT INTO s_toast SELECT * FROM s_toast_h;
-SELECT s_diff('s_toast', 's_toast_h') AS differences;
+SELECT rows_diff('s_toast', 's_toast_h') AS differences;
 SELECT widecol.flush('s_toast') > 0 AS flushed;
-SELECT s_diff('s_toast', 's_toast_h') AS differences;
+SELECT rows_diff('s_toast', 's_toast_h') AS differences;
 SELECT sum(raw_bytes) > 60 * 4000 AS stored_detoasted FROM widecol.runs('s_toast');
 -- an UPDATE that leaves the big values alone keeps them
 UPDATE s_toast SET ck = ck + 1000 WHERE pk = 1;
 UPDATE s_toast_h SET ck = ck + 1000 WHERE pk = 1;
-SELECT s_diff('s_toast', 's_toast_h') AS differences;
+SELECT rows_diff('s_toast', 's_toast_h') AS differences;
 -- a value that needs TOAST in heap and still fits a widecol row
 CREATE TABLE s_toast2 (pk int, v text) USING widecol WITH (widecol.partition_key = 'pk');
 INSERT INTO s_toast2 SELECT 1, string_agg(md5(i::text), '') FROM generate_series(1, 240) i;
@@ -281,7 +272,7 @@ SELECT length(v), md5(v) = (SELECT md5(string_agg(md5(i::text), '')) FROM genera
 DROP TABLE s_toast, s_toast_h, s_toast2;
 
 DROP TABLE s_t, s_before, s_copy;
-DROP FUNCTION s_diff(regclass, regclass);
+DROP FUNCTION rows_diff(regclass, regclass), same(text, text);
 
 -- storage functions check privileges: flush needs ownership, reading the
 -- storage metadata (runs, verify, storage_id) needs SELECT
