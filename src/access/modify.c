@@ -372,30 +372,43 @@ wc_finish_bulk_insert(Relation rel, int options)
 	}
 }
 
-static void
-wc_xact_callback(XactEvent event, void *arg)
+/*
+ * Has the transaction ended (committed, aborted or prepared)?  Then what
+ * the access layer kept in TopTransactionContext is gone: each module's
+ * transaction callback forgets its pointers there.
+ */
+bool
+wc_xact_ended(XactEvent event)
 {
 	switch (event)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			finish_statement_buffers();
-			if (bulk_states != NULL)
-				elog(ERROR, "widecol: bulk write was not finished before commit");
-			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
-			/* the memory went with TopTransactionContext */
-			bulk_states = NULL;
-			last_insert_rel = InvalidOid;
-			bulk_insert_cid = InvalidCommandId;
-			wc_moved_keys_reset();
-			break;
+			return true;
 		default:
-			break;
+			return false;
+	}
+}
+
+static void
+wc_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT)
+	{
+		finish_statement_buffers();
+		if (bulk_states != NULL)
+			elog(ERROR, "widecol: bulk write was not finished before commit");
+	}
+	else if (wc_xact_ended(event))
+	{
+		/* the memory went with TopTransactionContext */
+		bulk_states = NULL;
+		last_insert_rel = InvalidOid;
+		bulk_insert_cid = InvalidCommandId;
+		wc_moved_keys_reset();
 	}
 }
 
