@@ -206,6 +206,83 @@ wc_write_time_from_client(void)
 	return wc_client_write_time_set;
 }
 
+/*
+ * The integer settings _PG_init defines, as DefineCustomIntVariable takes
+ * them (no hooks); its real and string ones, and those modules define in
+ * their own init, are defined one by one.
+ */
+typedef struct IntSetting
+{
+	const char *name;
+	const char *short_desc;
+	const char *long_desc;
+	int		   *var;
+	int			boot,
+				min,
+				max;
+	GucContext	context;
+	int			flags;
+} IntSetting;
+
+static const IntSetting int_settings[] = {
+	{"widecol.level0_max_size",
+		"Level 0 of a widecol table is flushed into a sorted run when it grows past this size.",
+		NULL,
+		&wc_level0_max_size_kb, 4096, 16, INT_MAX / 2, PGC_USERSET, GUC_UNIT_KB},
+	{"widecol.level0_cache_size",
+		"Memory a backend may use to keep sorted copies of the level-0 versions it has read.",
+		"Reads then take only the versions appended since, instead of all of level 0.",
+		&wc_level0_cache_kb, 65536, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_KB},
+	{"widecol.bulk_write_mem",
+		"Memory a bulk write (COPY) may use to sort rows before writing a sorted run.",
+		NULL,
+		&wc_bulk_write_mem_kb, 65536, 1024, INT_MAX / 2, PGC_USERSET, GUC_UNIT_KB},
+	{"widecol.tombstone_warn_threshold",
+		"A read that passes over more tombstones than this in one partition logs a WARNING (0 = never).",
+		NULL,
+		&wc_tombstone_warn_threshold, 1000, 0, INT_MAX, PGC_USERSET, 0},
+	{"widecol.tombstone_failure_threshold",
+		"A read that passes over more tombstones than this in one partition fails (0 = never).",
+		NULL,
+		&wc_tombstone_failure_threshold, 100000, 0, INT_MAX, PGC_USERSET, 0},
+	{"widecol.gc_grace",
+		"Compaction purges tombstones and expired rows only once they are this old.",
+		"Cassandra's gc_grace_seconds.",
+		&wc_gc_grace_seconds, 10 * 24 * 3600, 0, INT_MAX, PGC_USERSET, GUC_UNIT_S},
+	{"widecol.partition_warn_size",
+		"A flush, compaction or bulk write that writes more than this of one partition into a run logs a WARNING (0 = never).",
+		NULL,
+		&wc_partition_warn_size_kb, 100 * 1024, 0, INT_MAX, PGC_USERSET, GUC_UNIT_KB},
+	{"widecol.ttl",
+		"Time to live of the rows this session writes; -1 uses the table's widecol.default_ttl, 0 means never expire.",
+		"For one transaction: SET LOCAL widecol.ttl = '1h'.",
+		&wc_write_ttl, -1, -1, INT_MAX, PGC_USERSET, GUC_UNIT_S},
+	{"widecol.debug_clock_offset",
+		"Test only: shifts widecol's view of the wall clock by this many seconds.",
+		"Lets tests show that write times keep increasing when the clock steps back.",
+		&wc_debug_clock_offset, 0, -86400 * 365, 86400 * 365, PGC_SUSET, GUC_UNIT_S | GUC_NOT_IN_SAMPLE},
+	{"widecol.naptime",
+		"Time between two maintenance rounds of a database by a widecol background worker.",
+		NULL,
+		&wc_naptime_s, 60, 1, INT_MAX / 1000, PGC_SIGHUP, GUC_UNIT_S},
+	{"widecol.max_workers",
+		"Widecol background workers running at the same time (one per database; 0 = none).",
+		"Each takes a slot of max_worker_processes.",
+		&wc_max_workers, 2, 0, WC_MAX_WORKERS_LIMIT, PGC_SIGHUP, 0},
+	{"widecol.compaction_throughput",
+		"Compaction reads at most this many megabytes of row versions per second (0 = unlimited).",
+		"Cassandra's compaction_throughput.",
+		&wc_compaction_throughput_mb, 64, 0, INT_MAX / 2, PGC_USERSET, 0},
+	{"widecol.compaction_history_retention",
+		"The background worker deletes rows of widecol.compaction_history older than this (0 = keep them).",
+		NULL,
+		&wc_history_retention_s, 30 * 24 * 3600, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_S},
+	{"widecol.debug_fail_run_write",
+		"Test only: a run write fails (as if the disk were full) once it has written this many pages (0 = off).",
+		NULL,
+		&wc_debug_fail_run_write, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE},
+};
+
 void		_PG_init(void);
 
 void
@@ -214,64 +291,13 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;					/* CREATE EXTENSION and the AM handler complain */
 
-	DefineCustomIntVariable("widecol.level0_max_size",
-							"Level 0 of a widecol table is flushed into a sorted run when it grows past this size.",
-							NULL, &wc_level0_max_size_kb, 4096, 16, INT_MAX / 2,
-							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.level0_cache_size",
-							"Memory a backend may use to keep sorted copies of the level-0 versions it has read.",
-							"Reads then take only the versions appended since, instead of all of level 0.",
-							&wc_level0_cache_kb, 65536, 0, INT_MAX / 2,
-							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.bulk_write_mem",
-							"Memory a bulk write (COPY) may use to sort rows before writing a sorted run.",
-							NULL, &wc_bulk_write_mem_kb, 65536, 1024, INT_MAX / 2,
-							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.tombstone_warn_threshold",
-							"A read that passes over more tombstones than this in one partition logs a WARNING (0 = never).",
-							NULL, &wc_tombstone_warn_threshold, 1000, 0, INT_MAX,
-							PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.tombstone_failure_threshold",
-							"A read that passes over more tombstones than this in one partition fails (0 = never).",
-							NULL, &wc_tombstone_failure_threshold, 100000, 0, INT_MAX,
-							PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.gc_grace",
-							"Compaction purges tombstones and expired rows only once they are this old.",
-							"Cassandra's gc_grace_seconds.",
-							&wc_gc_grace_seconds, 10 * 24 * 3600, 0, INT_MAX,
-							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.partition_warn_size",
-							"A flush, compaction or bulk write that writes more than this of one partition into a run logs a WARNING (0 = never).",
-							NULL, &wc_partition_warn_size_kb, 100 * 1024, 0, INT_MAX,
-							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.ttl",
-							"Time to live of the rows this session writes; -1 uses the table's widecol.default_ttl, 0 means never expire.",
-							"For one transaction: SET LOCAL widecol.ttl = '1h'.",
-							&wc_write_ttl, -1, -1, INT_MAX,
-							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.debug_clock_offset",
-							"Test only: shifts widecol's view of the wall clock by this many seconds.",
-							"Lets tests show that write times keep increasing when the clock steps back.",
-							&wc_debug_clock_offset, 0, -86400 * 365, 86400 * 365,
-							PGC_SUSET, GUC_UNIT_S | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.naptime",
-							"Time between two maintenance rounds of a database by a widecol background worker.",
-							NULL, &wc_naptime_s, 60, 1, INT_MAX / 1000,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.max_workers",
-							"Widecol background workers running at the same time (one per database; 0 = none).",
-							"Each takes a slot of max_worker_processes.",
-							&wc_max_workers, 2, 0, WC_MAX_WORKERS_LIMIT,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.compaction_throughput",
-							"Compaction reads at most this many megabytes of row versions per second (0 = unlimited).",
-							"Cassandra's compaction_throughput.",
-							&wc_compaction_throughput_mb, 64, 0, INT_MAX / 2,
-							PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("widecol.compaction_history_retention",
-							"The background worker deletes rows of widecol.compaction_history older than this (0 = keep them).",
-							NULL, &wc_history_retention_s, 30 * 24 * 3600, 0, INT_MAX,
-							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	for (int i = 0; i < lengthof(int_settings); i++)
+	{
+		const IntSetting *g = &int_settings[i];
+
+		DefineCustomIntVariable(g->name, g->short_desc, g->long_desc, g->var, g->boot,
+								g->min, g->max, g->context, g->flags, NULL, NULL, NULL);
+	}
 	DefineCustomRealVariable("widecol.debug_write_time",
 							 "Test only: write times are taken from this Unix time (seconds) instead of the clock (0 = off).",
 							 "Breaks last-write-wins across sessions; for deterministic tests of time windows and expiry.",
@@ -282,10 +308,6 @@ _PG_init(void)
 							   "Cassandra's USING TIMESTAMP: last-write-wins then orders replays by this time (SET LOCAL for one transaction).",
 							   &wc_write_time_string, "", PGC_USERSET, 0,
 							   check_write_time, assign_write_time, NULL);
-	DefineCustomIntVariable("widecol.debug_fail_run_write",
-							"Test only: a run write fails (as if the disk were full) once it has written this many pages (0 = off).",
-							NULL, &wc_debug_fail_run_write, 0, 0, INT_MAX,
-							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	wc_query_tables_init();
 	MarkGUCPrefixReserved("widecol");
 

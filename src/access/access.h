@@ -8,6 +8,7 @@
 #include "storage/keyenc.h"
 #include "storage/row.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "nodes/execnodes.h"
 #include "storage/lock.h"
 #include "tcop/utility.h"
@@ -106,6 +107,7 @@ extern TM_Result wc_tuple_update(Relation rel, ItemPointer otid,
 								 LockTupleMode *lockmode,
 								 bool *update_indexes);
 extern void wc_modify_init(void);
+extern bool wc_xact_ended(XactEvent event);
 /* movedkeys.c */
 extern void wc_remember_moved(Relation rel, const char *key, int len, CommandId cid);
 extern bool wc_key_moved_here(Relation rel, const char *key, int len, CommandId cid);

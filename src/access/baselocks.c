@@ -31,6 +31,7 @@
 
 #include "widecol.h"
 #include "access/access.h"
+#include "storage/cache.h"
 #include "storage/tableinfo.h"
 
 typedef struct BaseLockState
@@ -64,20 +65,11 @@ static BaseLockState *
 lock_state(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
-	BaseLockState *s;
 	bool		found;
+	BaseLockState *s = wc_hash_enter(&base_locks, "widecol base key locks",
+									 sizeof(Oid), sizeof(BaseLockState),
+									 TopTransactionContext, &relid, &found);
 
-	if (base_locks == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(BaseLockState);
-		ctl.hcxt = TopTransactionContext;
-		base_locks = hash_create("widecol base key locks", 16, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	s = hash_search(base_locks, &relid, HASH_ENTER, &found);
 	if (!found)
 	{
 		s->nkeys = 0;
@@ -148,18 +140,8 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 static void
 xact_callback(XactEvent event, void *arg)
 {
-	switch (event)
-	{
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PREPARE:
-			base_locks = NULL;	/* went with TopTransactionContext */
-			break;
-		default:
-			break;
-	}
+	if (wc_xact_ended(event))
+		base_locks = NULL;		/* went with TopTransactionContext */
 }
 
 void

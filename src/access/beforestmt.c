@@ -31,6 +31,7 @@
 
 #include "widecol.h"
 #include "access/access.h"
+#include "storage/cache.h"
 #include "storage/manifest.h"
 #include "storage/merge.h"
 #include "storage/metapage.h"
@@ -68,20 +69,11 @@ static List *read_before = NIL; /* stack, in TopTransactionContext */
 static WriteCid *
 write_entry(Oid relid)
 {
-	WriteCid   *w;
 	bool		found;
+	WriteCid   *w = wc_hash_enter(&write_cids, "widecol write command ids",
+								  sizeof(Oid), sizeof(WriteCid),
+								  TopTransactionContext, &relid, &found);
 
-	if (write_cids == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(WriteCid);
-		ctl.hcxt = TopTransactionContext;
-		write_cids = hash_create("widecol write command ids", 16, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	w = hash_search(write_cids, &relid, HASH_ENTER, &found);
 	if (!found)
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
@@ -381,22 +373,13 @@ wc_read_before_end(void)
 static void
 xact_callback(XactEvent event, void *arg)
 {
-	switch (event)
-	{
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PREPARE:
-			/* the memory went with TopTransactionContext */
-			write_cids = NULL;
-			last_relid = InvalidOid;
-			last_cid = InvalidCommandId;
-			read_before = NIL;
-			break;
-		default:
-			break;
-	}
+	if (!wc_xact_ended(event))
+		return;
+	/* the memory went with TopTransactionContext */
+	write_cids = NULL;
+	last_relid = InvalidOid;
+	last_cid = InvalidCommandId;
+	read_before = NIL;
 }
 
 /* An error caught by a savepoint ends the reads begun inside it. */

@@ -372,30 +372,43 @@ wc_finish_bulk_insert(Relation rel, int options)
 	}
 }
 
-static void
-wc_xact_callback(XactEvent event, void *arg)
+/*
+ * Has the transaction ended (committed, aborted or prepared)?  Then what
+ * the access layer kept in TopTransactionContext is gone: each module's
+ * transaction callback forgets its pointers there.
+ */
+bool
+wc_xact_ended(XactEvent event)
 {
 	switch (event)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			finish_statement_buffers();
-			if (bulk_states != NULL)
-				elog(ERROR, "widecol: bulk write was not finished before commit");
-			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
-			/* the memory went with TopTransactionContext */
-			bulk_states = NULL;
-			last_insert_rel = InvalidOid;
-			bulk_insert_cid = InvalidCommandId;
-			wc_moved_keys_reset();
-			break;
+			return true;
 		default:
-			break;
+			return false;
+	}
+}
+
+static void
+wc_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PARALLEL_PRE_COMMIT)
+	{
+		finish_statement_buffers();
+		if (bulk_states != NULL)
+			elog(ERROR, "widecol: bulk write was not finished before commit");
+	}
+	else if (wc_xact_ended(event))
+	{
+		/* the memory went with TopTransactionContext */
+		bulk_states = NULL;
+		last_insert_rel = InvalidOid;
+		bulk_insert_cid = InvalidCommandId;
+		wc_moved_keys_reset();
 	}
 }
 
@@ -494,32 +507,49 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	pgstat_count_heap_insert(rel, nslots);
 }
 
+/*
+ * The version an UPDATE or DELETE names by TID (its key alone when
+ * key_only: a tombstone needs no values); there must be one.
+ */
+static WcRowHeader *
+version_to_change(Relation rel, ItemPointer tid, bool key_only, const char *what)
+{
+	WcRowHeader *old = key_only ? wc_fetch_version_key(rel, tid) : wc_fetch_version(rel, tid);
+
+	if (old == NULL)
+		elog(ERROR, "widecol: version to %s at (%u,%u) of \"%s\" not found", what,
+			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			 RelationGetRelationName(rel));
+	return old;
+}
+
+/* Write a tombstone for old's key (a DELETE, or an UPDATE that moved the row). */
+static void
+write_tombstone(Relation rel, WcRowHeader *old, CommandId cid)
+{
+	WcRowHeader *tomb = form_row(rel, NULL, WcRowKey(old), old->keylen,
+								 old->pklen, true, cid);
+	ItemPointerData ttid;
+
+	write_version(rel, tomb, &ttid);
+}
+
 TM_Result
 wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				Snapshot snapshot, Snapshot crosscheck, bool wait,
 				TM_FailureData *tmfd, bool changingPart)
 {
-	WcRowHeader *old = wc_fetch_version_key(rel, tid);	/* a tombstone needs no values */
-	ItemPointerData ttid;
+	WcRowHeader *old = version_to_change(rel, tid, true, "delete");
 	bool		moved;
 	LOCKTAG		tag;
 	TM_Result	result;
 
-	if (old == NULL)
-		elog(ERROR, "widecol: version to delete at (%u,%u) of \"%s\" not found",
-			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
-			 RelationGetRelationName(rel));
 	moved = wc_key_moved_here(rel, WcRowKey(old), old->keylen, cid);
 	result = wc_check_write_conflict(rel, old, tid, cid, wait, tmfd, moved, &tag);
 	if (result != TM_Ok)
 		return result;
 	if (!moved)
-	{
-		WcRowHeader *tomb = form_row(rel, NULL, WcRowKey(old), old->keylen,
-										old->pklen, true, cid);
-
-		write_version(rel, tomb, &ttid);
-	}
+		write_tombstone(rel, old, cid);
 	wc_key_unlock(&tag);
 	pgstat_count_heap_delete(rel);
 	return TM_Ok;
@@ -531,7 +561,7 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
 				bool *update_indexes)
 {
-	WcRowHeader *old = wc_fetch_version(rel, otid);
+	WcRowHeader *old = version_to_change(rel, otid, false, "update");
 	WcTableInfo *info = wc_table_info(rel);
 	StringInfoData key;
 	int			pklen;
@@ -542,10 +572,6 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	*lockmode = LockTupleExclusive;
 	*update_indexes = false;
-	if (old == NULL)
-		elog(ERROR, "widecol: version to update at (%u,%u) of \"%s\" not found",
-			 ItemPointerGetBlockNumber(otid), ItemPointerGetOffsetNumber(otid),
-			 RelationGetRelationName(rel));
 	initStringInfo(&key);
 	if (WcTableIsKeyless(info))
 	{
@@ -566,13 +592,7 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	{
 		/* the key changed: the row moves (tombstone + new version) */
 		if (!moved)
-		{
-			WcRowHeader *tomb = form_row(rel, NULL, WcRowKey(old), old->keylen,
-											old->pklen, true, cid);
-			ItemPointerData ttid;
-
-			write_version(rel, tomb, &ttid);
-		}
+			write_tombstone(rel, old, cid);
 		wc_remember_moved(rel, key.data, key.len, cid);
 	}
 	row = form_row(rel, slot, key.data, key.len, pklen, false, cid);

@@ -102,6 +102,47 @@ wc_open_widecol_oid(FunctionCallInfo fcinfo, Oid relid, LOCKMODE mode, bool owne
 	return rel;
 }
 
+/* ---------- what functions return ---------- */
+
+/*
+ * Begin a set-returning function over its first argument, a widecol table
+ * opened to read (wc_open_widecol); its rows go in with wc_srf_put.
+ */
+Relation
+wc_srf_open_widecol(FunctionCallInfo fcinfo)
+{
+	InitMaterializedSRF(fcinfo, 0);
+	return wc_open_widecol(fcinfo, AccessShareLock, false);
+}
+
+/* One more row of a set-returning function's result. */
+void
+wc_srf_put(FunctionCallInfo fcinfo, Datum *values, bool *nulls)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* The one row a function returns, of its declared row type. */
+Datum
+wc_result_row(FunctionCallInfo fcinfo, Datum *values, bool *nulls)
+{
+	TupleDesc	desc;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls));
+}
+
+/* Read the table's metapage, and its manifest as the caller's snapshot sees it. */
+WcManifest *
+wc_visible_manifest(Relation rel, WcMetaData *meta)
+{
+	wc_meta_read(rel, meta);
+	return wc_manifest_read(meta->storage_id, GetActiveSnapshot());
+}
+
 PG_FUNCTION_INFO_V1(widecol_flush);
 Datum
 widecol_flush(PG_FUNCTION_ARGS)
@@ -174,12 +215,10 @@ widecol_level0_pages(PG_FUNCTION_ARGS)
 {
 	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	WcMetaData	meta;
-	WcManifest *m;
+	WcManifest *m = wc_visible_manifest(rel, &meta);
 	int32		pages = 0;
 
 	/* every generation a read with our snapshot reads (a failed flush leaves several) */
-	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
 	for (uint32 g = 0; g < meta.ngens; g++)
 		if (!wc_manifest_gen_retired(m, meta.gens[g].gen))
 			pages += meta.gens[g].npages;
@@ -196,21 +235,15 @@ run_id_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The runs the caller's snapshot sees, with their summaries. */
 /* The table's range tombstones the caller's snapshot sees. */
 PG_FUNCTION_INFO_V1(widecol_range_tombstones);
 Datum
 widecol_range_tombstones(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	rel;
+	Relation	rel = wc_srf_open_widecol(fcinfo);
 	WcMetaData	meta;
-	WcManifest *m;
+	WcManifest *m = wc_visible_manifest(rel, &meta);
 
-	InitMaterializedSRF(fcinfo, 0);
-	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
-	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
 	for (int i = 0; i < m->nrts; i++)
 	{
 		WcRangeTombstone *rt = &m->rts[i];
@@ -221,25 +254,21 @@ widecol_range_tombstones(PG_FUNCTION_ARGS)
 		v[1] = BoolGetDatum(rt->lo == NULL && rt->hi == NULL);
 		v[2] = Int64GetDatum(rt->nrows);
 		v[3] = TimestampTzGetDatum(rt->write_ts);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+		wc_srf_put(fcinfo, v, n);
 	}
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;
 }
 
+/* The runs the caller's snapshot sees, with their summaries. */
 PG_FUNCTION_INFO_V1(widecol_runs);
 Datum
 widecol_runs(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	rel;
+	Relation	rel = wc_srf_open_widecol(fcinfo);
 	WcMetaData	meta;
-	WcManifest *m;
+	WcManifest *m = wc_visible_manifest(rel, &meta);
 
-	InitMaterializedSRF(fcinfo, 0);
-	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
-	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
 	qsort(m->runs, m->nruns, sizeof(WcRunSummary), run_id_cmp);
 	for (int i = 0; i < m->nruns; i++)
 	{
@@ -258,7 +287,7 @@ widecol_runs(PG_FUNCTION_ARGS)
 		v[8] = TimestampTzGetDatum(r->st.min_write_ts);
 		v[9] = TimestampTzGetDatum(r->st.max_write_ts);
 		v[10] = Int64GetDatum(r->st.nexternal);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+		wc_srf_put(fcinfo, v, n);
 	}
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;
@@ -313,12 +342,9 @@ PG_FUNCTION_INFO_V1(widecol_damage);
 Datum
 widecol_damage(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	rel;
+	Relation	rel = wc_srf_open_widecol(fcinfo);
 	ListCell   *lc;
 
-	InitMaterializedSRF(fcinfo, 0);
-	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	foreach(lc, wc_damage_list(rel))
 	{
 		WcDamage   *d = lfirst(lc);
@@ -331,7 +357,7 @@ widecol_damage(PG_FUNCTION_ARGS)
 		n[2] = d->block == InvalidBlockNumber;
 		v[3] = CStringGetTextDatum(d->problem);
 		v[4] = TimestampTzGetDatum(d->found);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+		wc_srf_put(fcinfo, v, n);
 	}
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;
@@ -342,7 +368,6 @@ PG_FUNCTION_INFO_V1(widecol_backend_caches);
 Datum
 widecol_backend_caches(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	WcCacheStats st[16];
 	int			n = wc_cache_stats(st, lengthof(st));
 
@@ -359,7 +384,7 @@ widecol_backend_caches(PG_FUNCTION_ARGS)
 		v[4] = Int64GetDatum(st[i].hits);
 		v[5] = Int64GetDatum(st[i].misses);
 		v[6] = Int64GetDatum(st[i].evictions);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+		wc_srf_put(fcinfo, v, nulls);
 	}
 	return (Datum) 0;
 }

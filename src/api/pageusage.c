@@ -30,12 +30,9 @@ widecol_page_usage(PG_FUNCTION_ARGS)
 				runs,
 				dropped,
 				free_pages = 0;
-	TupleDesc	desc;
 	Datum		v[7];
 	bool		n[7] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
 	wc_meta_read(rel, &meta);
 	for (uint32 g = 0; g < meta.ngens; g++)
 		level0 += meta.gens[g].npages;
@@ -51,5 +48,5 @@ widecol_page_usage(PG_FUNCTION_ARGS)
 	v[4] = Int64GetDatum(dropped);
 	v[5] = Int64GetDatum(free_pages);
 	v[6] = Int64GetDatum((int64) nblocks - 1 - level0 - runs - dropped - free_pages);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, v, n)));
+	PG_RETURN_DATUM(wc_result_row(fcinfo, v, n));
 }

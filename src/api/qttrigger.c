@@ -34,6 +34,7 @@
 #include "widecol.h"
 #include "access/access.h"
 #include "api/api.h"
+#include "storage/cache.h"
 #include "storage/tableinfo.h"
 
 /* What one statement on the base asks of a query table. */
@@ -123,13 +124,8 @@ plans_entry(int32 id)
 
 	if (qt_plans == NULL)
 	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(int32);
-		ctl.entrysize = sizeof(QtPlans);
-		ctl.hcxt = TopMemoryContext;
-		qt_plans = hash_create("widecol query table plans", 16, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		qt_plans = wc_hash_create("widecol query table plans", 16, sizeof(int32),
+								  sizeof(QtPlans), TopMemoryContext);
 		CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
 		CacheRegisterSyscacheCallback(NAMESPACEOID, namespace_callback, (Datum) 0);
 	}

@@ -132,7 +132,6 @@ PG_FUNCTION_INFO_V1(widecol_parse_table_options);
 Datum
 widecol_parse_table_options(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *options = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	List	   *stmts = NIL;
 	CreateStmt *cs = NULL;
@@ -175,7 +174,7 @@ widecol_parse_table_options(PG_FUNCTION_ARGS)
 					 errhint("Query tables are widecol tables: their options are widecol.*.")));
 		v[0] = CStringGetTextDatum(name);
 		v[1] = def->arg ? CStringGetTextDatum(defGetString(def)) : (Datum) 0;
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, n);
+		wc_srf_put(fcinfo, v, n);
 	}
 	return (Datum) 0;
 }

@@ -134,7 +134,6 @@ widecol_shard_for(PG_FUNCTION_ARGS)
 	Datum		values[PARTITION_MAX_KEYS];
 	bool		isnull[PARTITION_MAX_KEYS];
 	Oid			part;
-	TupleDesc	tupdesc;
 	Datum		out[4];
 	bool		outnull[4] = {false, true, true, true};
 	int			nkeys = PG_NARGS() - 1;
@@ -147,8 +146,6 @@ widecol_shard_for(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("widecol.shard_for() takes the key values as separate arguments"),
 				 errhint("Call it as widecol.shard_for('t', 'cam-1', '2025-01-02'), not with VARIADIC ARRAY[...].")));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
 
 	relid = PG_GETARG_OID(0);
 	rel = table_open(relid, AccessShareLock);
@@ -204,5 +201,5 @@ widecol_shard_for(PG_FUNCTION_ARGS)
 							  table ? table : get_rel_name(part)));
 		outnull[1] = outnull[2] = outnull[3] = false;
 	}
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), out, outnull)));
+	PG_RETURN_DATUM(wc_result_row(fcinfo, out, outnull));
 }

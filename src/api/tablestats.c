@@ -50,12 +50,9 @@ widecol_row_stats(PG_FUNCTION_ARGS)
 	WcRowHeader *row;
 	ItemPointerData tid;
 	WcMetaData	meta;
-	TupleDesc	desc;
 	Datum		v[6];
 	bool		n[6] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
 	wc_merge_return_dead(it);
 	while ((row = wc_merge_next(it, &tid)) != NULL)
 	{
@@ -77,7 +74,7 @@ widecol_row_stats(PG_FUNCTION_ARGS)
 	v[3] = Int64GetDatum(checks);
 	v[4] = Int64GetDatum(negatives);
 	v[5] = Int64GetDatum(fps);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), v, n)));
+	PG_RETURN_DATUM(wc_result_row(fcinfo, v, n));
 }
 
 typedef struct PartSize
@@ -124,7 +121,6 @@ PG_FUNCTION_INFO_V1(widecol_large_partitions);
 Datum
 widecol_large_partitions(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int32		n = PG_GETARG_INT32(1);
 	Relation	rel;
 	WcMergeIter *it;
@@ -140,8 +136,7 @@ widecol_large_partitions(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the number of partitions must be at least 1")));
-	InitMaterializedSRF(fcinfo, 0);
-	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
+	rel = wc_srf_open_widecol(fcinfo);
 	if (wc_table_info(rel)->npk == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -185,7 +180,7 @@ widecol_large_partitions(PG_FUNCTION_ARGS)
 		v[0] = CStringGetTextDatum(wc_describe_partition(rel, wc_table_info(rel), top[i].pk, top[i].pklen));
 		v[1] = Int64GetDatum(top[i].rows);
 		v[2] = Int64GetDatum(top[i].bytes);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+		wc_srf_put(fcinfo, v, nulls);
 	}
 	table_close(rel, AccessShareLock);
 	return (Datum) 0;
@@ -205,19 +200,14 @@ widecol_compaction_stats(PG_FUNCTION_ARGS)
 	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
 	WcTableInfo *info = wc_table_info(rel);
 	WcMetaData	meta;
-	WcManifest *m;
+	WcManifest *m = wc_visible_manifest(rel, &meta);
 	List	   *buckets;
 	ListCell   *lc;
 	int64		runs = 0,
 				bytes = 0;
-	TupleDesc	desc;
 	Datum		v[5];
 	bool		n[5] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
 	buckets = wc_strategy_pick(rel, info, m, GetOldestNonRemovableTransactionId(rel));
 	foreach(lc, buckets)
 	{
@@ -244,5 +234,5 @@ widecol_compaction_stats(PG_FUNCTION_ARGS)
 								   Int32GetDatum(2));
 	else
 		n[4] = true;
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), v, n)));
+	PG_RETURN_DATUM(wc_result_row(fcinfo, v, n));
 }

@@ -61,12 +61,21 @@ damage_relid(bool index)
 	return OidIsValid(nsp) ? get_relname_relid(index ? "damage_pkey" : "damage", nsp) : InvalidOid;
 }
 
+/*
+ * Open widecol.damage and begin a scan of rel's marks (of any storage), or
+ * return NULL if the catalog is missing (*drel is then not opened).
+ */
 static SysScanDesc
-begin_scan(Relation drel, Oid relid, ScanKeyData *key)
+scan_marks(Relation rel, LOCKMODE mode, Relation *drel, ScanKeyData *key)
 {
+	Oid			dmgid = damage_relid(false);
+
+	if (!OidIsValid(dmgid))
+		return NULL;
+	*drel = table_open(dmgid, mode);
 	ScanKeyInit(&key[0], Anum_dmg_relid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	return systable_beginscan(drel, damage_relid(true), true, NULL, 1, key);
+				ObjectIdGetDatum(RelationGetRelid(rel)));
+	return systable_beginscan(*drel, damage_relid(true), true, NULL, 1, key);
 }
 
 static void
@@ -91,17 +100,14 @@ deform(Relation drel, HeapTuple tup, Oid *relfilenode, WcDamage *d)
 void
 wc_damage_record(Relation rel, const WcDamage *d)
 {
-	Oid			dmgid = damage_relid(false);
 	Relation	drel;
 	ScanKeyData key[1];
-	SysScanDesc scan;
+	SysScanDesc scan = scan_marks(rel, RowExclusiveLock, &drel, key);
 	HeapTuple	tup;
 	bool		known = false;
 
-	if (!OidIsValid(dmgid))
+	if (scan == NULL)
 		return;
-	drel = table_open(dmgid, RowExclusiveLock);
-	scan = begin_scan(drel, RelationGetRelid(rel), key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		Oid			node;
@@ -136,31 +142,17 @@ wc_damage_record(Relation rel, const WcDamage *d)
 int
 wc_damage_find(Relation rel, WcDamage *first)
 {
-	Oid			dmgid = damage_relid(false);
-	Relation	drel;
-	ScanKeyData key[1];
-	SysScanDesc scan;
-	HeapTuple	tup;
-	int			n = 0;
+	List	   *marks = wc_damage_list(rel);
+	ListCell   *lc;
 
-	if (!OidIsValid(dmgid))
-		return 0;
-	drel = table_open(dmgid, AccessShareLock);
-	scan = begin_scan(drel, RelationGetRelid(rel), key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	foreach(lc, marks)
 	{
-		Oid			node;
-		WcDamage	d;
+		WcDamage   *d = lfirst(lc);
 
-		deform(drel, tup, &node, &d);
-		if (node != rel->rd_node.relNode)
-			continue;
-		if (n++ == 0 || d.found < first->found)
-			*first = d;
+		if (foreach_current_index(lc) == 0 || d->found < first->found)
+			*first = *d;
 	}
-	systable_endscan(scan);
-	table_close(drel, AccessShareLock);
-	return n;
+	return list_length(marks);
 }
 
 /*
@@ -171,16 +163,15 @@ wc_damage_find(Relation rel, WcDamage *first)
 void
 wc_damage_clear(Relation rel)
 {
-	Oid			dmgid = damage_relid(false);
 	Relation	drel;
 	ScanKeyData key[1];
 	SysScanDesc scan;
 	HeapTuple	tup;
 
-	if (!OidIsValid(dmgid) || !OidIsValid(damage_relid(true)))
+	/* the extension half dropped (see damage_relid): nothing to clear */
+	if (!OidIsValid(damage_relid(true)) ||
+		(scan = scan_marks(rel, RowExclusiveLock, &drel, key)) == NULL)
 		return;
-	drel = table_open(dmgid, RowExclusiveLock);
-	scan = begin_scan(drel, RelationGetRelid(rel), key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 		CatalogTupleDelete(drel, &tup->t_self);
 	systable_endscan(scan);
@@ -263,17 +254,14 @@ wc_damage_after_error(Relation rel, const WcDamage *d)
 List *
 wc_damage_list(Relation rel)
 {
-	Oid			dmgid = damage_relid(false);
 	Relation	drel;
 	ScanKeyData key[1];
-	SysScanDesc scan;
+	SysScanDesc scan = scan_marks(rel, AccessShareLock, &drel, key);
 	HeapTuple	tup;
 	List	   *result = NIL;
 
-	if (!OidIsValid(dmgid))
+	if (scan == NULL)
 		return NIL;
-	drel = table_open(dmgid, AccessShareLock);
-	scan = begin_scan(drel, RelationGetRelid(rel), key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		Oid			node;

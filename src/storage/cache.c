@@ -57,12 +57,38 @@ caches_memory(void)
 	return caches_cxt;
 }
 
+/* A plain dynahash table keyed by bytes (HASH_BLOBS), living in cxt. */
+HTAB *
+wc_hash_create(const char *name, long nelem, Size keysize, Size entrysize,
+			   MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = keysize;
+	ctl.entrysize = entrysize;
+	ctl.hcxt = cxt;
+	return hash_create(name, nelem, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
+ * The entry for key in *table (HASH_ENTER; *found says whether it was
+ * there), making the table in cxt if *table is NULL: the tables a backend
+ * keeps for a transaction or for good, reset by their owner's callbacks.
+ */
+void *
+wc_hash_enter(HTAB **table, const char *name, Size keysize, Size entrysize,
+			  MemoryContext cxt, const void *key, bool *found)
+{
+	if (*table == NULL)
+		*table = wc_hash_create(name, 16, keysize, entrysize, cxt);
+	return hash_search(*table, key, HASH_ENTER, found);
+}
+
 WcCache *
 wc_cache_create(const char *name, Size keysize, Size entrysize,
 				const int *limit_kb, Size limit_bytes, WcCacheRelease release)
 {
 	WcCache    *c = MemoryContextAllocZero(caches_memory(), sizeof(WcCache));
-	HASHCTL		ctl;
 
 	if (ncaches == MAX_CACHES)
 		elog(ERROR, "widecol: too many backend caches");
@@ -75,10 +101,8 @@ wc_cache_create(const char *name, Size keysize, Size entrysize,
 	c->limit_bytes = limit_bytes;
 	c->release = release;
 	dlist_init(&c->lru);
-	ctl.keysize = keysize;
-	ctl.entrysize = c->keysize + MAXALIGN(sizeof(CacheHdr)) + entrysize;
-	ctl.hcxt = c->cxt;
-	c->table = hash_create(name, 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	c->table = wc_hash_create(name, 64, keysize,
+							  c->keysize + MAXALIGN(sizeof(CacheHdr)) + entrysize, c->cxt);
 	caches[ncaches++] = c;
 	return c;
 }

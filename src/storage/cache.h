@@ -7,12 +7,15 @@
  * uses and releases an entry's memory when the cache drops it.  Every cache
  * lives in one memory context under TopMemoryContext, counts hits, misses
  * and evictions, and shows in widecol.backend_caches().  The buffer pool of
- * run readers (a free list of equal buffers, not keyed) lives here too.
+ * run readers (a free list of equal buffers, not keyed) lives here too,
+ * and the one way the rest of widecol makes a plain backend-local hash
+ * table (no limit, no LRU).
  */
 #ifndef WC_STORAGE_CACHE_H
 #define WC_STORAGE_CACHE_H
 
 #include "widecol.h"
+#include "utils/hsearch.h"
 
 typedef struct WcCache WcCache;
 
@@ -43,6 +46,13 @@ typedef struct WcCacheStats
 } WcCacheStats;
 
 extern int	wc_cache_stats(WcCacheStats *out, int max);
+
+/* A plain hash table of fixed-size (binary) keys, allocated in cxt. */
+extern HTAB *wc_hash_create(const char *name, long nelem, Size keysize,
+							Size entrysize, MemoryContext cxt);
+/* key's entry in *table, which is made (for 16 entries) on first use. */
+extern void *wc_hash_enter(HTAB **table, const char *name, Size keysize, Size entrysize,
+						   MemoryContext cxt, const void *key, bool *found);
 
 /* The readers' buffer pool: power-of-two sizes from WC_POOL_MIN_SIZE. */
 #define WC_POOL_MIN_SIZE (64 * 1024)

@@ -90,6 +90,33 @@ try_add(Relation rel, Buffer buf, const char *item, Size itemlen, ItemPointer ti
 }
 
 /*
+ * Try to add the item to the active generation's tail page, the metapage
+ * being locked (in either mode).  When it fits, *full says whether level 0
+ * wants a flush, both pages are released and the result is true.  Else
+ * *tailbuf is the tail page, still locked, or InvalidBuffer if none.
+ */
+static bool
+add_to_tail(Relation rel, Buffer metabuf, const char *item, Size itemlen,
+			ItemPointer tid, Buffer *tailbuf, bool *full)
+{
+	WcMetaData *meta = WcPageGetMeta(BufferGetPage(metabuf));
+	WcL0Gen    *cur = &meta->gens[meta->ngens - 1];
+
+	*tailbuf = InvalidBuffer;
+	if (cur->tail == InvalidBlockNumber)
+		return false;
+	*tailbuf = ReadBuffer(rel, cur->tail);
+	LockBuffer(*tailbuf, BUFFER_LOCK_EXCLUSIVE);
+	wc_check_page(rel, *tailbuf, WC_PAGE_L0);
+	if (!try_add(rel, *tailbuf, item, itemlen, tid))
+		return false;
+	*full = l0_wants_flush(meta);
+	UnlockReleaseBuffer(*tailbuf);
+	UnlockReleaseBuffer(metabuf);
+	return true;
+}
+
+/*
  * Append a version to the active generation.  Returns whether level 0 has
  * outgrown widecol.level0_max_size and a flush could seal it (read under
  * the metapage lock we hold anyway, so the insert path reads no more pages).
@@ -102,7 +129,7 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 	Buffer		metabuf = ReadBuffer(rel, WC_META_BLOCK);
 	WcMetaData *meta;
 	WcL0Gen    *cur;
-	Buffer		tailbuf = InvalidBuffer;
+	Buffer		tailbuf;
 	Buffer		newbuf;
 	GenericXLogState *xs;
 	Page		metapage,
@@ -113,43 +140,21 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 	/* Fast path: the active generation's tail page has room. */
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	wc_check_page(rel, metabuf, WC_PAGE_META);
-	meta = WcPageGetMeta(BufferGetPage(metabuf));
-	cur = &meta->gens[meta->ngens - 1];
-	if (cur->tail != InvalidBlockNumber)
+	if (add_to_tail(rel, metabuf, item, itemlen, tid, &tailbuf, &full))
 	{
-		tailbuf = ReadBuffer(rel, cur->tail);
-		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		wc_check_page(rel, tailbuf, WC_PAGE_L0);
-		if (try_add(rel, tailbuf, item, itemlen, tid))
-		{
-			full = l0_wants_flush(meta);
-			UnlockReleaseBuffer(tailbuf);
-			UnlockReleaseBuffer(metabuf);
-			pfree(item);
-			return full;
-		}
-		UnlockReleaseBuffer(tailbuf);
+		pfree(item);
+		return full;
 	}
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	/* Slow path: metapage exclusively; someone may have added a page. */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	meta = WcPageGetMeta(BufferGetPage(metabuf));
-	cur = &meta->gens[meta->ngens - 1];
-	tailbuf = InvalidBuffer;
-	if (cur->tail != InvalidBlockNumber)
+	if (add_to_tail(rel, metabuf, item, itemlen, tid, &tailbuf, &full))
 	{
-		tailbuf = ReadBuffer(rel, cur->tail);
-		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		wc_check_page(rel, tailbuf, WC_PAGE_L0);
-		if (try_add(rel, tailbuf, item, itemlen, tid))
-		{
-			full = l0_wants_flush(meta);
-			UnlockReleaseBuffer(tailbuf);
-			UnlockReleaseBuffer(metabuf);
-			pfree(item);
-			return full;
-		}
+		pfree(item);
+		return full;
 	}
 
 	newbuf = wc_new_page(rel, NULL);

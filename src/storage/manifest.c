@@ -89,12 +89,111 @@ wc_manifest_row_settled(TransactionId xmin, TransactionId horizon)
 		TransactionIdDidCommit(xmin) && TransactionIdPrecedes(xmin, horizon);
 }
 
-static SysScanDesc
-begin_scan(Relation segrel, uint64 storage_id, Snapshot snapshot, ScanKeyData *key)
+/*
+ * A scan of one storage's manifest rows (through the index), positioned on
+ * a row with its kind and id at hand: the loop every function below that
+ * reads or changes a storage's rows runs.
+ */
+typedef struct SegScan
 {
-	ScanKeyInit(&key[0], Anum_seg_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+	Relation	rel;			/* widecol.segment */
+	LOCKMODE	lockmode;
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;			/* the current row */
+	char		kind;			/* its kind */
+	uint64		id;				/* its segment_id */
+} SegScan;
+
+static void
+seg_begin(SegScan *s, uint64 storage_id, Snapshot snapshot, LOCKMODE lockmode)
+{
+	s->rel = table_open(segment_relid(false), lockmode);
+	s->lockmode = lockmode;
+	ScanKeyInit(&s->key[0], Anum_seg_storage_id, BTEqualStrategyNumber, F_INT8EQ,
 				Int64GetDatum((int64) storage_id));
-	return systable_beginscan(segrel, segment_relid(true), true, snapshot, 1, key);
+	s->scan = systable_beginscan(s->rel, segment_relid(true), true, snapshot, 1, s->key);
+}
+
+/* Move to the next row; false when there is none. */
+static bool
+seg_next(SegScan *s)
+{
+	bool		isnull;
+
+	s->tup = systable_getnext(s->scan);
+	if (!HeapTupleIsValid(s->tup))
+		return false;
+	s->kind = DatumGetChar(heap_getattr(s->tup, Anum_seg_kind, RelationGetDescr(s->rel), &isnull));
+	s->id = (uint64) DatumGetInt64(heap_getattr(s->tup, Anum_seg_segment_id,
+												RelationGetDescr(s->rel), &isnull));
+	return true;
+}
+
+/* An int8 column of the current row. */
+static int64
+seg_int64(SegScan *s, int attnum, bool *isnull)
+{
+	return DatumGetInt64(heap_getattr(s->tup, attnum, RelationGetDescr(s->rel), isnull));
+}
+
+static void
+seg_end(SegScan *s)
+{
+	systable_endscan(s->scan);
+	table_close(s->rel, s->lockmode);
+}
+
+static bool
+id_listed(const uint64 *ids, int n, uint64 id)
+{
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Delete the rows of these kinds whose ids are listed. */
+static void
+forget_rows(uint64 storage_id, const char *kinds, const uint64 *ids, int n)
+{
+	SegScan		s;
+
+	seg_begin(&s, storage_id, SnapshotSelf, RowExclusiveLock);
+	while (seg_next(&s))
+		if (memchr(kinds, s.kind, strlen(kinds)) != NULL && id_listed(ids, n, s.id))
+			CatalogTupleDelete(s.rel, &s.tup->t_self);
+	seg_end(&s);
+}
+
+/*
+ * One bound of a range tombstone in max_key: its length (0 when absent),
+ * then its bytes.
+ */
+static void
+pack_bound(StringInfo packed, const char *key, int keylen)
+{
+	uint16		len = key ? keylen : 0;
+
+	appendBinaryStringInfo(packed, (char *) &len, sizeof(uint16));
+	if (key)
+		appendBinaryStringInfo(packed, key, keylen);
+}
+
+/* Read a bound packed at p (kept if present); returns what follows it. */
+static const char *
+unpack_bound(const char *p, bool present, char **key, int *keylen)
+{
+	uint16		len;
+
+	memcpy(&len, p, sizeof(uint16));
+	p += sizeof(uint16);
+	if (present)
+	{
+		*key = (char *) p;
+		*keylen = len;
+	}
+	return p + len;
 }
 
 static void
@@ -104,7 +203,6 @@ parse_range_tombstone(WcRangeTombstone *rt, HeapTuple tup, const Datum *v)
 	bytea	   *packed = DatumGetByteaPCopy(v[Anum_seg_max_key - 1]);
 	const char *p = VARDATA_ANY(packed);
 	uint8		flags = (uint8) p[0];
-	uint16		len;
 
 	memset(rt, 0, sizeof(WcRangeTombstone));
 	rt->id = DatumGetInt64(v[Anum_seg_segment_id - 1]);
@@ -113,24 +211,11 @@ parse_range_tombstone(WcRangeTombstone *rt, HeapTuple tup, const Datum *v)
 	rt->write_ts = DatumGetInt64(v[Anum_seg_min_write_ts - 1]);
 	rt->nrows = DatumGetInt64(v[Anum_seg_nrows - 1]);
 	rt->xmin = HeapTupleHeaderGetXmin(tup->t_data);
-	p++;
-	memcpy(&len, p, sizeof(uint16));
-	p += sizeof(uint16);
-	if (flags & RT_HAS_LO)
-	{
-		rt->lo = (char *) p;
-		rt->lolen = len;
-		rt->lo_incl = (flags & RT_LO_INCL) != 0;
-	}
-	p += len;
-	memcpy(&len, p, sizeof(uint16));
-	p += sizeof(uint16);
-	if (flags & RT_HAS_HI)
-	{
-		rt->hi = (char *) p;
-		rt->hilen = len;
-		rt->hi_incl = (flags & RT_HI_INCL) != 0;
-	}
+	p = unpack_bound(p + 1, (flags & RT_HAS_LO) != 0, &rt->lo, &rt->lolen);
+	unpack_bound(p, (flags & RT_HAS_HI) != 0, &rt->hi, &rt->hilen);
+	/* an inclusive flag counts only with its bound */
+	rt->lo_incl = (flags & RT_HAS_LO) && (flags & RT_LO_INCL);
+	rt->hi_incl = (flags & RT_HAS_HI) && (flags & RT_HI_INCL);
 }
 
 /* By partition key, then age (newest last). */
@@ -149,47 +234,44 @@ rt_cmp(const void *a, const void *b)
 WcManifest *
 wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 {
-	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
-	ScanKeyData key[1];
-	SysScanDesc scan = begin_scan(segrel, storage_id, snapshot, key);
+	SegScan		s;
 	WcManifest *m = palloc0(sizeof(WcManifest));
 	int			cap = 8,
 				rcap = 8,
 				tcap = 0;
-	HeapTuple	tup;
 
+	seg_begin(&s, storage_id, snapshot, AccessShareLock);
 	m->runs = palloc(sizeof(WcRunSummary) * cap);
 	m->retired_gens = palloc(sizeof(uint64) * rcap);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	while (seg_next(&s))
 	{
 		Datum		v[Natts_seg];
 		bool		n[Natts_seg];
 		WcRunSummary *r;
 
-		heap_deform_tuple(tup, RelationGetDescr(segrel), v, n);
-		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_DROPPED ||
-			DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_WRITING)
+		if (s.kind == SEG_KIND_DROPPED || s.kind == SEG_KIND_WRITING)
 			continue;
-		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_RANGE_TOMBSTONE)
+		heap_deform_tuple(s.tup, RelationGetDescr(s.rel), v, n);
+		if (s.kind == SEG_KIND_RANGE_TOMBSTONE)
 		{
 			if (m->nrts == tcap)
 				m->rts = tcap == 0 ? palloc(sizeof(WcRangeTombstone) * (tcap = 8)) :
 					repalloc(m->rts, sizeof(WcRangeTombstone) * (tcap *= 2));
-			parse_range_tombstone(&m->rts[m->nrts++], tup, v);
+			parse_range_tombstone(&m->rts[m->nrts++], s.tup, v);
 			continue;
 		}
-		if (DatumGetChar(v[Anum_seg_kind - 1]) == SEG_KIND_FLUSHED)
+		if (s.kind == SEG_KIND_FLUSHED)
 		{
 			if (m->nretired == rcap)
 				m->retired_gens = repalloc(m->retired_gens, sizeof(uint64) * (rcap *= 2));
-			m->retired_gens[m->nretired++] = DatumGetInt64(v[Anum_seg_segment_id - 1]);
+			m->retired_gens[m->nretired++] = s.id;
 			continue;
 		}
 		if (m->nruns == cap)
 			m->runs = repalloc(m->runs, sizeof(WcRunSummary) * (cap *= 2));
 		r = &m->runs[m->nruns++];
 		memset(r, 0, sizeof(WcRunSummary));
-		r->run_id = DatumGetInt64(v[Anum_seg_segment_id - 1]);
+		r->run_id = s.id;
 		r->level = DatumGetInt32(v[Anum_seg_level - 1]);
 		r->header_block = (BlockNumber) DatumGetInt64(v[Anum_seg_header_block - 1]);
 		r->npages = (uint32) DatumGetInt64(v[Anum_seg_npages - 1]);
@@ -210,8 +292,7 @@ wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 		r->st.nexternal = n[Anum_seg_nexternal - 1] ? 0 :
 			DatumGetInt64(v[Anum_seg_nexternal - 1]);
 	}
-	systable_endscan(scan);
-	table_close(segrel, AccessShareLock);
+	seg_end(&s);
 	if (m->nrts > 1)
 		qsort(m->rts, m->nrts, sizeof(WcRangeTombstone), rt_cmp);
 	return m;
@@ -268,21 +349,14 @@ wc_manifest_add_range_tombstone(uint64 storage_id, const WcRangeTombstone *rt)
 	StringInfoData packed;
 	uint8		flags = (rt->lo ? RT_HAS_LO : 0) | (rt->lo_incl ? RT_LO_INCL : 0) |
 		(rt->hi ? RT_HAS_HI : 0) | (rt->hi_incl ? RT_HI_INCL : 0);
-	uint16		len;
 	bytea	   *pk = palloc(VARHDRSZ + rt->pklen);
 	bytea	   *bounds;
 	HeapTuple	tup;
 
 	initStringInfo(&packed);
 	appendBinaryStringInfo(&packed, (char *) &flags, 1);
-	len = rt->lo ? rt->lolen : 0;
-	appendBinaryStringInfo(&packed, (char *) &len, sizeof(uint16));
-	if (rt->lo)
-		appendBinaryStringInfo(&packed, rt->lo, rt->lolen);
-	len = rt->hi ? rt->hilen : 0;
-	appendBinaryStringInfo(&packed, (char *) &len, sizeof(uint16));
-	if (rt->hi)
-		appendBinaryStringInfo(&packed, rt->hi, rt->hilen);
+	pack_bound(&packed, rt->lo, rt->lolen);
+	pack_bound(&packed, rt->hi, rt->hilen);
 	bounds = palloc(VARHDRSZ + packed.len);
 	SET_VARSIZE(bounds, VARHDRSZ + packed.len);
 	memcpy(VARDATA(bounds), packed.data, packed.len);
@@ -310,33 +384,10 @@ wc_manifest_add_range_tombstone(uint64 storage_id, const WcRangeTombstone *rt)
 void
 wc_manifest_forget_range_tombstones(uint64 storage_id, const uint64 *ids, int n)
 {
-	Relation	segrel;
-	ScanKeyData key[1];
-	SysScanDesc scan;
-	HeapTuple	tup;
+	static const char kinds[] = {SEG_KIND_RANGE_TOMBSTONE, '\0'};
 
-	if (n == 0)
-		return;
-	segrel = table_open(segment_relid(false), RowExclusiveLock);
-	scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		bool		isnull;
-		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
-		uint64		id = (uint64) DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id,
-															 RelationGetDescr(segrel), &isnull));
-
-		if (kind != SEG_KIND_RANGE_TOMBSTONE)
-			continue;
-		for (int i = 0; i < n; i++)
-			if (ids[i] == id)
-			{
-				CatalogTupleDelete(segrel, &tup->t_self);
-				break;
-			}
-	}
-	systable_endscan(scan);
-	table_close(segrel, RowExclusiveLock);
+	if (n > 0)
+		forget_rows(storage_id, kinds, ids, n);
 }
 
 /* Is a key (of a table with that partition key length) inside the range? */
@@ -439,36 +490,29 @@ wc_manifest_retire_gen(uint64 storage_id, uint64 gen)
 static bool
 with_flushed_row(uint64 storage_id, uint64 gen, bool delete, TransactionId *xmin_out)
 {
-	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
-	ScanKeyData key[1];
-	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
-	HeapTuple	tup;
+	SegScan		s;
 	bool		result = false;
 
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	seg_begin(&s, storage_id, SnapshotSelf, RowExclusiveLock);
+	while (seg_next(&s))
 	{
-		bool		isnull;
-		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
-		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
-
-		if (kind != SEG_KIND_FLUSHED || id != gen)
+		if (s.kind != SEG_KIND_FLUSHED || s.id != gen)
 			continue;
 		if (delete)
 		{
-			CatalogTupleDelete(segrel, &tup->t_self);
+			CatalogTupleDelete(s.rel, &s.tup->t_self);
 			result = true;
 		}
 		else
 		{
-			TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+			TransactionId xmin = HeapTupleHeaderGetXmin(s.tup->t_data);
 
 			*xmin_out = xmin;
 			result = wc_manifest_row_settled(xmin, GetOldestNonRemovableTransactionId(NULL));
 		}
 		break;
 	}
-	systable_endscan(scan);
-	table_close(segrel, RowExclusiveLock);
+	seg_end(&s);
 	return result;
 }
 
@@ -495,22 +539,16 @@ void
 wc_manifest_drop_storage(uint64 storage_id)
 {
 	Oid			nsp = get_namespace_oid(WIDECOL_SCHEMA, true);
-	Relation	segrel;
-	ScanKeyData key[1];
-	SysScanDesc scan;
-	HeapTuple	tup;
+	SegScan		s;
 
 	/* DROP EXTENSION ... CASCADE may have dropped the catalog already */
 	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("segment", nsp)) ||
 		!OidIsValid(get_relname_relid("segment_pkey", nsp)))
 		return;
-	segrel = table_open(segment_relid(false), RowExclusiveLock);
-	scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
-
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-		CatalogTupleDelete(segrel, &tup->t_self);
-	systable_endscan(scan);
-	table_close(segrel, RowExclusiveLock);
+	seg_begin(&s, storage_id, SnapshotSelf, RowExclusiveLock);
+	while (seg_next(&s))
+		CatalogTupleDelete(s.rel, &s.tup->t_self);
+	seg_end(&s);
 }
 
 /*
@@ -521,37 +559,26 @@ wc_manifest_drop_storage(uint64 storage_id)
 void
 wc_manifest_drop_runs(uint64 storage_id, const uint64 *run_ids, int n)
 {
-	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
-	ScanKeyData key[1];
-	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
-	HeapTuple	tup;
+	SegScan		s;
 	int			dropped = 0;
 
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	seg_begin(&s, storage_id, SnapshotSelf, RowExclusiveLock);
+	while (seg_next(&s))
 	{
-		bool		isnull;
-		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
-		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
 		Datum		v[Natts_seg] = {0};
 		bool		nl[Natts_seg] = {0};
 		bool		repl[Natts_seg] = {0};
 		HeapTuple	newtup;
-		bool		match = false;
 
-		if (kind != SEG_KIND_RUN)
-			continue;
-		for (int i = 0; i < n; i++)
-			match |= run_ids[i] == id;
-		if (!match)
+		if (s.kind != SEG_KIND_RUN || !id_listed(run_ids, n, s.id))
 			continue;
 		v[Anum_seg_kind - 1] = CharGetDatum(SEG_KIND_DROPPED);
 		repl[Anum_seg_kind - 1] = true;
-		newtup = heap_modify_tuple(tup, RelationGetDescr(segrel), v, nl, repl);
-		CatalogTupleUpdate(segrel, &tup->t_self, newtup);
+		newtup = heap_modify_tuple(s.tup, RelationGetDescr(s.rel), v, nl, repl);
+		CatalogTupleUpdate(s.rel, &s.tup->t_self, newtup);
 		dropped++;
 	}
-	systable_endscan(scan);
-	table_close(segrel, RowExclusiveLock);
+	seg_end(&s);
 	if (dropped != n)
 		elog(ERROR, "widecol: compaction found %d of its %d input runs in the manifest", dropped, n);
 }
@@ -564,34 +591,29 @@ int
 wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
 						 WcRunSummary **out, TransactionId *latest)
 {
-	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
-	ScanKeyData key[1];
-	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
-	HeapTuple	tup;
+	SegScan		s;
 	int			n = 0,
 				cap = 8;
 	WcRunSummary *runs = palloc0(sizeof(WcRunSummary) * cap);
 
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	seg_begin(&s, storage_id, SnapshotSelf, AccessShareLock);
+	while (seg_next(&s))
 	{
 		bool		isnull;
-		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+		TransactionId xmin = HeapTupleHeaderGetXmin(s.tup->t_data);
 
-		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_DROPPED)
-			continue;
-		if (!wc_manifest_row_settled(xmin, horizon))
+		if (s.kind != SEG_KIND_DROPPED || !wc_manifest_row_settled(xmin, horizon))
 			continue;
 		if (n == cap)
 			runs = repalloc(runs, sizeof(WcRunSummary) * (cap *= 2));
-		runs[n].run_id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
-		runs[n].header_block = (BlockNumber) DatumGetInt64(heap_getattr(tup, Anum_seg_header_block, RelationGetDescr(segrel), &isnull));
+		runs[n].run_id = s.id;
+		runs[n].header_block = (BlockNumber) seg_int64(&s, Anum_seg_header_block, &isnull);
 		n++;
 		if (TransactionIdIsNormal(xmin) &&
 			(!TransactionIdIsValid(*latest) || TransactionIdFollows(xmin, *latest)))
 			*latest = xmin;
 	}
-	systable_endscan(scan);
-	table_close(segrel, AccessShareLock);
+	seg_end(&s);
 	*out = runs;
 	return n;
 }
@@ -600,28 +622,9 @@ wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,
 void
 wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n)
 {
-	Relation	segrel = table_open(segment_relid(false), RowExclusiveLock);
-	ScanKeyData key[1];
-	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
-	HeapTuple	tup;
+	static const char kinds[] = {SEG_KIND_DROPPED, SEG_KIND_WRITING, '\0'};
 
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		bool		isnull;
-		uint64		id = DatumGetInt64(heap_getattr(tup, Anum_seg_segment_id, RelationGetDescr(segrel), &isnull));
-		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
-
-		if (kind != SEG_KIND_DROPPED && kind != SEG_KIND_WRITING)
-			continue;
-		for (int i = 0; i < n; i++)
-			if (run_ids[i] == id)
-			{
-				CatalogTupleDelete(segrel, &tup->t_self);
-				break;
-			}
-	}
-	systable_endscan(scan);
-	table_close(segrel, RowExclusiveLock);
+	forget_rows(storage_id, kinds, run_ids, n);
 }
 
 /*
@@ -633,20 +636,19 @@ wc_manifest_forget_runs(uint64 storage_id, const uint64 *run_ids, int n)
 TransactionId
 wc_manifest_min_xid(uint64 storage_id, TransactionId horizon)
 {
-	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
-	ScanKeyData key[1];
-	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotAny, key);
-	HeapTuple	tup;
+	SegScan		s;
 	TransactionId result = InvalidTransactionId;
 
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	seg_begin(&s, storage_id, SnapshotAny, AccessShareLock);
+	while (seg_next(&s))
 	{
 		bool		isnull;
+		HeapTuple	tup = s.tup;
 		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
 		TransactionId xmax = HeapTupleHeaderGetRawXmax(tup->t_data);
 		TransactionId x;
 
-		if (DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull)) != SEG_KIND_RUN)
+		if (s.kind != SEG_KIND_RUN)
 			continue;
 		if (TransactionIdIsNormal(xmin) && !TransactionIdIsCurrentTransactionId(xmin) &&
 			!TransactionIdIsInProgress(xmin) && !TransactionIdDidCommit(xmin))
@@ -658,13 +660,12 @@ wc_manifest_min_xid(uint64 storage_id, TransactionId horizon)
 			!TransactionIdIsInProgress(xmax) && TransactionIdDidCommit(xmax) &&
 			TransactionIdPrecedes(xmax, horizon))
 			continue;			/* dropped, and no snapshot reads it any more */
-		x = (TransactionId) DatumGetInt64(heap_getattr(tup, Anum_seg_min_xid, RelationGetDescr(segrel), &isnull));
+		x = (TransactionId) seg_int64(&s, Anum_seg_min_xid, &isnull);
 		if (!isnull && TransactionIdIsNormal(x) &&
 			(!TransactionIdIsValid(result) || TransactionIdPrecedes(x, result)))
 			result = x;
 	}
-	systable_endscan(scan);
-	table_close(segrel, AccessShareLock);
+	seg_end(&s);
 	return result;
 }
 
@@ -728,25 +729,21 @@ wc_manifest_run_state(uint64 storage_id, uint64 run_id)
 void
 wc_manifest_pages(uint64 storage_id, int64 *live, int64 *dropped)
 {
-	Relation	segrel = table_open(segment_relid(false), AccessShareLock);
-	ScanKeyData key[1];
-	SysScanDesc scan = begin_scan(segrel, storage_id, SnapshotSelf, key);
-	HeapTuple	tup;
+	SegScan		s;
 
 	*live = *dropped = 0;
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	seg_begin(&s, storage_id, SnapshotSelf, AccessShareLock);
+	while (seg_next(&s))
 	{
 		bool		isnull;
-		char		kind = DatumGetChar(heap_getattr(tup, Anum_seg_kind, RelationGetDescr(segrel), &isnull));
-		int64		npages = DatumGetInt64(heap_getattr(tup, Anum_seg_npages, RelationGetDescr(segrel), &isnull));
+		int64		npages = seg_int64(&s, Anum_seg_npages, &isnull);
 
 		if (isnull)
 			continue;
-		if (kind == SEG_KIND_RUN)
+		if (s.kind == SEG_KIND_RUN)
 			*live += npages;
-		else if (kind == SEG_KIND_DROPPED)
+		else if (s.kind == SEG_KIND_DROPPED)
 			*dropped += npages;
 	}
-	systable_endscan(scan);
-	table_close(segrel, AccessShareLock);
+	seg_end(&s);
 }

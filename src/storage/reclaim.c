@@ -24,6 +24,7 @@
 #include "utils/hsearch.h"
 
 #include "widecol.h"
+#include "storage/cache.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
 #include "storage/page.h"
@@ -437,15 +438,12 @@ wc_vacuum_free_space(Relation rel, int64 *nfree)
 	BlockNumber keep = WC_META_BLOCK + 1;	/* blocks before the free tail */
 	BlockNumber truncated = 0;
 	WcMetaData	meta;
-	HASHCTL		ctl;
 	HTAB	   *gone;
 
 	wc_reclaim_aborted_runs(rel);
 	wc_meta_read(rel, &meta);
-	ctl.keysize = sizeof(uint64);
-	ctl.entrysize = sizeof(GoneRun);
-	ctl.hcxt = CurrentMemoryContext;
-	gone = hash_create("widecol gone runs", 256, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	gone = wc_hash_create("widecol gone runs", 256, sizeof(uint64), sizeof(GoneRun),
+						  CurrentMemoryContext);
 	*nfree = 0;
 	for (BlockNumber blk = WC_META_BLOCK + 1; blk < nblocks; blk++)
 	{

@@ -395,16 +395,14 @@ wc_version_visible(const WcRowHeader *row, Snapshot snapshot)
 				return false;
 			return TransactionIdDidCommit(xid);
 		case SNAPSHOT_SELF:
-			if (TransactionIdIsCurrentTransactionId(xid))
-				return true;
-			if (TransactionIdIsInProgress(xid))
-				return false;
-			return TransactionIdDidCommit(xid);
 		case SNAPSHOT_DIRTY:
 			if (TransactionIdIsCurrentTransactionId(xid))
 				return true;
 			if (TransactionIdIsInProgress(xid))
 			{
+				/* only a dirty snapshot sees it, and notes whom to wait for */
+				if (snapshot->snapshot_type == SNAPSHOT_SELF)
+					return false;
 				snapshot->xmin = xid;
 				return true;
 			}

@@ -38,6 +38,7 @@
 #include "access/tableam.h"
 
 #include "widecol.h"
+#include "storage/cache.h"
 #include "storage/tableinfo.h"
 
 static const char *const wc_option_names[] = {
@@ -568,15 +569,8 @@ wc_table_info(Relation rel)
 	wc_split_options(wc_stored_options(relid), &wc, &rest);
 	wc_build_table_info(rel, wc, &info);
 	if (info_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(InfoEntry);
-		ctl.hcxt = CacheMemoryContext;
-		info_cache = hash_create("widecol table info", 64, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+		info_cache = wc_hash_create("widecol table info", 64, sizeof(Oid),
+									sizeof(InfoEntry), CacheMemoryContext);
 	entry = hash_search(info_cache, &relid, HASH_ENTER, &found);
 	if (!found || memcmp(entry->info, &info, sizeof(WcTableInfo)) != 0)
 	{
