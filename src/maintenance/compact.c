@@ -426,6 +426,29 @@ write_version(Outputs *outputs, const WcRowHeader *row, bool all_see_it)
 }
 
 /*
+ * Does the version go whatever else the key holds?  When a range tombstone
+ * every snapshot sees deletes it (the tombstone stays until purged), when
+ * its transaction aborted (its out-of-line values were rolled back with
+ * it), or when a newer version of the key is settled (seen by everyone).
+ */
+static bool
+shadowed_for_all(Pass *p, const WcRowHeader *row, bool settled, bool mine)
+{
+	bool		aborted = wc_xid_known_aborted(row->xid);
+
+	if (!aborted && !settled &&
+		(p->manifest->nrts == 0 ||
+		 row->write_ts >= wc_range_covering_ts(p->manifest, WcRowKey(row), row->keylen,
+											   row->pklen, p->horizon)))
+		return false;
+	if (mine && aborted)
+		p->st->shadowed_dropped++;
+	else if (mine)
+		version_goes(p, row);
+	return true;
+}
+
+/*
  * One merge over all input versions.  Every version takes part in the
  * per-key decisions; only those of the pass's windows are written and
  * counted, so that several passes (one per group of windows) decide alike
@@ -465,30 +488,8 @@ merge_pass(Pass *p, Outputs *outputs)
 			settled = false;
 		}
 		mine = pass_takes(p, row);
-		/*
-		 * A version older than a range tombstone every snapshot sees is
-		 * deleted for all: it goes (the tombstone stays until purged).
-		 */
-		if (p->manifest->nrts > 0 &&
-			row->write_ts < wc_range_covering_ts(p->manifest, WcRowKey(row), row->keylen,
-												 row->pklen, p->horizon))
-		{
-			if (mine)
-				version_goes(p, row);
+		if (shadowed_for_all(p, row, settled, mine))
 			continue;
-		}
-		if (wc_xid_known_aborted(row->xid))
-		{
-			if (mine)
-				p->st->shadowed_dropped++;	/* its out-of-line values were rolled back */
-			continue;
-		}
-		if (settled)
-		{
-			if (mine)
-				version_goes(p, row);
-			continue;
-		}
 		if (folding)
 		{
 			if (all_visible(row, p->horizon))
