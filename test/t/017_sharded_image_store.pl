@@ -25,22 +25,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my %node;
-for my $name (qw(coord shard1 shard2))
-{
-	$node{$name} = PostgreSQL::Test::Cluster->new($name);
-	$node{$name}->init;
-	$node{$name}->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my ($coord, $s1, $s2) = shard_nodes(q{
 widecol.max_workers = 0
 max_connections = 20
 timezone = 'UTC'
 });
-	$node{$name}->start;
-	$node{$name}->safe_psql('postgres', 'CREATE EXTENSION widecol');
-}
-my ($coord, $s1, $s2) = @node{qw(coord shard1 shard2)};
 sub c { return $coord->safe_psql('postgres', $_[0]); }
 
 sub fails_like
@@ -51,15 +43,6 @@ sub fails_like
 	isnt($ret, 0, "$name fails");
 	like($err, $re, "$name: error");
 }
-
-c(qq{
-CREATE EXTENSION postgres_fdw;
-CREATE EXTENSION dblink;
-CREATE SERVER s1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s1->host]}', port '@{[$s1->port]}', dbname 'postgres');
-CREATE SERVER s2 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s2->host]}', port '@{[$s2->port]}', dbname 'postgres');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s1;
-CREATE USER MAPPING FOR CURRENT_USER SERVER s2;
-});
 
 # ------------------------------------------------------------- create --
 
@@ -202,5 +185,5 @@ fails_like(q{SELECT * FROM st.daily_counts('2025-01-01', '2025-01-10')},
 $s2->start;
 is(c(q{SELECT count(*) FROM st.images}), c(q{SELECT count(*) FROM one.images}), 'shard 2 back: all images readable');
 
-$_->stop for values %node;
+$_->stop for ($coord, $s1, $s2);
 done_testing();

@@ -36,33 +36,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $conf = q{
-shared_preload_libraries = 'widecol'
+my ($coord, $s1, $s2) = shard_nodes(q{
 widecol.max_workers = 0
 max_connections = 20
 max_locks_per_transaction = 32
-};
-my %node;
-for my $name (qw(coord shard1 shard2))
-{
-	$node{$name} = PostgreSQL::Test::Cluster->new($name);
-	$node{$name}->init;
-	$node{$name}->append_conf('postgresql.conf', $conf);
-	$node{$name}->start;
-	$node{$name}->safe_psql('postgres', 'CREATE EXTENSION widecol');
-}
-my ($coord, $s1, $s2) = @node{qw(coord shard1 shard2)};
-sub c { return $coord->safe_psql('postgres', $_[0]); }
-
-c(qq{
-CREATE EXTENSION postgres_fdw;
-CREATE EXTENSION dblink;
-CREATE SERVER s1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s1->host]}', port '@{[$s1->port]}', dbname 'postgres');
-CREATE SERVER s2 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s2->host]}', port '@{[$s2->port]}', dbname 'postgres');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s1;
-CREATE USER MAPPING FOR CURRENT_USER SERVER s2;
 });
+sub c { return $coord->safe_psql('postgres', $_[0]); }
 
 # ------------------------------------------------------------- create --
 
@@ -299,5 +281,5 @@ is($s1->safe_psql('postgres', q{SELECT to_regclass('img') IS NULL}) . $s2->safe_
 	'tt', 'drop_sharded_table drops the shards\' tables');
 is(c(q{SELECT count(*) FROM widecol.sharded_table}), '0', '... and forgets the table');
 
-$_->stop for values %node;
+$_->stop for ($coord, $s1, $s2);
 done_testing();
