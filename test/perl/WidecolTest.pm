@@ -7,8 +7,9 @@ use strict;
 use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
+use Test::More;
 
-our @EXPORT = qw(widecol_node shard_nodes copy_to_file pages_of_type find_page flip_bytes xor_bytes);
+our @EXPORT = qw(widecol_node shard_nodes copy_to_file fails_like pages_of_type find_page flip_bytes xor_bytes);
 
 # A new node NAME, initialized (with INIT ARGS, as Cluster->init takes them),
 # with shared_preload_libraries = 'widecol' and then the postgresql.conf
@@ -47,6 +48,18 @@ CREATE USER MAPPING FOR CURRENT_USER SERVER s1;
 CREATE USER MAPPING FOR CURRENT_USER SERVER s2;
 });
 	return @nodes;
+}
+
+# Two tests: SQL fails on NODE, with an error (verbose: with its SQLSTATE)
+# that matches RE.
+sub fails_like
+{
+	my ($node, $sql, $re, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$sql");
+	isnt($ret, 0, "$name fails");
+	like($err, $re, "$name: error");
+	return;
 }
 
 # The rows of QUERY written by NODE's server (COPY ... TO) into DIR/NAME.copy;
