@@ -201,35 +201,33 @@ count_pg_regress() { # LOG -> "passed failed"
 	echo "$p $f"
 }
 
-suite_regress() {
-	if ! grep -q '[^[:space:]]' "$TREE/test/regress_schedule" 2>/dev/null; then
-		SUMMARY+=("regress|-|-|-|skipped (test/regress_schedule empty)")
+# suite_pg_regress NAME SCHEDULE WHY-SKIPPED TIMEOUT OUTDIR MAKE-ARGS...: a
+# suite driven by pg_regress (which writes its results into OUTDIR); skipped
+# when SCHEDULE lists no test.
+suite_pg_regress() {
+	local name=$1 schedule=$2 why=$3 limit=$4 out=$5 p f
+	shift 5
+	if ! grep -q '[^[:space:]]' "$schedule" 2>/dev/null; then
+		SUMMARY+=("$name|-|-|-|skipped ($why)")
 		return 0
 	fi
-	run_suite regress "${WIDECOL_TIMEOUT_REGRESS:-1500}" ISOLATION= TAP_TESTS=
-	local p f
-	read -r p f < <(count_pg_regress "$WORK/regress.log")
-	record regress "$p" "$f" && return 0
-	save_artifacts regress "$WORK/regress.log" "$TREE/regression.diffs" "$TREE/regression.out" \
-		"$TREE/results" "$TREE/log"
-	print_head "$TREE/regression.diffs" "regress: regression.diffs"
-	print_tail "$TREE/log/postmaster.log" 60 "regress: postmaster.log"
+	run_suite "$name" "$limit" "$@"
+	read -r p f < <(count_pg_regress "$WORK/$name.log")
+	record "$name" "$p" "$f" && return 0
+	save_artifacts "$name" "$WORK/$name.log" "$out/regression.diffs" "$out/regression.out" \
+		"$out/results" "$out/log"
+	print_head "$out/regression.diffs" "$name: regression.diffs"
+	print_tail "$out/log/postmaster.log" 60 "$name: postmaster.log"
+}
+
+suite_regress() {
+	suite_pg_regress regress "$TREE/test/regress_schedule" "test/regress_schedule empty" \
+		"${WIDECOL_TIMEOUT_REGRESS:-1500}" "$TREE" ISOLATION= TAP_TESTS=
 }
 
 suite_isolation() {
-	if ! grep -q '[^[:space:]]' "$TREE/test/isolation_schedule" 2>/dev/null; then
-		SUMMARY+=("isolation|-|-|-|skipped (no test/isolation_schedule)")
-		return 0
-	fi
-	run_suite isolation "${WIDECOL_TIMEOUT_ISOLATION:-900}" REGRESS= TAP_TESTS=
-	local p f
-	read -r p f < <(count_pg_regress "$WORK/isolation.log")
-	record isolation "$p" "$f" && return 0
-	save_artifacts isolation "$WORK/isolation.log" "$TREE/test/output_iso/regression.diffs" \
-		"$TREE/test/output_iso/regression.out" "$TREE/test/output_iso/results" \
-		"$TREE/test/output_iso/log"
-	print_head "$TREE/test/output_iso/regression.diffs" "isolation: regression.diffs"
-	print_tail "$TREE/test/output_iso/log/postmaster.log" 60 "isolation: postmaster.log"
+	suite_pg_regress isolation "$TREE/test/isolation_schedule" "no test/isolation_schedule" \
+		"${WIDECOL_TIMEOUT_ISOLATION:-900}" "$TREE/test/output_iso" REGRESS= TAP_TESTS=
 }
 
 # prove (TAP) is counted at the level of individual assertions ("ok N" /

@@ -16,15 +16,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/bench/lib.sh"
 
 MINUTES=10 CLIENTS=4 KEYS=2000
-while [ $# -gt 0 ]; do
-	case $1 in
-	--minutes) MINUTES=$2; shift 2 ;;
-	--clients) CLIENTS=$2; shift 2 ;;
-	--keys) KEYS=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main stress.sh "" --minutes "$MINUTES" --clients "$CLIENTS" --keys "$KEYS" || true
+bench_main stress.sh --minutes=MINUTES --clients=CLIENTS --keys=KEYS -- "$@"
 
 bench_instance
 echo "widecol.level0_max_size = 64" >>"$inst/data/postgresql.conf"

@@ -23,17 +23,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=2000000 CHUNKS=20 OUT="$ROOT/test/bench/results"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rows) ROWS=$2; shift 2 ;;
-	--chunks) CHUNKS=$2; shift 2 ;;
-	--out) OUT=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main bench/amplification.sh "$OUT" --rows "$ROWS" --chunks "$CHUNKS" || true
-
-mkdir -p "$OUT"
+bench_main bench/amplification.sh --rows=ROWS --chunks=CHUNKS --out=OUT -- "$@"
 bench_instance
 "${PSQL[@]}" -c "ALTER SYSTEM SET widecol.naptime = '1s'" -c "ALTER SYSTEM SET widecol.max_workers = 2" \
 	-c "ALTER SYSTEM SET widecol.compaction_throughput = 0" -c "SELECT pg_reload_conf()" >/dev/null

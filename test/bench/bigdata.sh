@@ -40,17 +40,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 OUT="$ROOT/test/bench/results" CGROUP=""
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rows) ROWS=$2; shift 2 ;;
-	--chunk) CHUNK=$2; shift 2 ;;
-	--memory) MEMORY=$2; shift 2 ;;
-	--seconds) SECONDS_EACH=$2; shift 2 ;;
-	--out) OUT=$2; shift 2 ;;
-	--cgroup) CGROUP=$2; shift 2 ;;	# set by the root stage
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
+# --cgroup is set by the root stage
+bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --out=OUT --cgroup=CGROUP -- "$@"
 
 # SIZE (e.g. 1GB, 256MB, 512M) -> bytes
 to_bytes() {
@@ -143,19 +134,9 @@ cleanup() {
 	rm -rf "$inst"
 }
 trap cleanup EXIT
-"$bin/initdb" -D "$inst/data" --auth=trust --no-locale --encoding=UTF8 >/dev/null
-cat >>"$inst/data/postgresql.conf" <<-EOF
-	shared_preload_libraries = 'widecol'
-	listen_addresses = ''
-	unix_socket_directories = '$inst'
-	port = 5998
-	shared_buffers = '${SB_MB}MB'
-	max_wal_size = '4GB'
-	checkpoint_timeout = '30min'
-	autovacuum = off
-	# widecol's background workers compact as in production: the defaults
-	# widecol.max_workers = 2, widecol.naptime = 60s, compaction_throughput = 64
-EOF
+bench_initdb "$inst/data" "$inst" 5998 "${SB_MB}MB" 4GB \
+	"# widecol's background workers compact as in production: the defaults" \
+	"# widecol.max_workers = 2, widecol.naptime = 60s, compaction_throughput = 64"
 wc_section "Starting the server"
 wc_info "$LIMIT_NOTE"
 if [ -n "$CGROUP" ]; then
@@ -210,16 +191,6 @@ gen_chunk() {
 	EOF
 }
 
-# copy_chunk TABLE FILE -> "seconds walbytes"
-copy_chunk() {
-	"${PSQL[@]}" -At <<-EOF
-		CHECKPOINT;
-		SELECT pg_current_wal_insert_lsn() AS l0, clock_timestamp() AS t0 \gset
-		COPY $1 FROM '$2' WITH (FORMAT csv);
-		SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 3),
-		       pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0'::pg_lsn);
-	EOF
-}
 cg_stat() {	# cg_stat FILE -> value, or n/a
 	if [ -n "$CGROUP" ] && [ -r "$CGROUP/$1" ]; then cat "$CGROUP/$1"; else echo n/a; fi
 }
@@ -238,8 +209,8 @@ for ((i = 0; i < chunks; i++)); do
 	n=$((ROWS - loaded < CHUNK ? ROWS - loaded : CHUNK))
 	f=$inst/chunk.csv
 	gen_chunk $((loaded + 1)) "$n" "$f"
-	read -r hs hw < <(copy_chunk heap_image_metadata "$f" | tr '|' ' ')
-	read -r ws ww < <(copy_chunk wc_image_metadata "$f" | tr '|' ' ')
+	read -r hs hw < <(bench_copy_chunk heap_image_metadata "$f" | tr '|' ' ')
+	read -r ws ww < <(bench_copy_chunk wc_image_metadata "$f" | tr '|' ' ')
 	rm -f "$f"
 	loaded=$((loaded + n))
 	runs=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")

@@ -15,19 +15,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PART=100000 RETENTION=1000000 SINGLES=10000 OUT="$ROOT/test/bench/results"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--partition-rows) PART=$2; shift 2 ;;
-	--retention-rows) RETENTION=$2; shift 2 ;;
-	--singles) SINGLES=$2; shift 2 ;;
-	--out) OUT=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main bench/deletes.sh "$OUT" --partition-rows "$PART" --retention-rows "$RETENTION" \
-	--singles "$SINGLES" || true
-
-mkdir -p "$OUT"
+bench_main bench/deletes.sh --partition-rows=PART --retention-rows=RETENTION --singles=SINGLES --out=OUT -- "$@"
 bench_instance
 "${PSQL[@]}" -c "CREATE EXTENSION widecol"
 

@@ -28,20 +28,9 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=1000000 SECONDS_EACH=10 OUT="$ROOT/test/bench/results" QUERIES=1
-while [ $# -gt 0 ]; do
-	case $1 in
-	--no-queries) QUERIES=0; shift ;;
-	--rows) ROWS=$2; shift 2 ;;
-	--seconds) SECONDS_EACH=$2; shift 2 ;;
-	--out) OUT=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main bench/imagestore.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" \
-	$([ "$QUERIES" = 1 ] || echo --no-queries) || true
+bench_main bench/imagestore.sh --rows=ROWS --seconds=SECONDS_EACH --no-queries=QUERIES=0 --out=OUT -- "$@"
 
 DAYS=30
-mkdir -p "$OUT"
 bench_instance
 "${PSQL[@]}" <<'SQL'
 CREATE EXTENSION widecol;

@@ -20,31 +20,10 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rows) ROWS=$2; shift 2 ;;
-	--chunks) CHUNKS=$2; shift 2 ;;
-	--out) OUT=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main bench/ingest.sh "$OUT" --rows "$ROWS" --chunks "$CHUNKS" || true
-
-mkdir -p "$OUT"
+bench_main bench/ingest.sh --rows=ROWS --chunks=CHUNKS --out=OUT -- "$@"
 bench_instance
 bench_generate "$ROWS" "$CHUNKS"
 bench_tables
-
-# copy_chunk TABLE FILE -> "seconds walbytes"
-copy_chunk() {
-	"${PSQL[@]}" -At <<EOF
-CHECKPOINT;
-SELECT pg_current_wal_insert_lsn() AS l0, clock_timestamp() AS t0 \gset
-COPY $1 FROM '$2' WITH (FORMAT csv);
-SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 3),
-       pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'l0'::pg_lsn);
-EOF
-}
 
 csv="$OUT/ingest.csv"
 echo "chunk,rows_before,rows,heap_s,widecol_s,heap_wal,widecol_wal" >"$csv"
@@ -54,8 +33,8 @@ before=0
 i=0
 for f in "$inst"/chunk.*; do
 	n=$(wc -l <"$f")
-	read -r hs hw < <(copy_chunk heap_images "$f" | tr '|' ' ')
-	read -r ws ww < <(copy_chunk wc_images "$f" | tr '|' ' ')
+	read -r hs hw < <(bench_copy_chunk heap_images "$f" | tr '|' ' ')
+	read -r ws ww < <(bench_copy_chunk wc_images "$f" | tr '|' ' ')
 	echo "$i,$before,$n,$hs,$ws,$hw,$ww" >>"$csv"
 	awk -v i="$i" -v b="$before" -v n="$n" -v hs="$hs" -v ws="$ws" 'BEGIN {
 		printf "%6d %12d %12.0f %12.0f %7.2f\n", i, b, n / hs, n / ws, hs / ws }'

@@ -25,19 +25,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=5000000 SECONDS_EACH=15 SPARSE_DEVICES=10000 OUT="$ROOT/test/bench/results"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rows) ROWS=$2; shift 2 ;;
-	--sparse-devices) SPARSE_DEVICES=$2; shift 2 ;;
-	--seconds) SECONDS_EACH=$2; shift 2 ;;
-	--out) OUT=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main bench/reads.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" \
-	--sparse-devices "$SPARSE_DEVICES" || true
-
-mkdir -p "$OUT"
+bench_main bench/reads.sh --rows=ROWS --sparse-devices=SPARSE_DEVICES --seconds=SECONDS_EACH --out=OUT -- "$@"
 bench_instance
 bench_generate "$ROWS" 10
 bench_tables

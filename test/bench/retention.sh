@@ -16,18 +16,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PER_DAY=100000 DAYS=30 EXPIRE=7 OUT="$ROOT/test/bench/results"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rows-per-day) PER_DAY=$2; shift 2 ;;
-	--days) DAYS=$2; shift 2 ;;
-	--expire) EXPIRE=$2; shift 2 ;;
-	--out) OUT=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main bench/retention.sh "$OUT" --rows-per-day "$PER_DAY" --days "$DAYS" --expire "$EXPIRE" || true
-
-mkdir -p "$OUT"
+bench_main bench/retention.sh --rows-per-day=PER_DAY --days=DAYS --expire=EXPIRE --out=OUT -- "$@"
 bench_instance
 # the expiry is measured when we ask for it, not when a worker gets to it
 "${PSQL[@]}" -c "ALTER SYSTEM SET widecol.max_workers = 0" -c "SELECT pg_reload_conf()" >/dev/null

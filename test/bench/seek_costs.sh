@@ -16,17 +16,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=100000 REPEAT=9 OUT="$ROOT/test/bench/results"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rows) ROWS=$2; shift 2 ;;
-	--repeat) REPEAT=$2; shift 2 ;;
-	--out) OUT=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main bench/seek_costs.sh "$OUT" --rows "$ROWS" --repeat "$REPEAT" || true
-
-mkdir -p "$OUT"
+bench_main bench/seek_costs.sh --rows=ROWS --repeat=REPEAT --out=OUT -- "$@"
 bench_instance
 wc_section "Loading $ROWS rows into tables of 1, 10 and 100 runs, and a heap copy"
 "${PSQL[@]}" <<EOF

@@ -26,19 +26,10 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# BATCH: create_sharded_table's batch_size (postgres_fdw caps it at 65535 parameters)
 ROWS=1000000 SECONDS_EACH=10 BATCH=10000 OUT="$ROOT/test/bench/results"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rows) ROWS=$2; shift 2 ;;
-	--seconds) SECONDS_EACH=$2; shift 2 ;;
-	--batch-size) BATCH=$2; shift 2 ;;	# create_sharded_table's batch_size (postgres_fdw caps it at 65535 parameters)
-	--out) OUT=$2; shift 2 ;;
-	*) wc_die "unknown argument $1" ;;
-	esac
-done
-bench_main bench/sharded.sh "$OUT" --rows "$ROWS" --seconds "$SECONDS_EACH" --batch-size "$BATCH" || true
+bench_main bench/sharded.sh --rows=ROWS --seconds=SECONDS_EACH --batch-size=BATCH --out=OUT -- "$@"
 
-mkdir -p "$OUT"
 started=$(wc_now)
 bin=$WC_PG_BINDIR
 base=$(mktemp -d "${WC_TMPBASE:-/tmp}/widecol-bench.XXXXXX")
@@ -55,18 +46,7 @@ trap stop_all EXIT
 wc_section "Starting 4 instances (coordinator + 3 shards) on ports ${PORTS[*]}"
 for i in 0 1 2 3; do
 	n=${NAMES[$i]}
-	"$bin/initdb" -D "$base/$n" --auth=trust --no-locale --encoding=UTF8 >/dev/null
-	cat >>"$base/$n/postgresql.conf" <<-EOF
-		shared_preload_libraries = 'widecol'
-		listen_addresses = ''
-		unix_socket_directories = '$base'
-		port = ${PORTS[$i]}
-		shared_buffers = '512MB'
-		max_wal_size = '4GB'
-		checkpoint_timeout = '30min'
-		autovacuum = off
-		widecol.max_workers = 0
-	EOF
+	bench_initdb "$base/$n" "$base" "${PORTS[$i]}" 512MB 4GB "widecol.max_workers = 0"
 	"$bin/pg_ctl" -D "$base/$n" -l "$base/$n.log" -w start >/dev/null
 	"$bin/psql" -X -q -h "$base" -p "${PORTS[$i]}" -d postgres -c "CREATE EXTENSION widecol"
 done

@@ -26,13 +26,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $node = PostgreSQL::Test::Cluster->new('dump');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'");
 # no background maintenance: this test counts runs (007 tests the workers)
-$node->append_conf('postgresql.conf', 'widecol.max_workers = 0');
-$node->start;
+my $node = widecol_node('dump', 'widecol.max_workers = 0');
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 

@@ -36,13 +36,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init(extra => ['--data-checksums']);
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'");
 # no background maintenance: this test counts runs (007 tests the workers)
-$node->append_conf('postgresql.conf', 'widecol.max_workers = 0');
-$node->start;
+my $node = widecol_node('crash', 'widecol.max_workers = 0', extra => ['--data-checksums']);
 $node->safe_psql('postgres', 'CREATE EXTENSION widecol');
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
@@ -78,13 +76,7 @@ sub check_table
 sub sql1 { return $node->safe_psql('postgres', $_[0]); }
 
 # Server-generated COPY files.
-sub make_file
-{
-	my ($name, $query) = @_;
-	my $f = "$tmp/$name.copy";
-	sql1("COPY ($query) TO '$f'");
-	return $f;
-}
+sub make_file { return copy_to_file($node, $tmp, @_); }
 my $f1 = make_file('f1',
 	q{SELECT i % 40, i, 'copy1 ' || i FROM generate_series(1, 2000) i});
 my $f2 = make_file('f2',

@@ -35,19 +35,16 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1, extra => ['--data-checksums']);
-$primary->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'widecol'
+my $primary = widecol_node('primary', q{
 widecol.max_workers = 0
 wal_consistency_checking = 'all,widecol'
 allow_in_place_tablespaces = on
 # no autovacuum snapshots holding back the primary's horizon (last section)
 autovacuum = off
-});
-$primary->start;
+}, allows_streaming => 1, extra => ['--data-checksums']);
 $primary->safe_psql('postgres', 'CREATE EXTENSION widecol');
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
@@ -55,13 +52,7 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 sub p { return $primary->safe_psql('postgres', $_[0]); }
 
 # Server-generated COPY files.
-sub make_file
-{
-	my ($name, $query) = @_;
-	my $f = "$tmp/$name.copy";
-	p("COPY ($query) TO '$f'");
-	return $f;
-}
+sub make_file { return copy_to_file($primary, $tmp, @_); }
 
 # Data present before the standby's base backup.
 p(q{

@@ -14,12 +14,9 @@ use Test::More;
 use lib 'test/perl';
 use WidecolTest;
 
-my $node = PostgreSQL::Test::Cluster->new('corrupt');
-$node->init;    # no data checksums: widecol's own checksums must catch it
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'");
-# no background maintenance: this test counts runs (007 tests the workers)
-$node->append_conf('postgresql.conf', 'widecol.max_workers = 0');
-$node->start;
+# no data checksums: widecol's own checksums must catch it; no background
+# maintenance: this test counts runs (007 tests the workers)
+my $node = widecol_node('corrupt', 'widecol.max_workers = 0');
 
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION widecol;

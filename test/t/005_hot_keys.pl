@@ -16,20 +16,18 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
 my $tx = $ENV{WIDECOL_HOT_TX} // 600;
 my $clients = $ENV{WIDECOL_HOT_CLIENTS} // 8;
 my @length = $ENV{WIDECOL_HOT_SECONDS} ? ('-T', $ENV{WIDECOL_HOT_SECONDS}) : ('-t', $tx);
 
-my $node = PostgreSQL::Test::Cluster->new('hot');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my $node = widecol_node('hot', qq{
 widecol.max_workers = 0
 max_connections = 40
 widecol.level0_max_size = 64
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION widecol;
 	CREATE TABLE counters (k int, n bigint) USING widecol WITH (widecol.partition_key = 'k');

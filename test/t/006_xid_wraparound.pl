@@ -12,15 +12,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $node = PostgreSQL::Test::Cluster->new('wrap');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my $node = widecol_node('wrap', qq{
 widecol.max_workers = 0
 autovacuum = off
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION widecol;
 	CREATE TABLE w (pk int, ck int, v text) USING widecol

@@ -19,14 +19,10 @@ use lib 'test/perl';
 use WidecolTest;
 use Time::HiRes qw(time);
 
-my $node = PostgreSQL::Test::Cluster->new('bgw');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my $node = widecol_node('bgw', qq{
 widecol.naptime = 1
 widecol.compaction_throughput = 1
 });
-$node->start;
 
 sub sql { return $node->safe_psql('postgres', shift); }
 

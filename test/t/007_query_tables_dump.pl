@@ -17,11 +17,10 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $node = PostgreSQL::Test::Cluster->new('qtdump');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'");
-$node->start;
+my $node = widecol_node('qtdump', '');
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 

@@ -15,16 +15,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 use Time::HiRes qw(time);
 
-my $node = PostgreSQL::Test::Cluster->new('ccrash');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my $node = widecol_node('ccrash', qq{
 widecol.max_workers = 0
 widecol.naptime = 1
 });
-$node->start;
 
 sub sql { return $node->safe_psql('postgres', shift); }
 sql('CREATE EXTENSION widecol');

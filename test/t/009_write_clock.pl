@@ -12,11 +12,10 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('clock_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'");
-$primary->start;
+my $primary = widecol_node('clock_primary', '', allows_streaming => 1);
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION widecol;
 	CREATE TABLE kv (k int, v text) USING widecol WITH (widecol.partition_key = 'k');

@@ -21,16 +21,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 use IPC::Run;
 
 my $seconds = $ENV{WIDECOL_REUSE_SECONDS} // 45;
 my $clients = $ENV{WIDECOL_REUSE_CLIENTS} // 3;
 my $rows = $ENV{WIDECOL_REUSE_ROWS} // 20000;
 
-my $node = PostgreSQL::Test::Cluster->new('reuse');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my $node = widecol_node('reuse', qq{
 shared_buffers = 32MB
 max_wal_size = 2GB
 max_connections = 30
@@ -41,7 +40,6 @@ widecol.bulk_write_mem = 1MB
 widecol.level0_max_size = 64kB
 widecol.gc_grace = 0
 });
-$node->start;
 # a query's result, or its error (so that one broken read fails one test)
 sub sql
 {

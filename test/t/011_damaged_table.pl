@@ -17,14 +17,10 @@ use Time::HiRes qw(usleep);
 use lib 'test/perl';
 use WidecolTest;
 
-my $node = PostgreSQL::Test::Cluster->new('damaged');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my $node = widecol_node('damaged', qq{
 widecol.naptime = 1
 widecol.max_workers = 1
 });
-$node->start;
 sub sql { return $node->safe_psql('postgres', shift); }
 
 # wait until the server log matches $re (from byte $from on); the log text

@@ -14,19 +14,17 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
 my $seconds = $ENV{WIDECOL_REPLAY_SECONDS} // 6;
 my $clients = 4;
 
-my $node = PostgreSQL::Test::Cluster->new('replays');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my $node = widecol_node('replays', qq{
 widecol.max_workers = 0
 widecol.level0_max_size = 64
 deadlock_timeout = 100ms
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION widecol;
 	SELECT count(*) FROM widecol.create_image_store('img');

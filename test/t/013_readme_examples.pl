@@ -9,6 +9,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
 my $readme = ($ENV{TESTDIR} // '.') . '/README.md';
 open(my $fh, '<', $readme) or die "open $readme: $!";
@@ -36,10 +38,7 @@ while (<$fh>)
 close $fh;
 ok(@blocks >= 5, 'README.md has runnable SQL examples (' . scalar(@blocks) . ')');
 
-my $node = PostgreSQL::Test::Cluster->new('readme');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'widecol'\nwidecol.max_workers = 0\n");
-$node->start;
+my $node = widecol_node('readme', "widecol.max_workers = 0\n");
 
 for my $b (@blocks)
 {

@@ -24,14 +24,11 @@ my $ntables = $ENV{WIDECOL_FUZZ_TABLES} // 49;
 srand($seed);
 note "fuzz seed $seed, $ntables trials";
 
-my $node = PostgreSQL::Test::Cluster->new('fuzz');
-$node->init;    # no data checksums: widecol's own checks must catch it all
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+# no data checksums: widecol's own checks must catch it all
+my $node = widecol_node('fuzz', qq{
 widecol.max_workers = 0
 statement_timeout = '20s'
 });
-$node->start;
 
 # the rows: 20 partitions; run 1, run 2 (newer values for a third of run 1's
 # keys and new keys), then level 0: updates, new rows, deletes

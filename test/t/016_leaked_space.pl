@@ -13,14 +13,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $node = PostgreSQL::Test::Cluster->new('leak');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'widecol'
+my $node = widecol_node('leak', q{
 widecol.max_workers = 0
 });
-$node->start;
 sub sq { return $node->safe_psql('postgres', $_[0]); }
 sub usage { return sq("SELECT pages, level0_pages + run_pages + dropped_run_pages + free_pages + 1, free_pages, unaccounted_pages FROM widecol.page_usage('$_[0]')"); }
 

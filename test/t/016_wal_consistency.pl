@@ -20,16 +20,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'widecol'
+my $primary = widecol_node('primary', q{
 widecol.max_workers = 0
 wal_consistency_checking = 'all,widecol'
 autovacuum = off
-});
-$primary->start;
+}, allows_streaming => 1);
 $primary->safe_psql('postgres', 'CREATE EXTENSION widecol');
 $primary->backup('b');
 my $standby = PostgreSQL::Test::Cluster->new('standby');

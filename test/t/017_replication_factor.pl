@@ -25,17 +25,14 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 use Time::HiRes qw(usleep);
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'widecol'
+my $primary = widecol_node('primary', q{
 widecol.max_workers = 0
 max_connections = 20
-});
-$primary->start;
+}, allows_streaming => 1);
 $primary->safe_psql('postgres', q{
 CREATE EXTENSION widecol;
 CREATE TABLE events (writer int, seq int, payload text) USING widecol

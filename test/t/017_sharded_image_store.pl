@@ -25,50 +25,24 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my %node;
-for my $name (qw(coord shard1 shard2))
-{
-	$node{$name} = PostgreSQL::Test::Cluster->new($name);
-	$node{$name}->init;
-	$node{$name}->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'widecol'
+my ($coord, $s1, $s2) = shard_nodes(q{
 widecol.max_workers = 0
 max_connections = 20
 timezone = 'UTC'
 });
-	$node{$name}->start;
-	$node{$name}->safe_psql('postgres', 'CREATE EXTENSION widecol');
-}
-my ($coord, $s1, $s2) = @node{qw(coord shard1 shard2)};
 sub c { return $coord->safe_psql('postgres', $_[0]); }
-
-sub fails_like
-{
-	my ($sql, $re, $name) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	my ($ret, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose\n$sql");
-	isnt($ret, 0, "$name fails");
-	like($err, $re, "$name: error");
-}
-
-c(qq{
-CREATE EXTENSION postgres_fdw;
-CREATE EXTENSION dblink;
-CREATE SERVER s1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s1->host]}', port '@{[$s1->port]}', dbname 'postgres');
-CREATE SERVER s2 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s2->host]}', port '@{[$s2->port]}', dbname 'postgres');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s1;
-CREATE USER MAPPING FOR CURRENT_USER SERVER s2;
-});
 
 # ------------------------------------------------------------- create --
 
-fails_like(q{SELECT * FROM widecol.create_sharded_image_store('st', '{}')},
+fails_like($coord, q{SELECT * FROM widecol.create_sharded_image_store('st', '{}')},
 	qr/22023: shards must name at least one foreign server/, 'no shards');
-fails_like(q{SELECT * FROM widecol.create_sharded_image_store('st', '{s1,nosuch}')},
+fails_like($coord, q{SELECT * FROM widecol.create_sharded_image_store('st', '{s1,nosuch}')},
 	qr/42704: foreign server "nosuch" does not exist/, 'unknown server');
 $s2->safe_psql('postgres', 'CREATE SCHEMA st');
-fails_like(q{SELECT * FROM widecol.create_sharded_image_store('st', '{s1,s2}')},
+fails_like($coord, q{SELECT * FROM widecol.create_sharded_image_store('st', '{s1,s2}')},
 	qr/42P06: schema st already exists on shard "s2"/, 'the schema exists on a shard');
 is($s1->safe_psql('postgres', q{SELECT to_regnamespace('st') IS NULL}), 't',
 	'a failed create drops the store it had made on the other shard');
@@ -182,12 +156,12 @@ isnt(c(q{SELECT * FROM st.daily_counts('2025-01-01', '2025-01-10', 'device')}),
 is(c(q{SELECT st.rebuild_daily_counts() > 0}), 't', 'rebuild_daily_counts on every shard');
 is(c(q{SELECT * FROM st.daily_counts('2025-01-01', '2025-01-10', 'device')}),
 	c(q{SELECT * FROM one.daily_counts('2025-01-01', '2025-01-10', 'device')}), 'counters right again');
-fails_like(q{SELECT * FROM st.daily_counts('2025-01-01', '2025-01-10', 'colour')},
+fails_like($coord, q{SELECT * FROM st.daily_counts('2025-01-01', '2025-01-10', 'colour')},
 	qr/22023: daily_counts: by must be device, tag or total/, 'daily_counts by an unknown dimension');
 
 # ------------------------------------------------ shard key, a shard down --
 
-fails_like(q{UPDATE st.images SET device_id = 'cam-99' WHERE device_id = 'cam-1'},
+fails_like($coord, q{UPDATE st.images SET device_id = 'cam-99' WHERE device_id = 'cam-1'},
 	qr/0A000: cannot update the shard key \(device_id\) of sharded table images/, 'UPDATE of device_id');
 
 my $dev_s1 = c(q{SELECT min(device_id) FROM st.images WHERE tableoid = 'st.images_shard_0'::regclass});
@@ -195,12 +169,12 @@ my $expect = c(qq{SELECT * FROM one.device_images('$dev_s1', '2025-01-01', '2025
 $s2->stop('immediate');
 is(c(qq{SELECT * FROM st.device_images('$dev_s1', '2025-01-01', '2025-01-10', 50)}), $expect,
 	'shard 2 down: device_images of a shard-1 device works');
-fails_like(q{SELECT * FROM st.tag_images('crack', '2025-01-01', '2025-01-10', 25)},
+fails_like($coord, q{SELECT * FROM st.tag_images('crack', '2025-01-01', '2025-01-10', 25)},
 	qr/08001: could not connect to server "s2"/, 'shard 2 down: tag_images');
-fails_like(q{SELECT * FROM st.daily_counts('2025-01-01', '2025-01-10')},
+fails_like($coord, q{SELECT * FROM st.daily_counts('2025-01-01', '2025-01-10')},
 	qr/08001: could not connect to server "s2"/, 'shard 2 down: daily_counts');
 $s2->start;
 is(c(q{SELECT count(*) FROM st.images}), c(q{SELECT count(*) FROM one.images}), 'shard 2 back: all images readable');
 
-$_->stop for values %node;
+$_->stop for ($coord, $s1, $s2);
 done_testing();

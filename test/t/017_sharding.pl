@@ -36,33 +36,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $conf = q{
-shared_preload_libraries = 'widecol'
+my ($coord, $s1, $s2) = shard_nodes(q{
 widecol.max_workers = 0
 max_connections = 20
 max_locks_per_transaction = 32
-};
-my %node;
-for my $name (qw(coord shard1 shard2))
-{
-	$node{$name} = PostgreSQL::Test::Cluster->new($name);
-	$node{$name}->init;
-	$node{$name}->append_conf('postgresql.conf', $conf);
-	$node{$name}->start;
-	$node{$name}->safe_psql('postgres', 'CREATE EXTENSION widecol');
-}
-my ($coord, $s1, $s2) = @node{qw(coord shard1 shard2)};
-sub c { return $coord->safe_psql('postgres', $_[0]); }
-
-c(qq{
-CREATE EXTENSION postgres_fdw;
-CREATE EXTENSION dblink;
-CREATE SERVER s1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s1->host]}', port '@{[$s1->port]}', dbname 'postgres');
-CREATE SERVER s2 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '@{[$s2->host]}', port '@{[$s2->port]}', dbname 'postgres');
-CREATE USER MAPPING FOR CURRENT_USER SERVER s1;
-CREATE USER MAPPING FOR CURRENT_USER SERVER s2;
 });
+sub c { return $coord->safe_psql('postgres', $_[0]); }
 
 # ------------------------------------------------------------- create --
 
@@ -99,20 +81,12 @@ like(c(q{SELECT shard || ' ' || problem FROM widecol.check_shards('img') WHERE N
 $s2->safe_psql('postgres', q{UPDATE pg_extension SET extversion = '0.1.0' WHERE extname = 'widecol'});
 is(c(q{SELECT bool_and(ok) FROM widecol.check_shards('img')}), 't', 'check_shards: all match again');
 
-sub fails_like
-{
-	my ($sql, $re, $name) = @_;
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	my ($ret, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose\n$sql");
-	isnt($ret, 0, "$name fails");
-	like($err, $re, "$name: error");
-}
-fails_like(qq{SELECT widecol.create_sharded_table('t2', '$cols', 'dev, day', shards => '{s1,s2}', shard_key => 'ts')},
+fails_like($coord, qq{SELECT widecol.create_sharded_table('t2', '$cols', 'dev, day', shards => '{s1,s2}', shard_key => 'ts')},
 	qr/22023: shard key column ts is not a partition key column/, 'shard key outside the partition key');
-fails_like(qq{SELECT widecol.create_sharded_table('img2', '$cols', 'dev', shards => '{s1,nosuch}')},
+fails_like($coord, qq{SELECT widecol.create_sharded_table('img2', '$cols', 'dev', shards => '{s1,nosuch}')},
 	qr/42704: foreign server "nosuch" does not exist/, 'unknown server');
 $s2->safe_psql('postgres', q{CREATE TABLE dup (k int)});
-fails_like(qq{SELECT widecol.create_sharded_table('dup', 'k int', 'k', shards => '{s1,s2}')},
+fails_like($coord, qq{SELECT widecol.create_sharded_table('dup', 'k int', 'k', shards => '{s1,s2}')},
 	qr/42P07: relation public.dup already exists on shard "s2"/, 'a table of that name on a shard');
 is($s1->safe_psql('postgres', q{SELECT to_regclass('dup') IS NULL}), 't',
 	'a failed create drops the table it had made on the other shard');
@@ -225,14 +199,14 @@ is($direct, c(q{SELECT ts, id, v FROM img_local WHERE dev = 'cam-7' AND day = '2
 	'shard_for: the shard answers the partition alone');
 is(c(q{SELECT partition FROM widecol.shard_for('img', 'cam-7'::varchar)}),
 	c(q{SELECT partition FROM widecol.shard_for('img', 'cam-7')}), 'shard_for: a varchar key routes like text');
-fails_like(q{SELECT * FROM widecol.shard_for('img', 'cam-7', '2025-01-03')},
+fails_like($coord, q{SELECT * FROM widecol.shard_for('img', 'cam-7', '2025-01-03')},
 	qr/22023: table "img" is sharded by 1 column\(s\), got 2 key value\(s\)/, 'shard_for with too many values');
 
 # --------------------------------------------------------- UPDATE, DELETE --
 
-fails_like(q{UPDATE img SET dev = 'cam-999' WHERE dev = 'cam-7'},
+fails_like($coord, q{UPDATE img SET dev = 'cam-999' WHERE dev = 'cam-7'},
 	qr/0A000: cannot update the shard key \(dev\) of sharded table img/, 'UPDATE of the shard key');
-fails_like(q{UPDATE img_shard_0 SET dev = 'cam-999'},
+fails_like($coord, q{UPDATE img_shard_0 SET dev = 'cam-999'},
 	qr/0A000: cannot update the shard key \(dev\) of sharded table img_shard_0/, 'UPDATE of the shard key through a partition');
 is(c(q{SELECT count(*) FROM img WHERE dev = 'cam-999'}), '0', 'no row moved');
 
@@ -243,7 +217,7 @@ c(q{UPDATE img SET v = 'upd' WHERE id % 7 = 0; UPDATE img_local SET v = 'upd' WH
 like(c(q{EXPLAIN (VERBOSE, COSTS OFF) UPDATE img SET v = 'old' WHERE ts < now()}),
 	qr/Remote SQL: SELECT .* FOR UPDATE/, 'UPDATE ... WHERE now(): postgres_fdw locks the candidate rows');
 $s2->safe_psql('postgres', q{ALTER DATABASE postgres SET widecol.row_lock_escalation = 0});
-fails_like(q{UPDATE img SET v = 'old' WHERE ts < now()},
+fails_like($coord, q{UPDATE img SET v = 'old' WHERE ts < now()},
 	qr/out of shared memory/, 'without row-lock escalation: the shard runs out of lock table');
 $s2->safe_psql('postgres', q{ALTER DATABASE postgres RESET widecol.row_lock_escalation});
 is(c(q{UPDATE img SET v = 'old' WHERE ts < now() AND id % 2 = 0}), '', 'with it: UPDATE of 6000 rows by a non-key predicate');
@@ -280,10 +254,10 @@ is(c(qq{SELECT ts FROM img WHERE dev = '$dev_s1' ORDER BY ts DESC, id DESC LIMIT
 	'shard 2 down: a routed LIMIT query of shard 1 works');
 is( c(qq{SET plan_cache_mode = force_generic_plan; PREPARE g(text) AS SELECT count(*) FROM img WHERE dev = \$1; EXECUTE g('$dev_s1')}),
 	$expect_s1, 'shard 2 down: a generic prepared plan prunes the dead shard at run time');
-fails_like(qq{SELECT count(*) FROM img WHERE dev = '$dev_s2'},
+fails_like($coord, qq{SELECT count(*) FROM img WHERE dev = '$dev_s2'},
 	qr/08001: could not connect to server "s2"/, 'shard 2 down: a query of shard 2');
-fails_like(q{SELECT count(*) FROM img}, qr/08001: could not connect to server "s2"/, 'shard 2 down: a full scan');
-fails_like(qq{INSERT INTO img VALUES ('$dev_s2', '2025-01-01', now(), -1, 'x')},
+fails_like($coord, q{SELECT count(*) FROM img}, qr/08001: could not connect to server "s2"/, 'shard 2 down: a full scan');
+fails_like($coord, qq{INSERT INTO img VALUES ('$dev_s2', '2025-01-01', now(), -1, 'x')},
 	qr/08001: could not connect to server "s2"/, 'shard 2 down: an INSERT for it');
 is(c(qq{INSERT INTO img VALUES ('$dev_s1', '2025-01-01', now(), -1, 'x'); SELECT count(*) FROM img WHERE dev = '$dev_s1' AND id = -1}),
 	'1', 'shard 2 down: an INSERT for shard 1 works');
@@ -299,5 +273,5 @@ is($s1->safe_psql('postgres', q{SELECT to_regclass('img') IS NULL}) . $s2->safe_
 	'tt', 'drop_sharded_table drops the shards\' tables');
 is(c(q{SELECT count(*) FROM widecol.sharded_table}), '0', '... and forgets the table');
 
-$_->stop for values %node;
+$_->stop for ($coord, $s1, $s2);
 done_testing();
