@@ -21,17 +21,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib 'test/perl';
+use WidecolTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('ool');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'widecol'
+my $primary = widecol_node('ool', q{
 widecol.max_workers = 0
 wal_consistency_checking = 'all,widecol'
 autovacuum = off
-});
-$primary->start;
+}, allows_streaming => 1);
 
 sub p { return $primary->safe_psql('postgres', $_[0]); }
 
