@@ -75,6 +75,19 @@ wc_extend_page(Relation rel, BufferAccessStrategy strategy)
 	return buf;
 }
 
+/*
+ * A page of a run's extent, taken before its contents are written: it
+ * carries the run id, so that the pages of a writer that fails are found
+ * again by it.  Not WAL-logged: the page is written whole, logged, soon after.
+ */
+void
+wc_stamp_extent_page(Page page, uint64 run_id)
+{
+	PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
+	WcPageGetOpaque(page)->type = WC_PAGE_RUN_EXTENT;
+	WcPageGetOpaque(page)->segment = run_id;
+}
+
 /* What the last corruption error of this backend was about. */
 static struct
 {

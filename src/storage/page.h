@@ -56,5 +56,6 @@ extern uint32 wc_page_crc(Page page);
 extern void wc_check_page(Relation rel, Buffer buf, uint16 expected_type);
 extern void wc_page_init_free(Page page);
 extern Buffer wc_extend_page(Relation rel, BufferAccessStrategy strategy);
+extern void wc_stamp_extent_page(Page page, uint64 run_id);
 
 #endif

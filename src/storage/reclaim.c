@@ -16,6 +16,7 @@
 #include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/procarray.h"
 #include "catalog/storage.h"
@@ -131,13 +132,76 @@ remember_gone(Relation rel, uint64 storage_id, uint64 run_id)
 	gone_next = (gone_next + 1) % GONE_CACHE;
 }
 
+typedef enum
+{
+	TAKE_OK,					/* the page is ours, locked */
+	TAKE_IN_USE,				/* a stale free space map entry */
+	TAKE_LATER					/* busy, or its run is being freed: leave it */
+} TakeResult;
+
+/*
+ * Take page blk found in the free space map: it is ours if it is a FREE
+ * page or, when storage_id is given, a page of a run of that storage the
+ * manifest no longer lists (checked without holding any buffer lock).
+ * Callers holding buffer locks (a level-0 append holds the metapage) pass
+ * storage_id 0 and take FREE pages only.  On TAKE_OK *bufp is locked; the
+ * caller overwrites the page before releasing the lock, so that whoever
+ * took the same block from the map meanwhile finds it in use.
+ */
+static TakeResult
+take_page(Relation rel, BlockNumber blk, BufferAccessStrategy strategy,
+		  uint64 storage_id, Buffer *bufp)
+{
+	Buffer		buf;
+	uint16		type;
+	uint64		segment = 0;
+
+	if (blk == WC_META_BLOCK || blk >= RelationGetNumberOfBlocks(rel))
+		return TAKE_IN_USE;
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+	if (!ConditionalLockBuffer(buf))
+	{
+		ReleaseBuffer(buf);		/* busy (a sampling reader?) */
+		return TAKE_LATER;
+	}
+	type = page_kind(BufferGetPage(buf), &segment);
+	if (type == WC_PAGE_FREE)
+	{
+		*bufp = buf;
+		return TAKE_OK;
+	}
+	UnlockReleaseBuffer(buf);
+	if (!is_run_page(type))
+		return TAKE_IN_USE;
+	if (storage_id == 0)
+		return TAKE_LATER;		/* may be a freed run's page: for a run writer */
+	if (!known_gone(rel, storage_id, segment))
+	{
+		WcRunState state = wc_manifest_run_state(storage_id, segment);
+
+		if (state == WC_RUN_FREEING)
+			return TAKE_LATER;	/* a reclaim not yet committed */
+		if (state == WC_RUN_LISTED)
+			return TAKE_IN_USE; /* the run is live or not yet reclaimed */
+		remember_gone(rel, storage_id, segment);
+	}
+	/* gone: nobody reads it; check it did not change meanwhile */
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	type = page_kind(BufferGetPage(buf), &segment);
+	if (type == WC_PAGE_FREE ||
+		(is_run_page(type) && known_gone(rel, storage_id, segment)))
+	{
+		*bufp = buf;
+		return TAKE_OK;
+	}
+	UnlockReleaseBuffer(buf);
+	return TAKE_IN_USE;
+}
+
 /*
  * A free page to reuse, locked, its content to be overwritten; or
- * InvalidBuffer.  A page from the FSM is used if it is a FREE page or, when
- * storage_id is given, a page of a run of that storage the manifest no
- * longer lists (checked without holding any buffer lock).  Callers holding
- * buffer locks (a level-0 append holds the metapage) pass storage_id 0 and
- * take FREE pages only.
+ * InvalidBuffer (see take_page for which pages qualify).
  */
 Buffer
 wc_reuse_page(Relation rel, BufferAccessStrategy strategy, uint64 storage_id)
@@ -145,57 +209,96 @@ wc_reuse_page(Relation rel, BufferAccessStrategy strategy, uint64 storage_id)
 	for (;;)
 	{
 		BlockNumber blk = GetFreeIndexPage(rel);
-		Buffer		buf;
-		uint16		type;
-		uint64		segment = 0;
+		Buffer		buf = InvalidBuffer;
 
 		if (blk == InvalidBlockNumber)
 			return InvalidBuffer;
-		if (blk == WC_META_BLOCK || blk >= RelationGetNumberOfBlocks(rel))
-			continue;
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
-		if (!ConditionalLockBuffer(buf))
+		switch (take_page(rel, blk, strategy, storage_id, &buf))
 		{
-			/* busy (a sampling reader?): leave it for another time */
-			ReleaseBuffer(buf);
-			RecordFreeIndexPage(rel, blk);
-			return InvalidBuffer;
-		}
-		type = page_kind(BufferGetPage(buf), &segment);
-		if (type == WC_PAGE_FREE)
-			return buf;
-		UnlockReleaseBuffer(buf);
-		if (!is_run_page(type))
-			continue;			/* stale FSM entry: in use */
-		if (storage_id == 0)
-		{
-			/* may be a freed run's page: leave it to a run writer */
-			RecordFreeIndexPage(rel, blk);
-			return InvalidBuffer;
-		}
-		if (!known_gone(rel, storage_id, segment))
-		{
-			WcRunState state = wc_manifest_run_state(storage_id, segment);
-
-			if (state == WC_RUN_FREEING)
-			{
-				/* a reclaim not yet committed: later */
+			case TAKE_OK:
+				return buf;
+			case TAKE_IN_USE:
+				continue;
+			case TAKE_LATER:
 				RecordFreeIndexPage(rel, blk);
 				return InvalidBuffer;
-			}
-			if (state == WC_RUN_LISTED)
-				continue;		/* stale FSM entry: the run is live or not yet reclaimed */
-			remember_gone(rel, storage_id, segment);
 		}
-		/* gone: nobody reads it; check it did not change meanwhile */
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		type = page_kind(BufferGetPage(buf), &segment);
-		if (type == WC_PAGE_FREE ||
-			(is_run_page(type) && known_gone(rel, storage_id, segment)))
-			return buf;
+	}
+}
+
+/* How far from a free page the map is searched for a free range. */
+#define EXTENT_SEARCH_BLOCKS 8192
+
+/*
+ * n blocks in a row that the free space map records as free, near a free
+ * page it hands out; InvalidBlockNumber if there are none there.
+ */
+static BlockNumber
+free_range(Relation rel, uint32 n)
+{
+	BlockNumber hint = GetPageWithFreeSpace(rel, BLCKSZ / 2);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	BlockNumber from,
+				to,
+				run_start = InvalidBlockNumber;
+
+	if (hint == InvalidBlockNumber)
+		return InvalidBlockNumber;
+	from = hint > EXTENT_SEARCH_BLOCKS ? hint - EXTENT_SEARCH_BLOCKS : WC_META_BLOCK + 1;
+	to = Min(nblocks, hint + EXTENT_SEARCH_BLOCKS);
+	for (BlockNumber b = from; b < to; b++)
+	{
+		if (GetRecordedFreeSpace(rel, b) < BLCKSZ / 2)
+		{
+			run_start = InvalidBlockNumber;
+			continue;
+		}
+		if (run_start == InvalidBlockNumber)
+			run_start = b;
+		if (b - run_start + 1 == n)
+			return run_start;
+	}
+	return InvalidBlockNumber;
+}
+
+/*
+ * n contiguous free pages for a run's extent (its header, index, bloom
+ * and value directory, read as one range), each taken as wc_reuse_page
+ * takes a page and stamped with the run id under its lock; the first
+ * block, or InvalidBlockNumber when no such range is free (the caller
+ * extends the relation).  Should a page of the range turn out taken, the
+ * pages stamped so far are freed again.
+ */
+BlockNumber
+wc_reuse_extent(Relation rel, BufferAccessStrategy strategy, uint64 storage_id,
+				uint64 run_id, uint32 n)
+{
+	BlockNumber first = free_range(rel, n);
+
+	if (first == InvalidBlockNumber)
+		return InvalidBlockNumber;
+	for (uint32 i = 0; i < n; i++)
+	{
+		Buffer		buf = InvalidBuffer;
+
+		if (take_page(rel, first + i, strategy, storage_id, &buf) != TAKE_OK)
+		{
+			for (uint32 j = 0; j < i; j++)
+			{
+				buf = ReadBufferExtended(rel, MAIN_FORKNUM, first + j, RBM_NORMAL, strategy);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				wc_free_buffer(rel, buf);
+				UnlockReleaseBuffer(buf);
+				RecordFreeIndexPage(rel, first + j);
+			}
+			return InvalidBlockNumber;
+		}
+		RecordUsedIndexPage(rel, first + i);
+		wc_stamp_extent_page(BufferGetPage(buf), run_id);
+		MarkBufferDirty(buf);
 		UnlockReleaseBuffer(buf);
 	}
+	return first;
 }
 
 /* A page for new contents: a FREE one if there is, else a new one. */

@@ -819,12 +819,18 @@ write_index_page(WcRunWriter *w, Buffer buf, IndexLevel *lv, int page, int level
 	write_page(w, buf, WC_PAGE_RUN_INDEX, 0, payload, len, last - first, level);
 }
 
-/* Extend by n pages under one extension lock so they are contiguous. */
+/*
+ * n contiguous pages for the extent: a free range if the free space map
+ * has one, else n new pages under one extension lock.
+ */
 static BlockNumber
 allocate_extent(WcRunWriter *w, uint32 n)
 {
-	BlockNumber first = InvalidBlockNumber;
+	BlockNumber first = wc_reuse_extent(w->rel, w->strategy, w->storage_id,
+										w->hdr.run_id, n);
 
+	if (first != InvalidBlockNumber)
+		return first;
 	LockRelationForExtension(w->rel, ExclusiveLock);
 	for (uint32 i = 0; i < n; i++)
 	{
@@ -837,15 +843,12 @@ allocate_extent(WcRunWriter *w, uint32 n)
 		 */
 		Buffer		buf = ReadBufferExtended(w->rel, MAIN_FORKNUM, P_NEW,
 											 RBM_ZERO_AND_LOCK, w->strategy);
-		Page		page = BufferGetPage(buf);
 
 		if (i == 0)
 			first = BufferGetBlockNumber(buf);
 		else if (BufferGetBlockNumber(buf) != first + i)
 			elog(ERROR, "widecol: relation extension was not contiguous");
-		PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
-		WcPageGetOpaque(page)->type = WC_PAGE_RUN_EXTENT;
-		WcPageGetOpaque(page)->segment = w->hdr.run_id;
+		wc_stamp_extent_page(BufferGetPage(buf), w->hdr.run_id);
 		MarkBufferDirty(buf);
 		UnlockReleaseBuffer(buf);
 	}
