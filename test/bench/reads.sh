@@ -19,7 +19,8 @@
 # (h) an int literal against a bigint clustering key (a telemetry table);
 # (ia), (ib) (a) and (b) on partitioned tables of 30 daily partitions;
 # (j) (b) on a sparse data set: --sparse-devices devices x 30 days, 3 rows
-#     per device-day.  Writes reads.txt, reads.csv and reads.png into --out.
+#     per device-day; (k) (a) and (b) on the same rows in 100 small runs,
+#     against the compacted table.  Writes reads.txt, reads.csv and reads.png into --out.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -179,6 +180,33 @@ for q in a b c f g h ia ib j; do
 	done
 done
 
+# (k) the same rows in many small runs: one INSERT and flush per 1% of
+# them, in capture order (as a day of small writes leaves them before
+# compaction catches up; the bench instance runs no workers)
+wc_section "(k) the same rows in 100 small runs, against the compacted table"
+"${PSQL[@]}" <<-EOF
+	CREATE TABLE wc_small (LIKE heap_images) USING widecol
+	  WITH (widecol.partition_key = 'device_id, day_bucket', widecol.clustering_key = 'capture_time DESC, image_id DESC');
+	CREATE TABLE small_stage AS SELECT row_number() OVER (ORDER BY capture_time, image_id) AS rn, * FROM heap_images;
+	DO \$\$
+	BEGIN
+	  FOR b IN 0..99 LOOP
+	    INSERT INTO wc_small SELECT device_id, day_bucket, capture_time, image_id, object_store, object_key, width, height, content_hash
+	      FROM small_stage WHERE rn > b * ($ROWS / 100) AND rn <= (b + 1) * ($ROWS / 100);
+	    PERFORM widecol.flush('wc_small');
+	  END LOOP;
+	END \$\$;
+	DROP TABLE small_stage;
+	ANALYZE wc_small;
+EOF
+"${PSQL[@]}" -At -c "SELECT 'wc_small: ' || count(*) || ' runs, ' || sum(nrows) || ' versions' FROM widecol.runs('wc_small')"
+write_scripts wc_small
+for q in a b; do
+	read -r qps p50 p95 p99 < <(run_query wc_small "$q")
+	echo "k$q,wc_small,$qps,$p50,$p95,$p99" >>"$csv"
+	printf '%-34s %10s %10s %10s %10s\n' "($q) wc_small" "$qps" "$p50" "$p95" "$p99"
+done
+
 wc_section "(d) full-table reports (5 runs each, median; serial and with 2 parallel workers)"
 # d: images and devices per day (count(DISTINCT) keeps the aggregate serial)
 # e: images per day (partial aggregates in parallel workers)
@@ -219,6 +247,10 @@ awk -F, 'NR > 1 && $1 != "d" && $1 != "e" { k = $1; if ($2 == "heap_images") { h
 				r[q ",wc_images_parallel"] / r[q ",heap_images_parallel"]
 		}
 	}' "$csv" | sort | tee "$OUT/reads.txt"
+awk -F, '$2 == "wc_images" && ($1 == "a" || $1 == "b") { c50[$1] = $4; c99[$1] = $6 }
+	$2 == "wc_small" { s50[substr($1, 2)] = $4; s99[substr($1, 2)] = $6 }
+	END { for (q in s50) printf "(k%s) 100 small runs / compacted: p50 %.2fx  p99 %.2fx\n", q, s50[q] / c50[q], s99[q] / c99[q] }' "$csv" |
+	sort | tee -a "$OUT/reads.txt"
 
 python3 - "$csv" "$OUT/reads.png" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
 import csv, sys
