@@ -156,7 +156,7 @@ wc_row_copy_out_of_line(Relation from, Relation to, const WcRowHeader *row)
 			values[i] = toast_save_datum(to, PointerGetDatum(v), NULL, 0);
 		}
 	mt = heap_form_minimal_tuple(desc, values, isnull);
-	copy = palloc(off + mt->t_len);
+	copy = palloc0(off + mt->t_len);	/* padding after the key too */
 	memcpy(copy, row, sizeof(WcRowHeader) + row->keylen);
 	copy->flags &= ~WC_ROW_IN_BLOCK;
 	copy->tupoff = off;
