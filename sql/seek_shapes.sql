@@ -18,7 +18,7 @@ SET enable_seqscan = off;
 \i sql/compare.inc
 -- same(q): q returns the rows of q on the heap copies of its tables
 CREATE FUNCTION same(q text) RETURNS text LANGUAGE sql
-  AS $$ SELECT same(q, regexp_replace(q, '\m(m|img|pm|ev|byday|sp)\M', '\1_heap', 'g')) $$;
+  AS $$ SELECT same(q, regexp_replace(q, '\m(m|img|pm|ev|byday|sp|spd)\M', '\1_heap', 'g')) $$;
 
 -- (a) int literals against a bigint clustering column are clustering bounds
 EXPLAIN (COSTS OFF) SELECT * FROM m WHERE dev = 'd2' AND ts = 5000;
@@ -273,6 +273,24 @@ SELECT same($$SELECT ts, v FROM sp WHERE dev = 'e1' AND day = '2025-06-09' ORDER
 CREATE FUNCTION value_pages(q text) RETURNS bigint LANGUAGE sql AS $$ SELECT explain_number(q, 'Value Pages Read', true) $$;
 SELECT value_pages($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' ORDER BY ts DESC$$) = 0 AS keys_only_reads_no_value_page,
        value_pages($$SELECT dev, ts FROM sp WHERE dev = 'e2' AND day BETWEEN '2025-06-03' AND '2025-06-20' AND v > 3 ORDER BY ts DESC$$) > 0 AS a_value_filter_reads_them;
+-- the one range read skips the runs whose bloom filters hold none of its
+-- partitions: one run per day, a three-day read opens three of ten
+CREATE TABLE spd (LIKE sp) USING widecol
+  WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC');
+CREATE TABLE spd_heap (LIKE sp_heap INCLUDING ALL);
+DO $$
+BEGIN
+  FOR d IN 0..9 LOOP
+    INSERT INTO spd SELECT 'e' || (g % 4), date '2025-06-01' + d, d * 100 + g, g FROM generate_series(0, 11) g;
+    PERFORM widecol.flush('spd');
+  END LOOP;
+END $$;
+INSERT INTO spd_heap SELECT * FROM spd;
+ANALYZE spd;
+SELECT count(*) AS runs FROM widecol.runs('spd');
+SELECT explain_number($$SELECT * FROM spd WHERE dev = 'e1' AND day BETWEEN '2025-06-03' AND '2025-06-05'$$,
+                      'Runs Skipped by Bloom Filter') AS runs_skipped;
+SELECT same($$SELECT * FROM spd WHERE dev = 'e1' AND day BETWEEN '2025-06-03' AND '2025-06-05' ORDER BY ts DESC$$);
 -- the same on widecol partitions of a partitioned table (pm's rows are in
 -- runs: its multi-row INSERT wrote them)
 SELECT same($$SELECT day, ts FROM pm WHERE dev = 'dev2' AND day BETWEEN '2025-05-01' AND '2025-05-04' ORDER BY day, ts$$);

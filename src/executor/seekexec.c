@@ -643,6 +643,15 @@ read_buffered(SeekState *s)
 	range.lolen = sorted[0]->range.bloom_pklen;
 	range.hi = sorted[s->nparts - 1]->range.lo;	/* as a prefix: the last partition whole */
 	range.hilen = sorted[s->nparts - 1]->range.bloom_pklen;
+	/* runs holding none of the partitions (bloom filters) are not read */
+	range.nbloom_keys = s->nparts;
+	range.bloom_keys = palloc(sizeof(char *) * s->nparts);
+	range.bloom_keylens = palloc(sizeof(int) * s->nparts);
+	for (int i = 0; i < s->nparts; i++)
+	{
+		range.bloom_keys[i] = (char *) sorted[i]->range.lo;
+		range.bloom_keylens[i] = sorted[i]->range.bloom_pklen;
+	}
 	it = wc_merge_begin_with(s->css.ss.ss_currentRelation, s->snapshot, &s->meta,
 							 s->manifest, &range);
 	wc_merge_set_stats(it, &s->stats);

@@ -222,6 +222,18 @@ run_out_of_range(WcMergeIter *it, WcRunSummary *run)
 	return run_misses_range(run, it->lo, it->lolen, it->hi, it->hilen);
 }
 
+/* May the run hold one of the partitions a read over several names? */
+static bool
+run_may_contain_any(WcMergeIter *it, WcRunReader *reader, const WcMergeRange *range)
+{
+	it->own_stats.bloom_checks++;
+	for (int k = 0; k < range->nbloom_keys; k++)
+		if (wc_run_may_contain_partition(it->rel, reader, range->bloom_keys[k],
+										 range->bloom_keylens[k]))
+			return true;
+	return false;
+}
+
 /* A new iterator in its own memory context (the caller switches to it). */
 /*
  * The runs' block buffers come from the backend's pool: give them back when
@@ -403,6 +415,11 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 				continue;
 			}
 			s->bloom_hit = true;
+		}
+		else if (range->nbloom_keys > 0 && !run_may_contain_any(it, &s->reader, range))
+		{
+			it->own_stats.runs_skipped_bloom++;
+			continue;
 		}
 		if (backward)
 			wc_run_reader_seek_last(&s->reader, it->hi, it->hilen);

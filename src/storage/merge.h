@@ -42,6 +42,13 @@ typedef struct WcMergeRange
 	const char *hi;
 	int			hilen;
 	int			bloom_pklen;
+	/*
+	 * A read over several partitions (a range of buckets): their keys; a
+	 * run whose bloom filter rules out every one of them is not read.
+	 */
+	char	  **bloom_keys;
+	int		   *bloom_keylens;
+	int			nbloom_keys;
 	BufferAccessStrategy strategy;	/* NULL: the default */
 	bool		backward;
 } WcMergeRange;
