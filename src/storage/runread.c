@@ -119,14 +119,17 @@ typedef struct CachedPage
 
 static WcCache *page_cache = NULL;
 
-static Size
-read_run_page_cached(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
-					 char *payload, WcPageOpaqueData *op, BufferAccessStrategy strategy)
+/*
+ * The checked payload of an index or bloom page, from the cache (read and
+ * checked on a miss); valid until the cache is used again.
+ */
+static const char *
+cached_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+				WcPageOpaqueData *op, Size *len, BufferAccessStrategy strategy)
 {
 	CachedPageKey key;
 	CachedPage *c;
 	bool		found;
-	Size		len;
 
 	if (page_cache == NULL)
 		page_cache = wc_cache_create("index and bloom pages", sizeof(CachedPageKey),
@@ -136,19 +139,27 @@ read_run_page_cached(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 	key.run_id = run_id;
 	key.blk = blk;
 	c = wc_cache_lookup(page_cache, &key, &found);
-	if (found && c->op.type == type)
+	if (!found || c->op.type != type)
 	{
-		memcpy(payload, c->payload, c->len);
-		*op = c->op;
-		return c->len;
+		/* a read that fails leaves the entry empty (type 0): a miss next time */
+		c->op.type = 0;
+		c->len = read_run_page(rel, blk, type, run_id, c->payload, &c->op, strategy);
+		wc_cache_account(page_cache, c, sizeof(CachedPage));
+		wc_cache_shrink(page_cache, c);
 	}
-	/* a read that fails leaves the entry empty (type 0): a miss next time */
-	len = read_run_page(rel, blk, type, run_id, payload, op, strategy);
-	c->op = *op;
-	c->len = len;
-	memcpy(c->payload, payload, len);
-	wc_cache_account(page_cache, c, sizeof(CachedPage));
-	wc_cache_shrink(page_cache, c);
+	*op = c->op;
+	*len = c->len;
+	return c->payload;
+}
+
+static Size
+read_run_page_cached(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
+					 char *payload, WcPageOpaqueData *op, BufferAccessStrategy strategy)
+{
+	Size		len;
+	const char *p = cached_run_page(rel, blk, type, run_id, op, &len, strategy);
+
+	memcpy(payload, p, len);
 	return len;
 }
 
@@ -793,8 +804,8 @@ wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
 bool
 wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int pklen)
 {
-	PGAlignedBlock payload;
 	WcPageOpaqueData op;
+	Size		len;
 	uint64		hash;
 
 	uint32		page;
@@ -805,9 +816,9 @@ wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int p
 	page = wc_bloom_page_for(r->hdr.nbloom_pages, hash);
 	if (r->bloom)
 		return wc_bloom_test(r->bloom + (Size) page * BLCKSZ, hash);
-	read_run_page_cached(rel, r->hdr.bloom_first + page, WC_PAGE_RUN_BLOOM, r->hdr.run_id,
-						 payload.data, &op, r->strategy);
-	return wc_bloom_test(payload.data, hash);
+	/* tested in the cache: a bloom probe copies no page */
+	return wc_bloom_test(cached_run_page(rel, r->hdr.bloom_first + page, WC_PAGE_RUN_BLOOM,
+										 r->hdr.run_id, &op, &len, r->strategy), hash);
 }
 
 /*
