@@ -113,6 +113,16 @@ SELECT bool_and(ok) FROM widecol.verify('lv');
 SELECT count(*), sum(octet_length(descr)) FROM lv WHERE n <> 0;
 SELECT count(*), sum(octet_length(descr)) FROM lv_heap WHERE n <> 0;
 :parallel_off
+-- a column added with a default after the rows were written: VACUUM FULL
+-- stores the default in every version it copies, those with out-of-line
+-- values and the others (a rewrite makes PostgreSQL forget added columns'
+-- defaults; before this fix the rows read NULL afterwards)
+ALTER TABLE lv ADD COLUMN tag text DEFAULT 'untagged';
+VACUUM FULL lv;
+SELECT ts, octet_length(descr), tag FROM lv WHERE device_id = 'cam-4' AND ts IN (1, 2, 900) ORDER BY ts;
+SELECT count(*) FILTER (WHERE tag = 'untagged') AS with_default, count(*) FROM lv;
+ALTER TABLE lv DROP COLUMN tag;
+SELECT lv_same();
 -- a statement failing halfway leaves no row and no value behind
 BEGIN;
 INSERT INTO lv SELECT 'cam-6', g, '{}', lv_hex(20000, g), g FROM generate_series(1, 20) g;

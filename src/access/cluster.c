@@ -64,8 +64,8 @@ settled(const Copy *c, const WcRowHeader *row)
 static void
 add(Copy *c, WcRunWriter *w, const WcRowHeader *row)
 {
-	/* out-of-line values move to the new TOAST relation */
-	WcRowHeader *copy = wc_row_copy_out_of_line(c->from, c->to, row);
+	/* out-of-line values move to the new TOAST relation, added columns' defaults are stored */
+	WcRowHeader *copy = wc_row_copy_for_rewrite(c->from, c->to, row);
 
 	if (settled(c, copy))
 	{

@@ -78,19 +78,10 @@ static void
 fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
 		  WcKeyDecoder *dec)
 {
-	TupleDesc	desc = slot->tts_tupleDescriptor;
-	MinimalTuple mt = WcRowTuple(row);
-	HeapTupleData htup;
 	WcTableInfo *info = wc_table_info(rel);
-	int			stored;
 
 	ExecClearTuple(slot);
-	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
-	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
-	heap_deform_tuple(&htup, desc, slot->tts_values, slot->tts_isnull);
-	stored = HeapTupleHeaderGetNatts(htup.t_data);
-	for (int i = stored; i < desc->natts; i++)
-		slot->tts_values[i] = getmissingattr(desc, i + 1, &slot->tts_isnull[i]);
+	wc_row_deform(rel, row, slot->tts_values, slot->tts_isnull);
 	if (WcTableIsKeyless(info))
 		;
 	else if (dec)

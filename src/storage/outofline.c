@@ -76,18 +76,6 @@ wc_move_values_out_of_line(Relation rel, TupleTableSlot *slot, Datum **values,
 	return data_len;
 }
 
-/* The version's tuple, deformed (values in place: pointers into the row). */
-static void
-deform_row(TupleDesc desc, const WcRowHeader *row, Datum *values, bool *isnull)
-{
-	MinimalTuple mt = WcRowTuple(row);
-	HeapTupleData tup;
-
-	tup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
-	tup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
-	heap_deform_tuple(&tup, desc, values, isnull);
-}
-
 static bool
 is_out_of_line(Form_pg_attribute att, bool isnull, Datum value)
 {
@@ -112,7 +100,7 @@ wc_row_free_out_of_line(Relation rel, const WcRowHeader *row)
 		return;
 	values = palloc(sizeof(Datum) * desc->natts);
 	isnull = palloc(sizeof(bool) * desc->natts);
-	deform_row(desc, row, values, isnull);
+	wc_row_deform(rel, row, values, isnull);
 	/* the TOAST index scan needs a snapshot (maintenance may have none) */
 	if (!HaveRegisteredOrActiveSnapshot())
 	{
@@ -129,12 +117,15 @@ wc_row_free_out_of_line(Relation rel, const WcRowHeader *row)
 }
 
 /*
- * VACUUM FULL: a copy of the version whose out-of-line values are written
- * again into `to`'s TOAST relation (the old one is dropped with the old
- * storage), still compressed when they were.
+ * VACUUM FULL: a copy of the version for the new storage `to`.  Its
+ * out-of-line values are written again into `to`'s TOAST relation (the old
+ * one is dropped with the old storage), still compressed when they were;
+ * and a tuple written before columns were added gets their defaults stored
+ * (PostgreSQL forgets the defaults of added columns when a table is
+ * rewritten, as heap's rewrite stores them too).
  */
 WcRowHeader *
-wc_row_copy_out_of_line(Relation from, Relation to, const WcRowHeader *row)
+wc_row_copy_for_rewrite(Relation from, Relation to, const WcRowHeader *row)
 {
 	TupleDesc	desc = RelationGetDescr(from);
 	Datum	   *values;
@@ -143,11 +134,13 @@ wc_row_copy_out_of_line(Relation from, Relation to, const WcRowHeader *row)
 	WcRowHeader *copy;
 	Size		off = WcRowTupleOffset(row->keylen);
 
-	if (!(row->flags & WC_ROW_EXTERNAL) || WcRowIsTombstone(row))
+	if (WcRowIsTombstone(row) ||
+		(!(row->flags & WC_ROW_EXTERNAL) &&
+		 HeapTupleHeaderGetNatts(WcRowTuple(row)) >= desc->natts))
 		return wc_row_copy(NULL, row);
 	values = palloc(sizeof(Datum) * desc->natts);
 	isnull = palloc(sizeof(bool) * desc->natts);
-	deform_row(desc, row, values, isnull);
+	wc_row_deform(from, row, values, isnull);
 	for (int i = 0; i < desc->natts; i++)
 		if (is_out_of_line(TupleDescAttr(desc, i), isnull[i], values[i]))
 		{

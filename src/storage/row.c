@@ -444,9 +444,12 @@ wc_xid_known_aborted(TransactionId xid)
  * src/README.md.
  */
 
-/* Deform a version's stored tuple (key columns read NULL). */
-static void
-deform_version(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull)
+/*
+ * Deform a version's stored tuple (key columns read NULL; columns added
+ * after the version was written read their defaults).
+ */
+void
+wc_row_deform(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	MinimalTuple mt = WcRowTuple(row);
@@ -483,7 +486,7 @@ wc_counter_fold_add(WcCounterFold *f, const WcRowHeader *older)
 	Datum	   *v = palloc(sizeof(Datum) * desc->natts);
 	bool	   *n = palloc(sizeof(bool) * desc->natts);
 
-	deform_version(f->rel, older, v, n);
+	wc_row_deform(f->rel, older, v, n);
 	for (int i = 0; i < info->ncounters; i++)
 	{
 		int			a = info->counters[i] - 1;
@@ -513,7 +516,7 @@ wc_counter_fold_end(WcCounterFold *f)
 	MinimalTuple mt;
 	WcRowHeader *out;
 
-	deform_version(f->rel, f->newest, v, n);
+	wc_row_deform(f->rel, f->newest, v, n);
 	for (int i = 0; i < info->ncounters; i++)
 	{
 		int			a = info->counters[i] - 1;
