@@ -135,17 +135,19 @@ wc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		LOCKMODE	lm = (mode == LockTupleExclusive || mode == LockTupleNoKeyExclusive) ?
 			ExclusiveLock : ShareLock;
 
-		wc_key_locktag(rel, WcRowKey(old), old->keylen, &tag);
 		/* past widecol.row_lock_escalation row locks, a table lock covers them (rowlocks.c) */
-		if (!wc_row_lock_covered(rel, lm, wait_policy) &&
-			LockAcquire(&tag, lm, false, wait_policy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
+		if (!wc_row_lock_covered(rel, lm, wait_policy))
 		{
-			if (wait_policy == LockWaitSkip)
-				return TM_WouldBlock;
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not obtain lock on row in relation \"%s\"",
-							RelationGetRelationName(rel))));
+			wc_key_locktag(rel, WcRowKey(old), old->keylen, &tag);
+			if (LockAcquire(&tag, lm, false, wait_policy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
+			{
+				if (wait_policy == LockWaitSkip)
+					return TM_WouldBlock;
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lock on row in relation \"%s\"",
+								RelationGetRelationName(rel))));
+			}
 		}
 	}
 	for (;;)

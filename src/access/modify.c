@@ -183,11 +183,12 @@ static void
 bulk_make_room(Relation rel, BulkState *s, Size need)
 {
 	Size		max = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
-	Size		next = Min(s->arena_size * 2, max);
+	Size		next;
 
 	if (s->used + need <= s->arena_size)
 		return;
-	if (s->arena_size < max && s->old_size + s->arena_size + next <= max)
+	next = Min(s->arena_size * 2, max);
+	if (s->old_size + s->arena_size + next <= max)
 	{
 		MemoryContext old = MemoryContextSwitchTo(s->cxt);
 
@@ -512,9 +513,9 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
  * key_only: a tombstone needs no values); there must be one.
  */
 static WcRowHeader *
-version_to_change(Relation rel, ItemPointer tid, bool key_only, const char *what)
+version_to_change(Relation rel, ItemPointer tid, const char *what)
 {
-	WcRowHeader *old = key_only ? wc_fetch_version_key(rel, tid) : wc_fetch_version(rel, tid);
+	WcRowHeader *old = wc_fetch_version_key(rel, tid);
 
 	if (old == NULL)
 		elog(ERROR, "widecol: version to %s at (%u,%u) of \"%s\" not found", what,
@@ -539,7 +540,7 @@ wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				Snapshot snapshot, Snapshot crosscheck, bool wait,
 				TM_FailureData *tmfd, bool changingPart)
 {
-	WcRowHeader *old = version_to_change(rel, tid, true, "delete");
+	WcRowHeader *old = version_to_change(rel, tid, "delete");
 	bool		moved;
 	LOCKTAG		tag;
 	TM_Result	result;
@@ -561,7 +562,7 @@ wc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
 				bool *update_indexes)
 {
-	WcRowHeader *old = version_to_change(rel, otid, false, "update");
+	WcRowHeader *old = version_to_change(rel, otid, "update");
 	WcTableInfo *info = wc_table_info(rel);
 	StringInfoData key;
 	int			pklen;

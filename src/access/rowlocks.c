@@ -66,10 +66,9 @@ counter_for(Oid relid)
 bool
 wc_row_lock_covered(Relation rel, LOCKMODE rowmode, LockWaitPolicy wait_policy)
 {
-	LOCKMODE	tablemode = rowmode == ExclusiveLock ? ExclusiveLock : ShareLock;
 	int		   *n;
 
-	if (CheckRelationLockedByMe(rel, tablemode, true))
+	if (CheckRelationLockedByMe(rel, rowmode, true))
 		return true;
 	if (wc_row_lock_escalation <= 0)
 		return false;
@@ -78,10 +77,10 @@ wc_row_lock_covered(Relation rel, LOCKMODE rowmode, LockWaitPolicy wait_policy)
 		return false;
 	if (wait_policy == LockWaitBlock)
 	{
-		LockRelation(rel, tablemode);
+		LockRelation(rel, rowmode);
 		return true;
 	}
-	return ConditionalLockRelation(rel, tablemode);
+	return ConditionalLockRelation(rel, rowmode);
 }
 
 void

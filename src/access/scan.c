@@ -72,16 +72,23 @@ typedef WcParallelScanData *WcParallelScan;
 /*
  * Put a version into a (virtual) slot: the stored tuple's columns, with the
  * key columns decoded from the key (the tuple holds NULLs there), and the
- * defaults of columns added after the version was written.
+ * defaults of columns added after the version was written.  keys_only: the
+ * other columns NULL, the stored tuple not read (wc_scan_reads_keys_only).
  */
 static void
 fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
-		  WcKeyDecoder *dec)
+		  WcKeyDecoder *dec, bool keys_only)
 {
 	WcTableInfo *info = wc_table_info(rel);
 
 	ExecClearTuple(slot);
-	wc_row_deform(rel, row, slot->tts_values, slot->tts_isnull);
+	if (keys_only)
+	{
+		memset(slot->tts_values, 0, sizeof(Datum) * slot->tts_tupleDescriptor->natts);
+		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	}
+	else
+		wc_row_deform(rel, row, slot->tts_values, slot->tts_isnull);
 	if (WcTableIsKeyless(info))
 		;
 	else if (dec)
@@ -95,35 +102,19 @@ fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
 	slot->tts_tableOid = RelationGetRelid(rel);
 }
 
-/*
- * Put a version's key columns into a virtual slot, the other columns NULL,
- * without reading its stored tuple: for scans that read key columns only
- * (wc_scan_reads_keys_only).
- */
+/* A version's key columns into a virtual slot, the other columns NULL. */
 void
 wc_store_row_keys(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
 				  WcKeyDecoder *dec)
 {
-	TupleDesc	desc = slot->tts_tupleDescriptor;
-
-	ExecClearTuple(slot);
-	for (int i = 0; i < desc->natts; i++)
-	{
-		slot->tts_values[i] = (Datum) 0;
-		slot->tts_isnull[i] = true;
-	}
-	wc_key_decode(dec, wc_table_info(rel), WcRowKey(row), row->keylen, row->pklen,
-				  slot->tts_values, slot->tts_isnull);
-	ExecStoreVirtualTuple(slot);
-	slot->tts_tid = *tid;
-	slot->tts_tableOid = RelationGetRelid(rel);
+	fill_slot(slot, rel, row, tid, dec, true);
 }
 
 /* Store a copy of a version: the slot owns its values. */
 void
 wc_store_row(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
 {
-	fill_slot(slot, rel, row, tid, NULL);
+	fill_slot(slot, rel, row, tid, NULL, false);
 	ExecMaterializeSlot(slot);
 }
 
@@ -141,7 +132,7 @@ wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPoint
 	if (slot->tts_ops == &WcSlotOps)
 		wc_slot_store_version(slot, wc_table_info(rel), row, tid, RelationGetRelid(rel), dec);
 	else
-		fill_slot(slot, rel, row, tid, dec);
+		fill_slot(slot, rel, row, tid, dec, false);
 }
 
 TableScanDesc
@@ -358,8 +349,9 @@ wc_fetch_version(Relation rel, ItemPointer tid)
 }
 
 /*
- * The version at a TID without its tuple (header and key): what DELETE and
- * the write-conflict checks need, without reading a run's value pages.
+ * The version at a TID without its tuple (header and key): what UPDATE,
+ * DELETE, the write-conflict checks, snapshot checks and WRITETIME/TTL
+ * need, without reading a run's value pages.
  */
 WcRowHeader *
 wc_fetch_version_key(Relation rel, ItemPointer tid)
@@ -474,7 +466,7 @@ wc_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 bool
 wc_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 {
-	WcRowHeader *row = wc_fetch_version(rel, &slot->tts_tid);
+	WcRowHeader *row = wc_fetch_version_key(rel, &slot->tts_tid);
 
 	return row != NULL && wc_version_is_current(rel, row, &slot->tts_tid, snapshot);
 }

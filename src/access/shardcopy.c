@@ -84,7 +84,7 @@ run_sql(const char *sql, int expect)
 static void
 copy_in_batches(CopyStmt *stmt, Oid relid, PlannedStmt *pstmt, const char *queryString,
 				ProcessUtilityContext context, ParamListInfo params,
-				QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+				QueryEnvironment *queryEnv, QueryCompletion *qc)
 {
 	char		staging[NAMEDATALEN];
 	const char *target = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
@@ -135,7 +135,7 @@ wc_copy_in_batches(PlannedStmt *pstmt, const char *queryString,
 	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 	if (!should_batch(stmt, relid))
 		return false;
-	copy_in_batches(stmt, relid, pstmt, queryString, context, params, queryEnv, dest, qc);
+	copy_in_batches(stmt, relid, pstmt, queryString, context, params, queryEnv, qc);
 	return true;
 }
 

@@ -302,7 +302,7 @@ static WcRowHeader *
 version_at(FunctionCallInfo fcinfo)
 {
 	Relation	rel = wc_open_widecol(fcinfo, AccessShareLock, false);
-	WcRowHeader *row = wc_fetch_version(rel, (ItemPointer) PG_GETARG_POINTER(1));
+	WcRowHeader *row = wc_fetch_version_key(rel, (ItemPointer) PG_GETARG_POINTER(1));
 
 	table_close(rel, AccessShareLock);
 	return row;

@@ -573,8 +573,7 @@ verify_table(ReturnSetInfo *rsinfo, Relation rel, bool partition)
 	/* a standby or a read-only transaction only reports */
 	bool		record = !RecoveryInProgress() && !XactReadOnly;
 
-	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, GetActiveSnapshot());
+	m = wc_visible_manifest(rel, &meta);
 
 	for (uint32 g = 0; g < meta.ngens; g++)
 	{
