@@ -127,12 +127,10 @@ free_out_of_line_of_run(Relation rel, WcRunSummary *run)
 	if (run->st.nexternal == 0)
 		return;
 	it = wc_merge_begin_runs(rel, run, 1);
-	wc_merge_return_dead(it);
 	while ((row = wc_merge_next(it, &tid)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (!wc_xid_known_aborted(row->xid))
-			wc_row_free_out_of_line(rel, row);
+		wc_row_free_out_of_line(rel, row);
 	}
 	wc_merge_end(it);
 }
@@ -370,7 +368,19 @@ emit_fold(Pass *p, Outputs *outputs, WcCounterFold *fold, int64 *written)
 }
 
 /*
- * The newest version of a key that every snapshot sees: does it stay?  Not
+ * A version shadowed for every snapshot goes: counted, and its out-of-line
+ * values deleted (it is their only owner, see storage/outofline.c).
+ */
+static void
+version_goes(Pass *p, const WcRowHeader *row)
+{
+	p->st->shadowed_dropped++;
+	wc_row_free_out_of_line(p->rel, row);
+}
+
+/*
+ * The newest version of a key that every snapshot sees: does it stay?  (A
+ * version that goes has its out-of-line values deleted.)  Not
  * if a newer run outside the pass shadows it, nor if it is dead past the
  * purge time with no older version outside that it would let resurface.
  */
@@ -379,7 +389,7 @@ settled_version_stays(Pass *p, const WcRowHeader *row)
 {
 	if (p->drop_shadowed && newer_version_outside(p->rel, p->out, p->nout, row, p->horizon))
 	{
-		p->st->shadowed_dropped++;
+		version_goes(p, row);
 		return false;
 	}
 	if (wc_row_is_dead(row, p->now) &&
@@ -390,20 +400,10 @@ settled_version_stays(Pass *p, const WcRowHeader *row)
 			p->st->tombstones_purged++;
 		else
 			p->st->expired_purged++;
+		wc_row_free_out_of_line(p->rel, row);
 		return false;
 	}
 	return true;
-}
-
-/*
- * A version shadowed for every snapshot goes: counted, and its out-of-line
- * values deleted (it is their only owner, see storage/outofline.c).
- */
-static void
-version_goes(Pass *p, const WcRowHeader *row)
-{
-	p->st->shadowed_dropped++;
-	wc_row_free_out_of_line(p->rel, row);
 }
 
 /* Write a version to its output run, frozen when every snapshot sees it. */
@@ -426,24 +426,21 @@ write_version(Outputs *outputs, const WcRowHeader *row, bool all_see_it)
 }
 
 /*
- * Does the version go whatever else the key holds?  When a range tombstone
- * every snapshot sees deletes it (the tombstone stays until purged), when
- * its transaction aborted (its out-of-line values were rolled back with
- * it), or when a newer version of the key is settled (seen by everyone).
+ * Does the version go whatever else the key holds?  When a newer version
+ * of the key is settled (seen by everyone), when a range tombstone every
+ * snapshot sees deletes it (the tombstone stays until purged), or when its
+ * transaction aborted.
  */
 static bool
 shadowed_for_all(Pass *p, const WcRowHeader *row, bool settled, bool mine)
 {
-	bool		aborted = wc_xid_known_aborted(row->xid);
-
-	if (!aborted && !settled &&
+	if (!settled &&
 		(p->manifest->nrts == 0 ||
 		 row->write_ts >= wc_range_covering_ts(p->manifest, WcRowKey(row), row->keylen,
-											   row->pklen, p->horizon)))
+											   row->pklen, p->horizon)) &&
+		!wc_xid_known_aborted(row->xid))
 		return false;
-	if (mine && aborted)
-		p->st->shadowed_dropped++;
-	else if (mine)
+	if (mine)
 		version_goes(p, row);
 	return true;
 }
@@ -527,8 +524,6 @@ merge_pass(Pass *p, Outputs *outputs)
 				write_version(outputs, row, true);
 				written++;
 			}
-			else if (mine)
-				wc_row_free_out_of_line(p->rel, row);
 			continue;
 		}
 		if (!mine)

@@ -30,19 +30,19 @@
 
 /*
  * Move the largest values of a row out of line until it fits (fixed bytes
- * of header and key plus the tuple's data).  *values becomes a copy of the
- * slot's array when one is replaced.  Returns the new data length; *moved
- * is set when a value went out of line.
+ * of header and key plus the tuple's data); values is the row's own array,
+ * changed in place.  Returns the new data length; *moved is set when a
+ * value went out of line.
  */
 Size
-wc_move_values_out_of_line(Relation rel, TupleTableSlot *slot, Datum **values,
-						   bool *isnull, Size data_len, Size fixed, bool *moved)
+wc_move_values_out_of_line(Relation rel, Datum *values, bool *isnull, Size data_len,
+						   Size fixed, bool *moved)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 
 	*moved = false;
 	if (!OidIsValid(rel->rd_rel->reltoastrelid))
-		return data_len;		/* created by a widecol without large values */
+		return data_len;		/* no column may hold a large value */
 	while (fixed + data_len > WC_MAX_ROW_SIZE)
 	{
 		int			best = -1;
@@ -55,7 +55,7 @@ wc_move_values_out_of_line(Relation rel, TupleTableSlot *slot, Datum **values,
 
 			if (isnull[i] || att->attlen != -1 || att->attstorage == TYPSTORAGE_PLAIN)
 				continue;
-			v = (struct varlena *) DatumGetPointer((*values)[i]);
+			v = (struct varlena *) DatumGetPointer(values[i]);
 			if (!VARATT_IS_EXTERNAL(v) && VARSIZE_ANY(v) > best_size)
 			{
 				best = i;
@@ -64,14 +64,9 @@ wc_move_values_out_of_line(Relation rel, TupleTableSlot *slot, Datum **values,
 		}
 		if (best < 0)
 			break;
-		if (*values == slot->tts_values)
-		{
-			*values = palloc(sizeof(Datum) * desc->natts);
-			memcpy(*values, slot->tts_values, sizeof(Datum) * desc->natts);
-		}
-		(*values)[best] = toast_save_datum(rel, (*values)[best], NULL, 0);
+		values[best] = toast_save_datum(rel, values[best], NULL, 0);
 		*moved = true;
-		data_len = heap_compute_data_size(desc, *values, isnull);
+		data_len = heap_compute_data_size(desc, values, isnull);
 	}
 	return data_len;
 }
@@ -85,8 +80,9 @@ is_out_of_line(Form_pg_attribute att, bool isnull, Datum value)
 
 /*
  * Delete the out-of-line values of a version that goes for good (no
- * snapshot can see it any more).  Deleting a value twice, or one a rolled
- * back write left, finds no chunks and does nothing.
+ * snapshot can see it any more).  Not those of an aborted version: its
+ * chunks rolled back with it, and the TOAST snapshot may still see them
+ * (no hint bit yet), where deleting them would fail; VACUUM removes them.
  */
 void
 wc_row_free_out_of_line(Relation rel, const WcRowHeader *row)
@@ -96,7 +92,8 @@ wc_row_free_out_of_line(Relation rel, const WcRowHeader *row)
 	bool	   *isnull;
 	bool		pushed = false;
 
-	if (!(row->flags & WC_ROW_EXTERNAL) || WcRowIsTombstone(row))
+	if (!(row->flags & WC_ROW_EXTERNAL) || WcRowIsTombstone(row) ||
+		wc_xid_known_aborted(row->xid))
 		return;
 	values = palloc(sizeof(Datum) * desc->natts);
 	isnull = palloc(sizeof(bool) * desc->natts);
@@ -130,9 +127,7 @@ wc_row_copy_for_rewrite(Relation from, Relation to, const WcRowHeader *row)
 	TupleDesc	desc = RelationGetDescr(from);
 	Datum	   *values;
 	bool	   *isnull;
-	MinimalTuple mt;
 	WcRowHeader *copy;
-	Size		off = WcRowTupleOffset(row->keylen);
 
 	if (WcRowIsTombstone(row) ||
 		(!(row->flags & WC_ROW_EXTERNAL) &&
@@ -148,14 +143,7 @@ wc_row_copy_for_rewrite(Relation from, Relation to, const WcRowHeader *row)
 
 			values[i] = toast_save_datum(to, PointerGetDatum(v), NULL, 0);
 		}
-	mt = heap_form_minimal_tuple(desc, values, isnull);
-	copy = palloc0(off + mt->t_len);	/* padding after the key too */
-	memcpy(copy, row, sizeof(WcRowHeader) + row->keylen);
-	copy->flags &= ~WC_ROW_IN_BLOCK;
-	copy->tupoff = off;
-	copy->len = off + mt->t_len;
-	memcpy((char *) copy + off, mt, mt->t_len);
-	pfree(mt);
+	copy = wc_row_with_values(from, row, values, isnull);
 	pfree(values);
 	pfree(isnull);
 	return copy;

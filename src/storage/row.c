@@ -74,13 +74,13 @@ wc_value_compression(Form_pg_attribute att)
  * A row too large for a page: compress its largest values in line, as
  * TOAST's first step does (PostgreSQL's own compressed varlena format, which
  * every reader of the value decompresses transparently), largest first,
- * until the row fits.  There is no out-of-line step: a row that still does
- * not fit is refused.  Returns the new data length; *values may become a
- * copy.
+ * until the row fits (what still does not fit goes out of line next).
+ * values is the row's own array, changed in place.  Returns the new data
+ * length.
  */
 static Size
-compress_large_values(TupleDesc desc, TupleTableSlot *slot, Datum **values,
-					  bool *isnull, Size data_len, Size fixed)
+compress_large_values(TupleDesc desc, Datum *values, bool *isnull, Size data_len,
+					  Size fixed)
 {
 	bool	   *tried = palloc0(sizeof(bool) * desc->natts);
 
@@ -97,26 +97,21 @@ compress_large_values(TupleDesc desc, TupleTableSlot *slot, Datum **values,
 			if (isnull[i] || tried[i] || att->attlen != -1 ||
 				att->attstorage == TYPSTORAGE_PLAIN)
 				continue;
-			if (VARSIZE_ANY((*values)[i]) > best_size)
+			if (VARSIZE_ANY(values[i]) > best_size)
 			{
 				best = i;
-				best_size = VARSIZE_ANY((*values)[i]);
+				best_size = VARSIZE_ANY(values[i]);
 			}
 		}
 		if (best < 0)
 			break;
 		tried[best] = true;
-		compressed = toast_compress_datum((*values)[best],
+		compressed = toast_compress_datum(values[best],
 										  wc_value_compression(TupleDescAttr(desc, best)));
 		if (DatumGetPointer(compressed) == NULL)
 			continue;			/* incompressible */
-		if (*values == slot->tts_values)
-		{
-			*values = palloc(sizeof(Datum) * desc->natts);
-			memcpy(*values, slot->tts_values, sizeof(Datum) * desc->natts);
-		}
-		(*values)[best] = compressed;
-		data_len = heap_compute_data_size(desc, *values, isnull);
+		values[best] = compressed;
+		data_len = heap_compute_data_size(desc, values, isnull);
 	}
 	pfree(tried);
 	return data_len;
@@ -166,10 +161,18 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 		hoff = MAXALIGN(hoff);
 		data_len = heap_compute_data_size(desc, values, isnull);
 		if (len + hoff + data_len > WC_MAX_ROW_SIZE)
-			data_len = compress_large_values(desc, slot, &values, isnull, data_len, len + hoff);
-		if (len + hoff + data_len > WC_MAX_ROW_SIZE)
-			data_len = wc_move_values_out_of_line(rel, slot, &values, isnull, data_len,
-												  len + hoff, &external);
+		{
+			/* values to replace: the row's own array */
+			if (values == slot->tts_values)
+			{
+				values = palloc(sizeof(Datum) * desc->natts);
+				memcpy(values, slot->tts_values, sizeof(Datum) * desc->natts);
+			}
+			data_len = compress_large_values(desc, values, isnull, data_len, len + hoff);
+			if (len + hoff + data_len > WC_MAX_ROW_SIZE)
+				data_len = wc_move_values_out_of_line(rel, values, isnull, data_len,
+													  len + hoff, &external);
+		}
 		len += hoff + data_len;
 	}
 	if (len > WC_MAX_ROW_SIZE)
@@ -454,14 +457,31 @@ wc_row_deform(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull)
 	TupleDesc	desc = RelationGetDescr(rel);
 	MinimalTuple mt = WcRowTuple(row);
 	HeapTupleData htup;
-	int			stored;
 
+	/* heap_deform_tuple reads missing attributes as their defaults */
 	htup.t_len = mt->t_len + MINIMAL_TUPLE_OFFSET;
 	htup.t_data = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
 	heap_deform_tuple(&htup, desc, values, isnull);
-	stored = HeapTupleHeaderGetNatts(htup.t_data);
-	for (int i = stored; i < desc->natts; i++)
-		values[i] = getmissingattr(desc, i + 1, &isnull[i]);
+}
+
+/*
+ * A copy of the version (header and key) with a tuple formed from these
+ * values.
+ */
+WcRowHeader *
+wc_row_with_values(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull)
+{
+	MinimalTuple mt = heap_form_minimal_tuple(RelationGetDescr(rel), values, isnull);
+	Size		off = WcRowTupleOffset(row->keylen);
+	WcRowHeader *out = palloc0(off + mt->t_len);	/* padding after the key too */
+
+	memcpy(out, row, sizeof(WcRowHeader) + row->keylen);
+	out->flags &= ~WC_ROW_IN_BLOCK;
+	out->tupoff = off;
+	out->len = off + mt->t_len;
+	memcpy((char *) out + off, mt, mt->t_len);
+	pfree(mt);
+	return out;
 }
 
 /* Start folding a key's versions at its newest (deciding) delta. */
@@ -512,8 +532,6 @@ wc_counter_fold_end(WcCounterFold *f)
 	TupleDesc	desc = RelationGetDescr(f->rel);
 	Datum	   *v = palloc(sizeof(Datum) * desc->natts);
 	bool	   *n = palloc(sizeof(bool) * desc->natts);
-	Size		off = WcRowTupleOffset(f->newest->keylen);
-	MinimalTuple mt;
 	WcRowHeader *out;
 
 	wc_row_deform(f->rel, f->newest, v, n);
@@ -531,15 +549,9 @@ wc_counter_fold_end(WcCounterFold *f)
 							wc_describe_partition(f->rel, wc_table_info(f->rel), WcRowKey(f->newest), f->newest->pklen)),
 					 errhint("UPDATE the row to set the counter, or DELETE it.")));
 	}
-	mt = heap_form_minimal_tuple(desc, v, n);
-	out = palloc0(off + mt->t_len);
-	memcpy(out, f->newest, sizeof(WcRowHeader) + f->newest->keylen);
-	memcpy((char *) out + off, mt, mt->t_len);
-	out->len = off + mt->t_len;
-	out->tupoff = off;
+	out = wc_row_with_values(f->rel, f->newest, v, n);
 	if (f->base)
 		out->flags &= ~WC_ROW_DELTA;
-	pfree(mt);
 	pfree(v);
 	pfree(n);
 	pfree(f->newest);

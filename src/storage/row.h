@@ -64,11 +64,13 @@ extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
 								const char *key, int keylen, int pklen,
 								bool tombstone, CommandId cid);
 /* values out of line (outofline.c) */
-extern Size wc_move_values_out_of_line(Relation rel, TupleTableSlot *slot, Datum **values,
-									   bool *isnull, Size data_len, Size fixed, bool *moved);
+extern Size wc_move_values_out_of_line(Relation rel, Datum *values, bool *isnull,
+									   Size data_len, Size fixed, bool *moved);
 extern void wc_row_free_out_of_line(Relation rel, const WcRowHeader *row);
 extern WcRowHeader *wc_row_copy_for_rewrite(Relation from, Relation to, const WcRowHeader *row);
 extern void wc_row_deform(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull);
+extern WcRowHeader *wc_row_with_values(Relation rel, const WcRowHeader *row, Datum *values,
+									   bool *isnull);
 extern int	wc_compare_keys(const char *a, int alen, const char *b, int blen);
 extern int	wc_compare_versions(const WcRowHeader *a, const WcRowHeader *b);
 extern int	wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b);

@@ -568,10 +568,8 @@ wc_table_info(Relation rel)
 		return *(WcTableInfo **) rel->rd_amcache;
 	wc_split_options(wc_stored_options(relid), &wc, &rest);
 	wc_build_table_info(rel, wc, &info);
-	if (info_cache == NULL)
-		info_cache = wc_hash_create("widecol table info", 64, sizeof(Oid),
-									sizeof(InfoEntry), CacheMemoryContext);
-	entry = hash_search(info_cache, &relid, HASH_ENTER, &found);
+	entry = wc_hash_enter(&info_cache, "widecol table info", sizeof(Oid), sizeof(InfoEntry),
+						  CacheMemoryContext, &relid, &found);
 	if (!found || memcmp(entry->info, &info, sizeof(WcTableInfo)) != 0)
 	{
 		entry->info = MemoryContextAlloc(CacheMemoryContext, sizeof(WcTableInfo));
