@@ -92,42 +92,40 @@ add_full_scan(PlannedStmt *stmt, Scan *scan, List **scans)
 	*scans = lappend(*scans, fs);
 }
 
+/* A plan node's children other than lefttree and righttree. */
+List *
+wc_plan_children(Plan *plan)
+{
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			return ((Append *) plan)->appendplans;
+		case T_MergeAppend:
+			return ((MergeAppend *) plan)->mergeplans;
+		case T_BitmapAnd:
+			return ((BitmapAnd *) plan)->bitmapplans;
+		case T_BitmapOr:
+			return ((BitmapOr *) plan)->bitmapplans;
+		case T_SubqueryScan:
+			return list_make1(((SubqueryScan *) plan)->subplan);
+		case T_CustomScan:
+			return ((CustomScan *) plan)->custom_plans;
+		default:
+			return NIL;
+	}
+}
+
 static void
 find_full_scans(PlannedStmt *stmt, Plan *plan, List **scans)
 {
-	List	   *children = NIL;
 	ListCell   *lc;
 
 	if (plan == NULL)
 		return;
 	check_stack_depth();
-	switch (nodeTag(plan))
-	{
-		case T_SeqScan:
-			add_full_scan(stmt, (Scan *) plan, scans);
-			break;
-		case T_Append:
-			children = ((Append *) plan)->appendplans;
-			break;
-		case T_MergeAppend:
-			children = ((MergeAppend *) plan)->mergeplans;
-			break;
-		case T_BitmapAnd:
-			children = ((BitmapAnd *) plan)->bitmapplans;
-			break;
-		case T_BitmapOr:
-			children = ((BitmapOr *) plan)->bitmapplans;
-			break;
-		case T_SubqueryScan:
-			children = list_make1(((SubqueryScan *) plan)->subplan);
-			break;
-		case T_CustomScan:
-			children = ((CustomScan *) plan)->custom_plans;
-			break;
-		default:
-			break;
-	}
-	foreach(lc, children)
+	if (IsA(plan, SeqScan))
+		add_full_scan(stmt, (Scan *) plan, scans);
+	foreach(lc, wc_plan_children(plan))
 		find_full_scans(stmt, lfirst(lc), scans);
 	find_full_scans(stmt, plan->lefttree, scans);
 	find_full_scans(stmt, plan->righttree, scans);

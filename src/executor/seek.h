@@ -29,6 +29,7 @@ typedef enum WcFiltering
 extern int	wc_filtering;
 extern void wc_install_filtering_hooks(void);
 extern void wc_check_filtering(PlannedStmt *stmt);
+extern List *wc_plan_children(Plan *plan);
 
 /* rangedelete.c: DELETEs written as range tombstones */
 extern void wc_plan_range_deletes(PlannedStmt *stmt);

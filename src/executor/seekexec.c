@@ -680,7 +680,8 @@ read_buffered(SeekState *s)
 		}
 		part->rows[part->nrows] = s->keys_only ? wc_row_copy_key(row) : wc_row_copy(NULL, row);
 		part->tids[part->nrows++] = tid;
-		bytes += row->len + sizeof(WcRowHeader *) + sizeof(ItemPointerData);
+		bytes += (s->keys_only ? WcRowTupleOffset(row->keylen) : row->len) +
+			sizeof(WcRowHeader *) + sizeof(ItemPointerData);	/* what was copied */
 		if (bytes > (Size) work_mem * 1024)
 		{
 			elog(DEBUG1, "widecol seek: partitions larger than planned, one seek each");

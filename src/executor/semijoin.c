@@ -201,19 +201,11 @@ plan_seeks_with(Plan *plan, SeekUse *u)
 		if (u->found)
 			return true;
 	}
-	if (plan_seeks_with(plan->lefttree, u) ||
-		plan_seeks_with(plan->righttree, u))
+	if (plan_seeks_with(plan->lefttree, u) || plan_seeks_with(plan->righttree, u))
 		return true;
-	if (IsA(plan, Append))
-		foreach(lc, ((Append *) plan)->appendplans)
-			if (plan_seeks_with(lfirst(lc), u))
-				return true;
-	if (IsA(plan, MergeAppend))
-		foreach(lc, ((MergeAppend *) plan)->mergeplans)
-			if (plan_seeks_with(lfirst(lc), u))
-				return true;
-	if (IsA(plan, SubqueryScan))
-		return plan_seeks_with(((SubqueryScan *) plan)->subplan, u);
+	foreach(lc, wc_plan_children(plan))
+		if (plan_seeks_with(lfirst(lc), u))
+			return true;
 	return false;
 }
 
