@@ -13,7 +13,9 @@
 #    the compaction that drops the old version deletes its value; DELETE +
 #    compaction deletes the value; a run whose rows all expired is dropped
 #    whole and its values deleted; VACUUM FULL leaves exactly the live
-#    values; a rolled-back or crashed writer's values are dead TOAST rows
+#    values; two sessions replaying a key with different values each write
+#    a copy and compaction deletes the loser's; a rolled-back or crashed
+#    writer's values are dead TOAST rows
 #    (VACUUM removes them) and no version points to them.
 use strict;
 use warnings;
@@ -100,6 +102,24 @@ is(p("SELECT count(*) FROM docs WHERE tenant = 't4'"), 0, 'no row of a rolled-ba
 p("VACUUM docs");
 is(values_in_toast(), 21, 'VACUUM removes the values of a rolled-back INSERT');
 
+# two sessions replay the same key with different large values: the later
+# write wins, and the loser's value goes with its version at compaction
+my $s1 = $primary->background_psql('postgres');
+my $s2 = $primary->background_psql('postgres');
+$s1->query_safe("BEGIN; INSERT INTO docs VALUES ('t8', 1, hex(30000, 81), 1)");
+$s2->query_safe("BEGIN; INSERT INTO docs VALUES ('t8', 1, hex(30000, 82), 2)");
+$s1->query_safe('COMMIT');
+$s2->query_safe('COMMIT');
+$s1->quit;
+$s2->quit;
+is(p("SELECT rev, body = hex(30000, 82) FROM docs WHERE tenant = 't8' AND id = 1"), '2|t',
+	'concurrent replays of a key: the later write wins');
+is(values_in_toast(), 23, 'each replay wrote its own copy');
+p("SET widecol.gc_grace = 0; SELECT widecol.compact('docs', true)");
+is(values_in_toast(), 22, "compaction deleted the losing replay's value");
+p("INSERT INTO docs_heap SELECT * FROM docs WHERE tenant = 't8'");
+ok(same($primary, 'postgres'), 'same rows after the replays');
+
 # kill -9 with a writer in flight: committed values survive, the rest is gone
 my $inflight = $primary->background_psql('postgres');
 $inflight->query_safe("BEGIN; INSERT INTO docs SELECT 't5', g, hex(20000, g), 0 FROM generate_series(1, 5) g");
@@ -110,12 +130,12 @@ eval { $inflight->quit; };
 $primary->start;
 ok(same($primary, 'postgres'), 'after kill -9: every committed large value, nothing uncommitted');
 p("VACUUM docs");
-is(values_in_toast(), 22, 'after recovery and VACUUM: only the live values remain');
+is(values_in_toast(), 23, 'after recovery and VACUUM: only the live values remain');
 p("SET widecol.gc_grace = 0; SELECT widecol.compact('docs', true)");
 p("VACUUM FULL docs");
 ok(same($primary, 'postgres'), 'same rows after VACUUM FULL');
 $toast = p("SELECT reltoastrelid::regclass FROM pg_class WHERE relname = 'docs'");
-is(values_in_toast(), 22, 'VACUUM FULL copies exactly the live values');
+is(values_in_toast(), 23, 'VACUUM FULL copies exactly the live values');
 
 $primary->wait_for_catchup($standby);
 ok(same($standby, 'postgres'), 'the standby still agrees after the crash and VACUUM FULL');
