@@ -277,11 +277,45 @@ check_rows(RunCheck *c, BlockNumber dblk, const WcIndexEntry *entry)
 	}
 }
 
+/*
+ * A key page its leaf entry counts as settled (WC_LEAF_COUNTS): that many
+ * rows, each frozen, live and the only version of its key (the previous
+ * page's last row included), or partition deletes would count wrongly.
+ */
+static void
+check_settled(RunCheck *c, BlockNumber dblk, uint32 count)
+{
+	const WcRowHeader *prev = c->prevrow;
+
+	if (count == WC_UNSETTLED)
+		return;
+	if (count != (uint32) c->block.nrows)
+	{
+		problem(c->r, dblk, "leaf entry counts %u settled rows, the page holds %d",
+				count, c->block.nrows);
+		return;
+	}
+	for (int i = 0; i < c->block.nrows; i++)
+	{
+		const WcRowHeader *row = WcBlockRow(&c->block, i);
+
+		if ((row->xid != FrozenTransactionId && row->xid != BootstrapTransactionId) ||
+			(row->flags & (WC_ROW_TOMBSTONE | WC_ROW_DELTA)) || row->expire_at != 0 ||
+			(prev && wc_compare_keys(WcRowKey(prev), prev->keylen, WcRowKey(row), row->keylen) == 0))
+		{
+			problem(c->r, dblk, "row %d of a page counted as settled is not", i + 1);
+			return;
+		}
+		prev = row;
+	}
+}
+
 /* Leaves, and through them every key page and its value pages, in key order. */
 static void
 check_leaves(RunCheck *c)
 {
 	WcIndexEntry *entries = palloc(sizeof(WcIndexEntry) * WC_MAX_INDEX_ENTRIES);
+	uint32	   *counts = palloc(sizeof(uint32) * WC_MAX_INDEX_ENTRIES);
 
 	for (BlockNumber leaf = c->hdr.leaf_first; leaf < c->hdr.leaf_first + c->hdr.nleaf_pages; leaf++)
 	{
@@ -295,6 +329,8 @@ check_leaves(RunCheck *c)
 								  lpayload.data, &llen, &lop, NULL);
 		if (p == NULL && (lop.aux != 0 || !wc_parse_index_soft(lpayload.data, llen, lop.count, entries)))
 			p = "malformed leaf index page";
+		if (p == NULL)
+			p = wc_leaf_counts_soft(lpayload.data, llen, lop.count, entries, lop.flags, counts);
 		if (p)
 		{
 			problem(c->r, leaf, "%s", p);
@@ -325,6 +361,7 @@ check_leaves(RunCheck *c)
 				continue;
 			}
 			check_value_pages(c, dblk);
+			check_settled(c, dblk, counts[e]);
 			check_rows(c, dblk, &entries[e]);
 		}
 	}

@@ -885,10 +885,57 @@ range_of_delete(SeekState *s, WcTableInfo *info, WcRangeTombstone *rt)
 	rt->hilen = hi ? hi->len : 0;
 }
 
+/* Rows the snapshot sees in [lo, hi] of one partition (wc_merge_count). */
+static int64
+count_rows(SeekState *s, const WcMergeRange *part_range, const char *lo, int lolen,
+		   const char *hi, int hilen)
+{
+	WcMergeRange range = *part_range;
+	WcMergeIter *it;
+	int64		n;
+
+	range.lo = lo;
+	range.lolen = lolen;
+	range.hi = hi;
+	range.hilen = hilen;
+	it = wc_merge_begin_with(s->css.ss.ss_currentRelation, s->snapshot, &s->meta,
+							 s->manifest, &range);
+	wc_merge_set_stats(it, &s->stats);
+	n = wc_merge_count(it);
+	wc_merge_end(it);
+	return n;
+}
+
+/*
+ * The rows a range tombstone deletes in one partition: those in the seek's
+ * range (its ends inclusive prefixes), less those equal to an exclusive end.
+ */
+static int64
+rows_deleted(SeekState *s, const WcRangeTombstone *rt, const WcMergeRange *r)
+{
+	int64		n = count_rows(s, r, r->lo, r->lolen, r->hi, r->hilen);
+
+	if (n > 0 && rt->lo && !rt->lo_incl)
+		n -= count_rows(s, r, r->lo, r->lolen, r->lo, r->lolen);
+	if (n > 0 && rt->hi && !rt->hi_incl)
+		n -= count_rows(s, r, r->hi, r->hilen, r->hi, r->hilen);
+	return Max(n, 0);
+}
+
+/* n more rows deleted from rel, for its statistics (one call, not n). */
+static void
+count_deletes(Relation rel, int64 n)
+{
+	pgstat_count_heap_delete(rel);
+	if (rel->pgstat_info && rel->pgstat_info->trans)
+		rel->pgstat_info->trans->tuples_deleted += n - 1;
+}
+
 /*
  * The DELETE as range tombstones: per partition, count the rows the range
- * deletes (keys only: no value page is read) and, if any, write one range
- * tombstone.  The statement's row count is theirs; ModifyTable gets no row.
+ * deletes (from settled key pages' counts, or keys only: no value page is
+ * read) and, if any, write one range tombstone.  The statement's row count
+ * is theirs; ModifyTable gets no row.
  */
 static void
 delete_ranges(SeekState *s)
@@ -905,17 +952,12 @@ delete_ranges(SeekState *s)
 	for (int i = 0; i < s->nparts; i++)
 	{
 		Partition  *part = &s->parts[i];
-		int64		n = 0;
+		int64		n;
 
 		CHECK_FOR_INTERRUPTS();
 		rt.pk = (char *) part->range.lo;
 		rt.pklen = part->range.bloom_pklen;
-		open_partition(s, part);
-		for (; part->cur; part->cur = wc_merge_next(part->iter, &part->tid))
-			if (wc_range_covers(&rt, WcRowKey(part->cur), part->cur->keylen, part->cur->pklen))
-				n++;
-		wc_merge_end(part->iter);
-		part->iter = NULL;
+		n = rows_deleted(s, &rt, &part->range);
 		if (n == 0)
 			continue;
 		rt.id = wc_new_storage_id();
@@ -925,8 +967,7 @@ delete_ranges(SeekState *s)
 		s->range_tombstones++;
 		s->range_deleted += n;
 		estate->es_processed += n;
-		for (int64 j = 0; j < n; j++)
-			pgstat_count_heap_delete(rel);
+		count_deletes(rel, n);
 	}
 }
 

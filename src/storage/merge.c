@@ -812,6 +812,67 @@ wc_merge_live_blocks(WcMergeIter *it, int64 *value_pages)
 	return n;
 }
 
+/* Might a range tombstone of the manifest cover a key in [lo, hi]? */
+static bool
+range_tombstone_within(const WcMergeIter *it)
+{
+	for (int i = 0; i < it->manifest->nrts; i++)
+	{
+		const WcRangeTombstone *rt = &it->manifest->rts[i];
+
+		/* all of its keys start with rt->pk */
+		if (it->lo && wc_compare_keys(it->lo, Min(it->lolen, rt->pklen), rt->pk, rt->pklen) > 0)
+			continue;
+		if (it->hi && wc_compare_keys(it->hi, Min(it->hilen, rt->pklen), rt->pk, rt->pklen) < 0)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * How many rows wc_merge_next would still return; the iterator is used up.
+ * When one run alone holds versions the snapshot sees in the range and no
+ * range tombstone may apply, its settled key pages are counted unread
+ * (wc_run_count_settled); otherwise the rows are merged and counted, keys
+ * only.  A range delete counts the rows it deletes this way.
+ */
+int64
+wc_merge_count(WcMergeIter *it)
+{
+	ItemPointerData tid;
+	int64		n = 0;
+
+	if (!it->raw && !it->return_dead && !it->counters && !it->backward &&
+		it->pending == NULL && it->have_last == false &&
+		it->heap->bh_size == 1 && (it->manifest == NULL || !range_tombstone_within(it)))
+	{
+		Source	   *only = (Source *) DatumGetPointer(binaryheap_first(it->heap));
+
+		if (only->is_run)
+		{
+			MemoryContext old = MemoryContextSwitchTo(it->cxt);
+			WcRunReader counter;
+
+			/* a reader of its own: the merge goes on from here if it cannot */
+			wc_run_reader_open(&counter, it->rel, only->reader.summary, only->reader.strategy);
+			n = wc_run_count_settled(&counter, it->lo, it->lolen, it->hi, it->hilen);
+			only->reader.blocks_read += counter.blocks_read;
+			wc_block_free(&counter.block);
+			MemoryContextSwitchTo(old);
+			if (n >= 0)
+			{
+				binaryheap_reset(it->heap);
+				return n;
+			}
+			n = 0;
+		}
+	}
+	while (wc_merge_next(it, &tid))
+		n++;
+	return n;
+}
+
 void
 wc_merge_end(WcMergeIter *it)
 {

@@ -65,6 +65,7 @@ extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nr
 extern int	wc_gc_grace_seconds;
 extern int64 wc_merge_live_blocks(WcMergeIter *it, int64 *value_pages);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
+extern int64 wc_merge_count(WcMergeIter *it);
 extern void wc_merge_end(WcMergeIter *it);
 typedef struct WcKeyRef
 {

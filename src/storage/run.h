@@ -48,6 +48,17 @@ extern void wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row,
 							  ItemPointer tid_out);
 extern bool wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary);
 
+/*
+ * A leaf index page flagged WC_LEAF_COUNTS has, after its entries, one
+ * uint32 per entry: the rows of that key page if it is settled (every
+ * version on it frozen, live -- no tombstone, counter delta or expiry --
+ * and the only one of its key in the run, so every snapshot sees exactly
+ * that many rows there), else WC_UNSETTLED.  wc_run_count_settled counts a
+ * key range from them without reading the pages.
+ */
+#define WC_LEAF_COUNTS		0x0100	/* index page opaque flag */
+#define WC_UNSETTLED		PG_UINT32_MAX
+
 typedef struct WcIndexEntry
 {
 	BlockNumber child;
@@ -59,6 +70,9 @@ typedef struct WcIndexEntry
 
 extern bool wc_parse_index_soft(const char *payload, Size len, uint32 count,
 								WcIndexEntry *out);
+extern const char *wc_leaf_counts_soft(const char *payload, Size len, uint32 count,
+									   const WcIndexEntry *entries, uint16 flags,
+									   uint32 *counts);
 
 /*
  * A run's versions are split in two page streams (src/README.md, "Sorted
@@ -80,6 +94,7 @@ typedef struct WcValueRef
 } WcValueRef;
 
 #define WC_MAX_VALUE_REFS 32	/* value pages one key page may reference */
+
 
 /* A decoded key page, with the value pages loaded so far. */
 typedef struct WcBlock
@@ -157,6 +172,8 @@ extern WcRowHeader *wc_run_reader_next(WcRunReader *r, ItemPointer tid);
 extern void wc_run_reader_seek_last(WcRunReader *r, const char *key, int keylen);
 extern WcRowHeader *wc_run_reader_prev(WcRunReader *r, ItemPointer tid);
 extern int	wc_run_split_keys(WcRunReader *r, int want, StringInfo *out);
+extern int64 wc_run_count_settled(WcRunReader *r, const char *lo, int lolen,
+								  const char *hi, int hilen);
 extern bool wc_run_may_contain_partition(Relation rel, WcRunReader *r,
 										 const char *pk, int pklen);
 

@@ -541,6 +541,32 @@ wc_parse_index_soft(const char *payload, Size len, uint32 count, WcIndexEntry *o
 	return true;
 }
 
+/*
+ * The settled row counts of a leaf page's entries (WC_LEAF_COUNTS) into
+ * counts, all WC_UNSETTLED if the page has none.  NULL, or what is wrong.
+ */
+const char *
+wc_leaf_counts_soft(const char *payload, Size len, uint32 count,
+					const WcIndexEntry *entries, uint16 flags, uint32 *counts)
+{
+	Size		end = count == 0 ? 0 :
+		(entries[count - 1].key - payload) + entries[count - 1].keylen;
+
+	if (!(flags & WC_LEAF_COUNTS))
+	{
+		for (uint32 i = 0; i < count; i++)
+			counts[i] = WC_UNSETTLED;
+		return NULL;
+	}
+	if (end + sizeof(uint32) * count != len)
+		return "malformed leaf counts";
+	memcpy(counts, payload + end, sizeof(uint32) * count);
+	for (uint32 i = 0; i < count; i++)
+		if (counts[i] != WC_UNSETTLED && (counts[i] == 0 || counts[i] > WC_MAX_ROWS_PER_BLOCK))
+			return "invalid leaf count";
+	return NULL;
+}
+
 static int
 parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
 			Size len, uint32 count, IndexEntry *out)
@@ -799,6 +825,116 @@ wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
 	r->next_leaf = r->hdr.leaf_first;
 	r->ndata = r->data_pos = 0;
 	return got;
+}
+
+/* Is key inside [lo, hi] (lo NULL: unbounded; hi: a prefix, NULL: unbounded)? */
+static bool
+key_below_lo(const char *key, int keylen, const char *lo, int lolen)
+{
+	return lo && wc_compare_keys(key, keylen, lo, lolen) < 0;
+}
+
+static bool
+key_above_hi(const char *key, int keylen, const char *hi, int hilen)
+{
+	return hi && wc_compare_keys(key, Min(keylen, hilen), hi, hilen) > 0;
+}
+
+/*
+ * Rows in [lo, hi] of a settled key page at an end of the range (decoded,
+ * keys only).
+ */
+static int64
+count_end_page(WcRunReader *r, BlockNumber blk, const char *lo, int lolen,
+			   const char *hi, int hilen)
+{
+	int64		n = 0;
+
+	r->block_valid = false;
+	wc_block_read(r->rel, blk, &r->block, r->strategy);
+	r->blocks_read++;
+	for (int i = 0; i < r->block.nrows; i++)
+	{
+		WcRowHeader *row = WcBlockRow(&r->block, i);
+
+		if (!key_below_lo(WcRowKey(row), row->keylen, lo, lolen) &&
+			!key_above_hi(WcRowKey(row), row->keylen, hi, hilen))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * How many rows every snapshot sees in [lo, hi] of this run, if all of its
+ * key pages there are settled (WC_LEAF_COUNTS); -1 if one is not.  A page
+ * wholly inside the range (its first key >= lo, the next page's first key
+ * <= hi) counts by its leaf entry, unread; the pages at the two ends are
+ * decoded.  A partition delete counts the rows it deletes this way
+ * (src/README.md, "Range tombstones").  The caller makes sure no other
+ * source holds versions there.  Leaves the reader unpositioned.
+ */
+int64
+wc_run_count_settled(WcRunReader *r, const char *lo, int lolen, const char *hi, int hilen)
+{
+	PGAlignedBlock payload;
+	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
+	uint32		counts[WC_MAX_INDEX_ENTRIES];
+	BlockNumber last_leaf = r->hdr.leaf_first + r->hdr.nleaf_pages;
+	BlockNumber leaf = r->hdr.leaf_first;
+	int			first = 0;
+	BlockNumber page = InvalidBlockNumber;	/* the page waiting for its end */
+	uint32		page_count = 0;
+	StringInfoData pagekey;		/* its first key */
+	int64		total = 0;
+
+	if (lo)
+	{
+		descend(r, lo, lolen, false);
+		leaf = r->next_leaf - 1;
+		first = r->data_pos;
+	}
+	initStringInfo(&pagekey);
+	for (; leaf < last_leaf; leaf++, first = 0)
+	{
+		WcPageOpaqueData op;
+		Size		len = read_run_page_cached(r->rel, leaf, WC_PAGE_RUN_INDEX, r->hdr.run_id,
+											   payload.data, &op, r->strategy);
+		int			n = parse_index(r->rel, leaf, r->hdr.run_id, payload.data, len,
+									op.count, entries);
+		const char *problem = wc_leaf_counts_soft(payload.data, len, n, entries,
+												  op.flags, counts);
+
+		if (problem)
+			corrupt(r->rel, leaf, r->hdr.run_id, problem);
+		if (!(op.flags & WC_LEAF_COUNTS))
+			return -1;			/* written before leaves had counts */
+		for (int i = first; i < n; i++)
+		{
+			bool		past = key_above_hi(entries[i].key, entries[i].keylen, hi, hilen);
+
+			if (page != InvalidBlockNumber)
+			{
+				if (page_count == WC_UNSETTLED)
+					return -1;
+				if (!past && !key_below_lo(pagekey.data, pagekey.len, lo, lolen))
+					total += page_count;
+				else
+					total += count_end_page(r, page, lo, lolen, hi, hilen);
+			}
+			if (past)
+				return total;
+			page = entries[i].child;
+			page_count = counts[i];
+			resetStringInfo(&pagekey);
+			appendBinaryStringInfo(&pagekey, entries[i].key, entries[i].keylen);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	if (page == InvalidBlockNumber)
+		return total;
+	if (page_count == WC_UNSETTLED)
+		return -1;
+	return total + count_end_page(r, page, lo, lolen, hi, hilen);
 }
 
 bool

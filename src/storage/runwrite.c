@@ -97,6 +97,7 @@ struct WcRunWriter
 	uint32	   *leaf_off;
 	uint16	   *leaf_len;
 	BlockNumber *leaf_blk;
+	uint32	   *leaf_count;		/* rows of a settled key page (WC_LEAF_COUNTS) */
 	int			nleaf;
 	int			leafcap;
 
@@ -111,6 +112,7 @@ struct WcRunWriter
 	StringInfoData minkey;
 	StringInfoData maxkey;
 	bool		never_expires;
+	StringInfoData lastkey;		/* of the last key page written */
 
 	/* pages built in memory, written in batches past shared buffers */
 	char	   *pending;		/* WC_PENDING_PAGES pages */
@@ -174,11 +176,13 @@ wc_run_writer_begin(Relation rel, int level)
 	w->leaf_off = palloc(sizeof(uint32) * w->leafcap);
 	w->leaf_len = palloc(sizeof(uint16) * w->leafcap);
 	w->leaf_blk = palloc(sizeof(BlockNumber) * w->leafcap);
+	w->leaf_count = palloc(sizeof(uint32) * w->leafcap);
 	w->pkcap = 1024;
 	w->pkhash = palloc(sizeof(uint64) * w->pkcap);
 	initStringInfo(&w->lastpk);
 	initStringInfo(&w->minkey);
 	initStringInfo(&w->maxkey);
+	initStringInfo(&w->lastkey);
 	MemoryContextSwitchTo(old);
 	return w;
 }
@@ -225,6 +229,7 @@ add_leaf(WcRunWriter *w, const char *key, int keylen, BlockNumber blk)
 		w->leaf_off = repalloc(w->leaf_off, sizeof(uint32) * w->leafcap);
 		w->leaf_len = repalloc(w->leaf_len, sizeof(uint16) * w->leafcap);
 		w->leaf_blk = repalloc(w->leaf_blk, sizeof(BlockNumber) * w->leafcap);
+		w->leaf_count = repalloc(w->leaf_count, sizeof(uint32) * w->leafcap);
 	}
 	w->leaf_off[w->nleaf] = w->leafkeys.len;
 	w->leaf_len[w->nleaf] = keylen;
@@ -446,6 +451,39 @@ write_values(WcRunWriter *w, int k)
 }
 
 /*
+ * Are rows [0, k) of the image settled (WC_KEYPAGE_SETTLED): frozen, live,
+ * and each the only version of its key, also against the last key page?
+ */
+static bool
+keys_settled(WcRunWriter *w, int k)
+{
+	const char *prev = w->lastkey.len > 0 ? w->lastkey.data : NULL;
+	int			prevlen = w->lastkey.len;
+
+	for (int i = 0; i < k; i++)
+	{
+		WcRowHeader *row = (WcRowHeader *) (w->image + w->koff[i]);
+
+		if ((row->xid != FrozenTransactionId && row->xid != BootstrapTransactionId) ||
+			(row->flags & (WC_ROW_TOMBSTONE | WC_ROW_DELTA)) || row->expire_at != 0 ||
+			(prev && wc_compare_keys(prev, prevlen, WcRowKey(row), row->keylen) == 0))
+			return false;
+		prev = WcRowKey(row);
+		prevlen = row->keylen;
+	}
+	return true;
+}
+
+static void
+remember_last_key(WcRunWriter *w, int k)
+{
+	WcRowHeader *last = (WcRowHeader *) (w->image + w->koff[k - 1]);
+
+	resetStringInfo(&w->lastkey);
+	appendBinaryStringInfo(&w->lastkey, WcRowKey(last), last->keylen);
+}
+
+/*
  * Write rows [0, k) as one key page, if they fit compressed (or raw) with
  * their value page references.  Returns false when they do not.
  */
@@ -515,6 +553,8 @@ write_keys(WcRunWriter *w, int k)
 	pi->nvalues = nvalues;
 	add_leaf(w, WcRowKey((WcRowHeader *) w->kraw), ((WcRowHeader *) w->kraw)->keylen,
 			 InvalidBlockNumber);
+	w->leaf_count[w->nleaf - 1] = keys_settled(w, k) ? (uint32) k : WC_UNSETTLED;
+	remember_last_key(w, k);
 	for (int i = 0; i < k; i++)
 		w->pending_tids[w->npending * WC_MAX_ROWS_PER_BLOCK + i] = w->tidptrs[i];
 	if (k < WC_MAX_ROWS_PER_BLOCK)
@@ -767,6 +807,7 @@ typedef struct IndexLevel
 	char	  **keys;
 	uint16	   *keylens;
 	BlockNumber *children;
+	uint32	   *counts;			/* leaves: settled rows per key page */
 	int			npages;
 	int		   *page_start;		/* first entry of each page */
 } IndexLevel;
@@ -775,6 +816,13 @@ static Size
 entry_size(int keylen)
 {
 	return sizeof(uint32) + sizeof(uint16) + keylen;
+}
+
+/* An entry's bytes on a page of this level (a leaf's count included). */
+static Size
+level_entry_size(const IndexLevel *lv, int i)
+{
+	return entry_size(lv->keylens[i]) + (lv->counts ? sizeof(uint32) : 0);
 }
 
 static void
@@ -786,7 +834,7 @@ paginate(IndexLevel *lv)
 	lv->npages = 0;
 	for (int i = 0; i < lv->nentries; i++)
 	{
-		Size		sz = entry_size(lv->keylens[i]);
+		Size		sz = level_entry_size(lv, i);
 
 		if (i == 0 || used + sz > WC_PAYLOAD_CAPACITY)
 		{
@@ -816,7 +864,13 @@ write_index_page(WcRunWriter *w, Buffer buf, IndexLevel *lv, int page, int level
 		memcpy(payload + len + sizeof(uint32) + sizeof(uint16), lv->keys[i], kl);
 		len += entry_size(kl);
 	}
-	write_page(w, buf, WC_PAGE_RUN_INDEX, 0, payload, len, last - first, level);
+	if (lv->counts)
+	{
+		memcpy(payload + len, lv->counts + first, sizeof(uint32) * (last - first));
+		len += sizeof(uint32) * (last - first);
+	}
+	write_page(w, buf, WC_PAGE_RUN_INDEX, lv->counts ? WC_LEAF_COUNTS : 0, payload, len,
+			   last - first, level);
 }
 
 /*
@@ -876,6 +930,7 @@ build_index_levels(WcRunWriter *w, uint32 *npages)
 	lv->keys = palloc(sizeof(char *) * w->nleaf);
 	lv->keylens = w->leaf_len;
 	lv->children = w->leaf_blk;
+	lv->counts = w->leaf_count;
 	for (int i = 0; i < w->nleaf; i++)
 		lv->keys[i] = w->leafkeys.data + w->leaf_off[i];
 	paginate(lv);
