@@ -55,6 +55,8 @@ extern void wc_store_row_keys(TupleTableSlot *slot, Relation rel,
 							  WcKeyDecoder *dec);
 
 extern const TableAmRoutine *wc_get_routine(void);
+extern void wc_blind_delete_push(const void *owner, Oid relid, CommandId cid);
+extern void wc_blind_delete_pop(const void *owner);
 
 /* ---------- tuple slot (slot.c) ---------- */
 extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;

@@ -92,6 +92,23 @@ typedef struct BulkState
 
 static BulkState *bulk_states = NULL;
 
+/*
+ * DELETEs whose tombstones are written blindly (executor/keydelete.c): the
+ * statement chose its rows by key columns alone.  Innermost last; an entry
+ * an error left behind is dropped at the end of the transaction.
+ */
+#define WC_MAX_BLIND_DELETES 8
+
+typedef struct BlindDelete
+{
+	const void *owner;			/* the statement's QueryDesc */
+	Oid			relid;
+	CommandId	cid;
+} BlindDelete;
+
+static BlindDelete blind_deletes[WC_MAX_BLIND_DELETES];
+static int	nblind_deletes = 0;
+
 /* Sort rows and write them as one run; tids[i] (if given) gets row i's TID. */
 static void
 write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
@@ -224,6 +241,23 @@ bulk_forget(BulkState *s)
 	pfree(s);
 }
 
+/* A copy of row into the buffer. */
+static void
+bulk_append(Relation rel, BulkState *s, const WcRowHeader *row)
+{
+	Size		need = MAXALIGN(row->len);
+
+	bulk_make_room(rel, s, need);
+	wc_row_copy((WcRowHeader *) (s->arena + s->used), row);
+	if (s->n == s->cap)
+	{
+		s->cap *= 2;
+		s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * s->cap);
+	}
+	s->rows[s->n++] = (WcRowHeader *) (s->arena + s->used);
+	s->used += need;
+}
+
 /*
  * Rows are packed into one arena that is reused run after run: touching
  * fresh memory for every row (page faults) cost more than sorting.
@@ -234,21 +268,11 @@ bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
 	BulkState  *s = bulk_state(rel, true);
 	int			pklen;
 	WcRowHeader *row;
-	Size		need;
 
 	row_key(rel, slot, &s->key, &pklen);
 	row = form_row(rel, slot, s->key.data, s->key.len, pklen, false, cid);
 	wc_note_inserted_key(rel, s->key.data, s->key.len, pklen, cid);
-	need = MAXALIGN(row->len);
-	bulk_make_room(rel, s, need);
-	wc_row_copy((WcRowHeader *) (s->arena + s->used), row);
-	if (s->n == s->cap)
-	{
-		s->cap *= 2;
-		s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * s->cap);
-	}
-	s->rows[s->n++] = (WcRowHeader *) (s->arena + s->used);
-	s->used += need;
+	bulk_append(rel, s, row);
 	pfree(row);
 	ItemPointerSetInvalid(&slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
@@ -409,6 +433,7 @@ wc_xact_callback(XactEvent event, void *arg)
 		bulk_states = NULL;
 		last_insert_rel = InvalidOid;
 		bulk_insert_cid = InvalidCommandId;
+		nblind_deletes = 0;
 		wc_moved_keys_reset();
 	}
 }
@@ -535,6 +560,60 @@ write_tombstone(Relation rel, WcRowHeader *old, CommandId cid)
 	write_version(rel, tomb, &ttid);
 }
 
+
+void
+wc_blind_delete_push(const void *owner, Oid relid, CommandId cid)
+{
+	if (nblind_deletes == WC_MAX_BLIND_DELETES)
+		return;					/* deeper ones take the row-by-row path */
+	blind_deletes[nblind_deletes].owner = owner;
+	blind_deletes[nblind_deletes].relid = relid;
+	blind_deletes[nblind_deletes].cid = cid;
+	nblind_deletes++;
+}
+
+void
+wc_blind_delete_pop(const void *owner)
+{
+	if (nblind_deletes > 0 && blind_deletes[nblind_deletes - 1].owner == owner)
+		nblind_deletes--;
+}
+
+static bool
+blind_delete(Relation rel, CommandId cid)
+{
+	for (int i = nblind_deletes - 1; i >= 0; i--)
+		if (blind_deletes[i].relid == RelationGetRelid(rel) && blind_deletes[i].cid == cid)
+			return true;
+	return false;
+}
+
+/*
+ * A blind delete's tombstone joins the statement's buffered rows, written
+ * as one run (or, if few, into level 0) when its executor finishes.
+ */
+static void
+buffer_tombstone(Relation rel, const WcRowHeader *old, CommandId cid)
+{
+	WcRowHeader *tomb = form_row(rel, NULL, WcRowKey(old), old->keylen, old->pklen, true, cid);
+	BulkState  *s = bulk_state(rel, false);
+
+	if (s == NULL)
+	{
+		s = bulk_state(rel, true);
+		s->statement = true;
+	}
+	if (s->statement)
+		bulk_append(rel, s, tomb);
+	else
+	{
+		ItemPointerData ttid;
+
+		write_version(rel, tomb, &ttid);
+	}
+	pfree(tomb);
+}
+
 TM_Result
 wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				Snapshot snapshot, Snapshot crosscheck, bool wait,
@@ -545,6 +624,12 @@ wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	LOCKTAG		tag;
 	TM_Result	result;
 
+	if (blind_delete(rel, cid))
+	{
+		buffer_tombstone(rel, old, cid);
+		pgstat_count_heap_delete(rel);
+		return TM_Ok;
+	}
 	moved = wc_key_moved_here(rel, WcRowKey(old), old->keylen, cid);
 	result = wc_check_write_conflict(rel, old, tid, cid, wait, tmfd, moved, &tag);
 	if (result != TM_Ok)

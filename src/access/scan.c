@@ -8,6 +8,7 @@
 #include "access/xact.h"
 #include "executor/tuptable.h"
 #include "storage/bufmgr.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -359,33 +360,81 @@ wc_fetch_version_key(Relation rel, ItemPointer tid)
 	return fetch_version(rel, tid, false);
 }
 
+/*
+ * The key page a fetch by TID decoded last.  An UPDATE or DELETE fetches
+ * its rows in key order, most from the page of the one before, and
+ * decoding the page again for each row was most of a bulk DELETE's time.
+ * The entry serves the transaction that filled it (the lock it holds on
+ * the relation keeps VACUUM from truncating the file) while the block
+ * still belongs to the same run (pages of a reclaimed run are reused).
+ * Static: the decoded rows find their block by its address.
+ */
+static struct
+{
+	bool		valid;
+	RelFileNode node;
+	BlockNumber blk;
+	uint64		run_id;
+	LocalTransactionId lxid;
+	WcBlock		block;
+} fetched;
+
+static bool
+fetched_block_is(Relation rel, BlockNumber blk)
+{
+	return fetched.valid && fetched.lxid == MyProc->lxid && fetched.blk == blk &&
+		RelFileNodeEquals(fetched.node, rel->rd_node);
+}
+
+/* Key page blk of run run_id, decoded (from the entry above if it has it). */
+static WcBlock *
+fetch_block(Relation rel, BlockNumber blk, uint64 run_id)
+{
+	if (!fetched_block_is(rel, blk) || fetched.run_id != run_id)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		fetched.valid = false;
+		fetched.block.run_id = run_id;
+		wc_block_read(rel, blk, &fetched.block, NULL);
+		MemoryContextSwitchTo(old);
+		fetched.node = rel->rd_node;
+		fetched.blk = blk;
+		fetched.run_id = run_id;
+		fetched.lxid = MyProc->lxid;
+		fetched.valid = true;
+	}
+	fetched.block.rel = rel;	/* a tuple is loaded through it */
+	return &fetched.block;
+}
+
 static WcRowHeader *
 fetch_version(Relation rel, ItemPointer tid, bool with_tuple)
 {
 	BlockNumber blk = ItemPointerGetBlockNumber(tid);
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 	Buffer		buf;
-	uint16		type;
+	WcPageOpaqueData op = {0};
 	WcRowHeader *row = NULL;
 
-	if (blk == WC_META_BLOCK || blk >= RelationGetNumberOfBlocks(rel) || off < 1)
+	if (blk == WC_META_BLOCK || off < 1 ||
+		(!fetched_block_is(rel, blk) && blk >= RelationGetNumberOfBlocks(rel)))
 		return NULL;
 	buf = ReadBuffer(rel, blk);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	type = PageIsNew(BufferGetPage(buf)) ? 0 : WcPageGetOpaque(BufferGetPage(buf))->type;
+	if (!PageIsNew(BufferGetPage(buf)))
+		op = *WcPageGetOpaque(BufferGetPage(buf));
 	UnlockReleaseBuffer(buf);
 
-	if (type == WC_PAGE_L0)
+	if (op.type == WC_PAGE_L0)
 		row = wc_l0_fetch(rel, tid);
-	else if (type == WC_PAGE_RUN_DATA)
+	else if (op.type == WC_PAGE_RUN_DATA)
 	{
-		WcBlock		block = {0};
+		WcBlock    *block = fetch_block(rel, blk, op.segment);
 
-		wc_block_read(rel, blk, &block, NULL);
-		if (off <= block.nrows)
-			row = with_tuple ? wc_row_copy(NULL, WcBlockRow(&block, off - 1)) :
-				wc_row_copy_key(WcBlockRow(&block, off - 1));
-		wc_block_free(&block);
+		if (off <= block->nrows)
+			row = with_tuple ? wc_row_copy(NULL, WcBlockRow(block, off - 1)) :
+				wc_row_copy_key(WcBlockRow(block, off - 1));
 	}
 	return row;
 }

@@ -31,6 +31,9 @@ extern void wc_install_filtering_hooks(void);
 extern void wc_check_filtering(PlannedStmt *stmt);
 extern List *wc_plan_children(Plan *plan);
 
+/* keydelete.c: DELETEs by key columns write their tombstones blindly */
+extern void wc_install_key_deletes(void);
+
 /* rangedelete.c: DELETEs written as range tombstones */
 extern void wc_plan_range_deletes(PlannedStmt *stmt);
 

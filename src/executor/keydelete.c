@@ -1,0 +1,199 @@
+/*
+ * keydelete.c — a DELETE that chooses its rows by key columns alone writes
+ * their tombstones blindly, as Cassandra does: no write-conflict check per
+ * row, buffered and written as one sorted run when the statement's executor
+ * finishes (modify.c, wc_blind_delete_push).
+ *
+ * Why it is safe: a key never changes (an UPDATE of a key column moves the
+ * row to another key), so a condition on key columns holds for every
+ * version of the key; re-checking the newest version, what the row-by-row
+ * path does, could not change which keys are deleted.  A concurrent write
+ * of one of those keys is decided by last write wins, as for range
+ * tombstones (rangedelete.c).  Conditions on other columns keep the
+ * row-by-row path, and so does a DELETE of one row by its full key: it
+ * waits for a concurrent writer of that row, as on heap.  See "Deletes" in
+ * src/README.md.
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "executor/executor.h"
+#include "nodes/extensible.h"
+#include "nodes/plannodes.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "widecol.h"
+#include "access/access.h"
+#include "executor/seek.h"
+#include "storage/tableinfo.h"
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorEnd_hook_type prev_executor_end = NULL;
+
+/* Is attno one of the table's key columns (or tableoid)? */
+static bool
+is_key_column(const WcTableInfo *info, AttrNumber attno)
+{
+	if (attno == TableOidAttributeNumber)
+		return true;
+	for (int i = 0; i < info->npk + info->nck; i++)
+		if (info->cols[i].attnum == attno)
+			return true;
+	return false;
+}
+
+/* Do the expressions read no column of the scanned table but key columns? */
+static bool
+only_key_columns(List *exprs, Index scanrelid, const WcTableInfo *info)
+{
+	List	   *vars = pull_var_clause((Node *) exprs, PVC_RECURSE_AGGREGATES |
+									   PVC_RECURSE_WINDOWFUNCS | PVC_RECURSE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Var		   *v = lfirst(lc);
+
+		if (!IsA(v, Var) || v->varno != scanrelid || !is_key_column(info, v->varattno))
+			return false;
+	}
+	return true;
+}
+
+/* The key column a clause "column = value" fixes, or 0. */
+static AttrNumber
+equality_column(Node *clause, Index scanrelid)
+{
+	OpExpr	   *op = (OpExpr *) clause;
+	Node	   *l,
+			   *r;
+
+	if (!IsA(clause, OpExpr) || list_length(op->args) != 2 ||
+		get_oprrest(op->opno) != F_EQSEL)
+		return 0;
+	l = strip_implicit_coercions(linitial(op->args));
+	r = strip_implicit_coercions(lsecond(op->args));
+	if (IsA(r, Var) && !IsA(l, Var))
+	{
+		Node	   *t = l;
+
+		l = r;
+		r = t;
+	}
+	if (!IsA(l, Var) || ((Var *) l)->varno != scanrelid || contain_var_clause(r))
+		return 0;
+	return ((Var *) l)->varattno;
+}
+
+/*
+ * Does the scan name one row by its full key: every key column fixed by
+ * an equality (the seek's bounds, or the conditions of a full scan)?
+ */
+static bool
+names_one_row(Plan *scan, Index scanrelid, const WcTableInfo *info)
+{
+	int			nkeys = info->npk + info->nck;
+	bool		fixed[WC_MAX_KEY_COLUMNS] = {0};
+	ListCell   *lc;
+
+	if (nkeys == 0)
+		return false;			/* keyless: rows have no key to name */
+	if (IsA(scan, CustomScan))
+	{
+		List	   *kinds = linitial(((CustomScan *) scan)->custom_private);
+
+		for (int i = 0; i + 1 < list_length(kinds); i += 2)
+			if (list_nth_int(kinds, i + 1) == BK_EQ)
+				fixed[list_nth_int(kinds, i)] = true;
+	}
+	foreach(lc, scan->qual)
+	{
+		AttrNumber	attno = equality_column(lfirst(lc), scanrelid);
+
+		for (int i = 0; attno > 0 && i < nkeys; i++)
+			if (info->cols[i].attnum == attno)
+				fixed[i] = true;
+	}
+	for (int i = 0; i < nkeys; i++)
+		if (!fixed[i])
+			return false;
+	return true;
+}
+
+/* The widecol target of a DELETE that only needs its rows' keys, or NULL. */
+static Relation
+blind_delete_target(QueryDesc *qd)
+{
+	Plan	   *top = qd->plannedstmt->planTree;
+	ModifyTable *mt;
+	Plan	   *scan;
+	Index		target;
+	ResultRelInfo *rri;
+	Relation	rel;
+	WcTableInfo *info;
+	List	   *exprs;
+
+	if (qd->operation != CMD_DELETE || top == NULL || !IsA(top, ModifyTable) ||
+		qd->estate == NULL)
+		return NULL;
+	mt = (ModifyTable *) top;
+	if (list_length(mt->resultRelations) != 1 || mt->returningLists != NIL)
+		return NULL;
+	scan = outerPlan(top);
+	target = linitial_int(mt->resultRelations);
+	if (scan == NULL || ((Scan *) scan)->scanrelid != target)
+		return NULL;
+	if (IsA(scan, SeqScan))
+		exprs = scan->qual;
+	else if (IsA(scan, CustomScan) &&
+			 strcmp(((CustomScan *) scan)->methods->CustomName, "WidecolSeek") == 0)
+		exprs = list_concat_copy(scan->qual, ((CustomScan *) scan)->custom_exprs);
+	else
+		return NULL;
+	rri = qd->estate->es_result_relations ? qd->estate->es_result_relations[target - 1] : NULL;
+	if (rri == NULL)
+		return NULL;
+	rel = rri->ri_RelationDesc;
+	if (rel->rd_tableam != wc_get_routine() || wc_delete_needs_rows(rel))
+		return NULL;
+	info = wc_table_info(rel);
+	if (!only_key_columns(exprs, target, info) || names_one_row(scan, target, info))
+		return NULL;
+	return rel;
+}
+
+static void
+key_delete_executor_start(QueryDesc *qd, int eflags)
+{
+	Relation	rel;
+
+	if (prev_executor_start)
+		prev_executor_start(qd, eflags);
+	else
+		standard_ExecutorStart(qd, eflags);
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && (rel = blind_delete_target(qd)) != NULL)
+		wc_blind_delete_push(qd, RelationGetRelid(rel), qd->estate->es_output_cid);
+}
+
+static void
+key_delete_executor_end(QueryDesc *qd)
+{
+	wc_blind_delete_pop(qd);
+	if (prev_executor_end)
+		prev_executor_end(qd);
+	else
+		standard_ExecutorEnd(qd);
+}
+
+void
+wc_install_key_deletes(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = key_delete_executor_start;
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = key_delete_executor_end;
+}
