@@ -204,6 +204,9 @@ INSERT INTO bkp SELECT * FROM bk;
 DELETE FROM bkp WHERE day < '2025-03-05' AND dev > 'd3';
 DELETE FROM bk_heap WHERE day < '2025-03-05' AND dev > 'd3';
 SELECT same($$SELECT * FROM bkp ORDER BY 1, 2, 3$$, $$SELECT * FROM bk_heap ORDER BY 1, 2, 3$$);
+-- each partition wrote its tombstones blindly, as a run where there were many
+SELECT p, (SELECT coalesce(sum(ntombstones), 0) FROM widecol.runs(p)) AS tombstones_in_runs
+  FROM unnest('{bkp1,bkp2}'::regclass[]) p;
 -- a keyless table: DELETE without WHERE
 CREATE TABLE bkl (v int) USING widecol;
 INSERT INTO bkl SELECT g FROM generate_series(1, 1000) g;

@@ -94,11 +94,11 @@ static BulkState *bulk_states = NULL;
 
 /*
  * DELETEs whose tombstones are written blindly (executor/keydelete.c): the
- * statement chose its rows by key columns alone.  Innermost last; an entry
- * an error left behind is dropped at the end of the transaction.
+ * statement chose its rows by key columns alone.  One entry per target
+ * relation (a partitioned parent's DELETE has one per partition), dropped
+ * when the statement ends; an entry an error left behind goes with the
+ * transaction.
  */
-#define WC_MAX_BLIND_DELETES 8
-
 typedef struct BlindDelete
 {
 	const void *owner;			/* the statement's QueryDesc */
@@ -106,8 +106,7 @@ typedef struct BlindDelete
 	CommandId	cid;
 } BlindDelete;
 
-static BlindDelete blind_deletes[WC_MAX_BLIND_DELETES];
-static int	nblind_deletes = 0;
+static List *blind_deletes = NIL;	/* in TopTransactionContext */
 
 /* Sort rows and write them as one run; tids[i] (if given) gets row i's TID. */
 static void
@@ -433,7 +432,7 @@ wc_xact_callback(XactEvent event, void *arg)
 		bulk_states = NULL;
 		last_insert_rel = InvalidOid;
 		bulk_insert_cid = InvalidCommandId;
-		nblind_deletes = 0;
+		blind_deletes = NIL;
 		wc_moved_keys_reset();
 	}
 }
@@ -564,27 +563,45 @@ write_tombstone(Relation rel, WcRowHeader *old, CommandId cid)
 void
 wc_blind_delete_push(const void *owner, Oid relid, CommandId cid)
 {
-	if (nblind_deletes == WC_MAX_BLIND_DELETES)
-		return;					/* deeper ones take the row-by-row path */
-	blind_deletes[nblind_deletes].owner = owner;
-	blind_deletes[nblind_deletes].relid = relid;
-	blind_deletes[nblind_deletes].cid = cid;
-	nblind_deletes++;
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	BlindDelete *b = palloc(sizeof(BlindDelete));
+
+	b->owner = owner;
+	b->relid = relid;
+	b->cid = cid;
+	blind_deletes = lappend(blind_deletes, b);
+	MemoryContextSwitchTo(old);
 }
 
 void
 wc_blind_delete_pop(const void *owner)
 {
-	if (nblind_deletes > 0 && blind_deletes[nblind_deletes - 1].owner == owner)
-		nblind_deletes--;
+	ListCell   *lc;
+
+	foreach(lc, blind_deletes)
+	{
+		BlindDelete *b = lfirst(lc);
+
+		if (b->owner == owner)
+		{
+			blind_deletes = foreach_delete_current(blind_deletes, lc);
+			pfree(b);
+		}
+	}
 }
 
 static bool
 blind_delete(Relation rel, CommandId cid)
 {
-	for (int i = nblind_deletes - 1; i >= 0; i--)
-		if (blind_deletes[i].relid == RelationGetRelid(rel) && blind_deletes[i].cid == cid)
+	ListCell   *lc;
+
+	foreach(lc, blind_deletes)
+	{
+		BlindDelete *b = lfirst(lc);
+
+		if (b->relid == RelationGetRelid(rel) && b->cid == cid)
 			return true;
+	}
 	return false;
 }
 

@@ -124,29 +124,19 @@ names_one_row(Plan *scan, Index scanrelid, const WcTableInfo *info)
 	return true;
 }
 
-/* The widecol target of a DELETE that only needs its rows' keys, or NULL. */
+/*
+ * The widecol relation a scan under a DELETE deletes from, if the DELETE
+ * needs only the keys of its rows; else NULL.
+ */
 static Relation
-blind_delete_target(QueryDesc *qd)
+blind_target(QueryDesc *qd, ModifyTable *mt, Plan *scan)
 {
-	Plan	   *top = qd->plannedstmt->planTree;
-	ModifyTable *mt;
-	Plan	   *scan;
-	Index		target;
+	Index		rti;
 	ResultRelInfo *rri;
 	Relation	rel;
 	WcTableInfo *info;
 	List	   *exprs;
 
-	if (qd->operation != CMD_DELETE || top == NULL || !IsA(top, ModifyTable) ||
-		qd->estate == NULL)
-		return NULL;
-	mt = (ModifyTable *) top;
-	if (list_length(mt->resultRelations) != 1 || mt->returningLists != NIL)
-		return NULL;
-	scan = outerPlan(top);
-	target = linitial_int(mt->resultRelations);
-	if (scan == NULL || ((Scan *) scan)->scanrelid != target)
-		return NULL;
 	if (IsA(scan, SeqScan))
 		exprs = scan->qual;
 	else if (IsA(scan, CustomScan) &&
@@ -154,29 +144,58 @@ blind_delete_target(QueryDesc *qd)
 		exprs = list_concat_copy(scan->qual, ((CustomScan *) scan)->custom_exprs);
 	else
 		return NULL;
-	rri = qd->estate->es_result_relations ? qd->estate->es_result_relations[target - 1] : NULL;
-	if (rri == NULL)
+	rti = ((Scan *) scan)->scanrelid;
+	if (!list_member_int(mt->resultRelations, rti) || qd->estate->es_result_relations == NULL ||
+		(rri = qd->estate->es_result_relations[rti - 1]) == NULL)
 		return NULL;
 	rel = rri->ri_RelationDesc;
 	if (rel->rd_tableam != wc_get_routine() || wc_delete_needs_rows(rel))
 		return NULL;
 	info = wc_table_info(rel);
-	if (!only_key_columns(exprs, target, info) || names_one_row(scan, target, info))
+	if (!only_key_columns(exprs, rti, info) || names_one_row(scan, rti, info))
 		return NULL;
 	return rel;
+}
+
+/*
+ * Register the tables a DELETE deletes from blindly: the scan under its
+ * ModifyTable, or each scan of an Append (a partitioned parent's
+ * partitions), that qualifies.
+ */
+static void
+register_blind_deletes(QueryDesc *qd)
+{
+	Plan	   *top = qd->plannedstmt->planTree;
+	ModifyTable *mt;
+	Plan	   *sub;
+	List	   *scans;
+	ListCell   *lc;
+
+	if (qd->operation != CMD_DELETE || top == NULL || !IsA(top, ModifyTable) ||
+		qd->estate == NULL)
+		return;
+	mt = (ModifyTable *) top;
+	if (mt->returningLists != NIL || (sub = outerPlan(top)) == NULL)
+		return;
+	scans = IsA(sub, Append) ? ((Append *) sub)->appendplans : list_make1(sub);
+	foreach(lc, scans)
+	{
+		Relation	rel = blind_target(qd, mt, lfirst(lc));
+
+		if (rel)
+			wc_blind_delete_push(qd, RelationGetRelid(rel), qd->estate->es_output_cid);
+	}
 }
 
 static void
 key_delete_executor_start(QueryDesc *qd, int eflags)
 {
-	Relation	rel;
-
 	if (prev_executor_start)
 		prev_executor_start(qd, eflags);
 	else
 		standard_ExecutorStart(qd, eflags);
-	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && (rel = blind_delete_target(qd)) != NULL)
-		wc_blind_delete_push(qd, RelationGetRelid(rel), qd->estate->es_output_cid);
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0)
+		register_blind_deletes(qd);
 }
 
 static void
