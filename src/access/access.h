@@ -57,6 +57,8 @@ extern void wc_store_row_keys(TupleTableSlot *slot, Relation rel,
 extern const TableAmRoutine *wc_get_routine(void);
 extern void wc_blind_delete_push(const void *owner, Oid relid, CommandId cid);
 extern void wc_blind_delete_pop(const void *owner);
+extern void wc_buffer_tombstone(Relation rel, const char *key, int keylen, int pklen,
+								CommandId cid);
 
 /* ---------- tuple slot (slot.c) ---------- */
 extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;

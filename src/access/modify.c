@@ -606,13 +606,13 @@ blind_delete(Relation rel, CommandId cid)
 }
 
 /*
- * A blind delete's tombstone joins the statement's buffered rows, written
- * as one run (or, if few, into level 0) when its executor finishes.
+ * A blind delete's tombstone for a key joins the statement's buffered rows,
+ * written as one run (or, if few, into level 0) when its executor finishes.
  */
-static void
-buffer_tombstone(Relation rel, const WcRowHeader *old, CommandId cid)
+void
+wc_buffer_tombstone(Relation rel, const char *key, int keylen, int pklen, CommandId cid)
 {
-	WcRowHeader *tomb = form_row(rel, NULL, WcRowKey(old), old->keylen, old->pklen, true, cid);
+	WcRowHeader *tomb = form_row(rel, NULL, key, keylen, pklen, true, cid);
 	BulkState  *s = bulk_state(rel, false);
 
 	if (s == NULL)
@@ -643,7 +643,7 @@ wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 
 	if (blind_delete(rel, cid))
 	{
-		buffer_tombstone(rel, old, cid);
+		wc_buffer_tombstone(rel, WcRowKey(old), old->keylen, old->pklen, cid);
 		pgstat_count_heap_delete(rel);
 		return TM_Ok;
 	}

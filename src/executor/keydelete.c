@@ -2,7 +2,12 @@
  * keydelete.c — a DELETE that chooses its rows by key columns alone writes
  * their tombstones blindly, as Cassandra does: no write-conflict check per
  * row, buffered and written as one sorted run when the statement's executor
- * finishes (modify.c, wc_blind_delete_push).
+ * finishes (modify.c, wc_buffer_tombstone).  Where the DELETE reads the
+ * whole table (no partition key fixed: a retention job), the full scan is
+ * replaced by WidecolKeyDelete, which merges keys only, applies the
+ * conditions and writes the tombstones itself: ModifyTable gets no row.
+ * Under a seek, ModifyTable deletes each row it gets, blindly
+ * (wc_blind_delete_push).
  *
  * Why it is safe: a key never changes (an UPDATE of a key column moves the
  * row to another key), so a condition on key columns holds for every
@@ -17,7 +22,12 @@
 #include "postgres.h"
 
 #include "access/sysattr.h"
+#include "access/table.h"
+#include "commands/explain.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
+#include "parser/parsetree.h"
+#include "pgstat.h"
 #include "nodes/extensible.h"
 #include "nodes/plannodes.h"
 #include "nodes/nodeFuncs.h"
@@ -29,6 +39,8 @@
 #include "widecol.h"
 #include "access/access.h"
 #include "executor/seek.h"
+#include "storage/keyenc.h"
+#include "storage/merge.h"
 #include "storage/tableinfo.h"
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
@@ -124,6 +136,18 @@ names_one_row(Plan *scan, Index scanrelid, const WcTableInfo *info)
 	return true;
 }
 
+/* Does the DELETE's scan of rel (conditions exprs) need only row keys? */
+static bool
+deletes_by_keys(Relation rel, Plan *scan, List *exprs, Index rti)
+{
+	WcTableInfo *info;
+
+	if (rel->rd_tableam != wc_get_routine() || wc_delete_needs_rows(rel))
+		return false;
+	info = wc_table_info(rel);
+	return only_key_columns(exprs, rti, info) && !names_one_row(scan, rti, info);
+}
+
 /*
  * The widecol relation a scan under a DELETE deletes from, if the DELETE
  * needs only the keys of its rows; else NULL.
@@ -134,7 +158,6 @@ blind_target(QueryDesc *qd, ModifyTable *mt, Plan *scan)
 	Index		rti;
 	ResultRelInfo *rri;
 	Relation	rel;
-	WcTableInfo *info;
 	List	   *exprs;
 
 	if (IsA(scan, SeqScan))
@@ -149,12 +172,7 @@ blind_target(QueryDesc *qd, ModifyTable *mt, Plan *scan)
 		(rri = qd->estate->es_result_relations[rti - 1]) == NULL)
 		return NULL;
 	rel = rri->ri_RelationDesc;
-	if (rel->rd_tableam != wc_get_routine() || wc_delete_needs_rows(rel))
-		return NULL;
-	info = wc_table_info(rel);
-	if (!only_key_columns(exprs, rti, info) || names_one_row(scan, rti, info))
-		return NULL;
-	return rel;
+	return deletes_by_keys(rel, scan, exprs, rti) ? rel : NULL;
 }
 
 /*
@@ -208,9 +226,194 @@ key_delete_executor_end(QueryDesc *qd)
 		standard_ExecutorEnd(qd);
 }
 
+/* ---------- WidecolKeyDelete: a full scan that deletes by key ---------- */
+
+typedef struct KeyDeleteState
+{
+	CustomScanState css;
+	bool		done;
+	int64		scanned;		/* rows whose keys were read */
+	int64		deleted;
+	WcKeyDecoder dec;
+} KeyDeleteState;
+
+static CustomScanMethods key_delete_scan_methods;
+static CustomExecMethods key_delete_exec_methods;
+
+static Node *
+key_delete_create_state(CustomScan *cscan)
+{
+	KeyDeleteState *s = palloc0(sizeof(KeyDeleteState));
+
+	NodeSetTag(s, T_CustomScanState);
+	s->css.methods = &key_delete_exec_methods;
+	return (Node *) s;
+}
+
+static void
+key_delete_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	KeyDeleteState *s = (KeyDeleteState *) node;
+
+	wc_key_decoder_init(&s->dec, CurrentMemoryContext);
+}
+
+/*
+ * Every row the statement's snapshot sees, keys only: those the conditions
+ * keep get a tombstone.
+ */
+static void
+delete_by_keys(KeyDeleteState *s)
+{
+	Relation	rel = s->css.ss.ss_currentRelation;
+	EState	   *estate = s->css.ss.ps.state;
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+	ExprState  *qual = s->css.ss.ps.qual;
+	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
+	CommandId	cid = estate->es_output_cid;
+	WcMergeRange range = {0};
+	WcMergeIter *it;
+	WcRowHeader *row;
+	ItemPointerData tid;
+
+	it = wc_merge_begin(rel, wc_snapshot_for_read(rel, estate->es_snapshot, CurrentMemoryContext),
+						&range);
+	while ((row = wc_merge_next(it, &tid)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		s->scanned++;
+		if (qual)
+		{
+			ResetExprContext(econtext);
+			wc_store_row_keys(slot, rel, row, &tid, &s->dec);
+			econtext->ecxt_scantuple = slot;
+			if (!ExecQual(qual, econtext))
+				continue;
+		}
+		wc_buffer_tombstone(rel, WcRowKey(row), row->keylen, row->pklen, cid);
+		s->deleted++;
+	}
+	wc_merge_end(it);
+	estate->es_processed += s->deleted;
+	if (s->deleted > 0)
+	{
+		pgstat_count_heap_delete(rel);
+		if (rel->pgstat_info && rel->pgstat_info->trans)
+			rel->pgstat_info->trans->tuples_deleted += s->deleted - 1;
+	}
+}
+
+static TupleTableSlot *
+key_delete_exec(CustomScanState *node)
+{
+	KeyDeleteState *s = (KeyDeleteState *) node;
+
+	if (!s->done)
+	{
+		delete_by_keys(s);
+		s->done = true;
+	}
+	return ExecClearTuple(node->ss.ss_ScanTupleSlot);
+}
+
+static void
+key_delete_end(CustomScanState *node)
+{
+}
+
+static void
+key_delete_rescan(CustomScanState *node)
+{
+	elog(ERROR, "widecol: a key delete cannot be rescanned");
+}
+
+static void
+key_delete_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	KeyDeleteState *s = (KeyDeleteState *) node;
+
+	ExplainPropertyText("Delete", "a tombstone per row its key columns select, written as one run", es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Keys Read", NULL, s->scanned, es);
+		ExplainPropertyInteger("Rows Deleted", NULL, s->deleted, es);
+	}
+}
+
+/* The full scan, as a WidecolKeyDelete (same relation, conditions, output). */
+static Plan *
+key_delete_plan(SeqScan *scan)
+{
+	CustomScan *cs = makeNode(CustomScan);
+
+	cs->scan = scan->scan;
+	cs->scan.plan.type = T_CustomScan;
+	cs->flags = 0;
+	cs->custom_relids = bms_make_singleton(scan->scan.scanrelid);
+	cs->methods = &key_delete_scan_methods;
+	return &cs->scan.plan;
+}
+
+/* A full scan under a DELETE that needs only keys, as a WidecolKeyDelete. */
+static Plan *
+key_delete_or_same(PlannedStmt *stmt, ModifyTable *mt, Plan *scan)
+{
+	Index		rti;
+	Relation	rel;
+	bool		by_keys;
+
+	if (scan == NULL || !IsA(scan, SeqScan))
+		return scan;
+	rti = ((Scan *) scan)->scanrelid;
+	if (!list_member_int(mt->resultRelations, rti))
+		return scan;
+	/* the planner holds the DELETE's lock on its targets */
+	rel = table_open(rt_fetch(rti, stmt->rtable)->relid, NoLock);
+	by_keys = deletes_by_keys(rel, scan, scan->qual, rti);
+	table_close(rel, NoLock);
+	return by_keys ? key_delete_plan((SeqScan *) scan) : scan;
+}
+
+/*
+ * After planning (and the filtering guard, which still sees the full
+ * scan): full scans under a DELETE by key columns become WidecolKeyDelete.
+ */
+void
+wc_plan_key_deletes(PlannedStmt *stmt)
+{
+	ModifyTable *mt;
+	Plan	   *sub;
+
+	if (stmt->commandType != CMD_DELETE || stmt->planTree == NULL ||
+		!IsA(stmt->planTree, ModifyTable))
+		return;
+	mt = (ModifyTable *) stmt->planTree;
+	if (mt->returningLists != NIL || (sub = outerPlan(mt)) == NULL)
+		return;
+	if (IsA(sub, Append))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((Append *) sub)->appendplans)
+			lfirst(lc) = key_delete_or_same(stmt, mt, lfirst(lc));
+	}
+	else
+		outerPlan(mt) = key_delete_or_same(stmt, mt, sub);
+}
+
 void
 wc_install_key_deletes(void)
 {
+	key_delete_scan_methods.CustomName = "WidecolKeyDelete";
+	key_delete_scan_methods.CreateCustomScanState = key_delete_create_state;
+	RegisterCustomScanMethods(&key_delete_scan_methods);
+	key_delete_exec_methods.CustomName = "WidecolKeyDelete";
+	key_delete_exec_methods.BeginCustomScan = key_delete_begin;
+	key_delete_exec_methods.ExecCustomScan = key_delete_exec;
+	key_delete_exec_methods.EndCustomScan = key_delete_end;
+	key_delete_exec_methods.ReScanCustomScan = key_delete_rescan;
+	key_delete_exec_methods.ExplainCustomScan = key_delete_explain;
+
 	prev_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = key_delete_executor_start;
 	prev_executor_end = ExecutorEnd_hook;

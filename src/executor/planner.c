@@ -104,7 +104,8 @@ plan_query(Query *parse, const char *query_string, int cursorOptions,
 /*
  * Planning: a semi-join on a partition key also as an array of keys
  * (semijoin.c), the cheaper kept; after planning, DELETEs as range
- * tombstones, then the filtering guard.
+ * tombstones, the filtering guard, then full scans of DELETEs by key
+ * columns as WidecolKeyDelete (keydelete.c).
  */
 static PlannedStmt *
 wc_planner(Query *parse, const char *query_string, int cursorOptions,
@@ -122,6 +123,7 @@ wc_planner(Query *parse, const char *query_string, int cursorOptions,
 	}
 	wc_plan_range_deletes(stmt);
 	wc_check_filtering(stmt);
+	wc_plan_key_deletes(stmt);
 	return stmt;
 }
 

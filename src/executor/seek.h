@@ -33,6 +33,7 @@ extern List *wc_plan_children(Plan *plan);
 
 /* keydelete.c: DELETEs by key columns write their tombstones blindly */
 extern void wc_install_key_deletes(void);
+extern void wc_plan_key_deletes(PlannedStmt *stmt);
 
 /* rangedelete.c: DELETEs written as range tombstones */
 extern void wc_plan_range_deletes(PlannedStmt *stmt);
