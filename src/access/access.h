@@ -59,6 +59,10 @@ extern void wc_blind_delete_push(const void *owner, Oid relid, CommandId cid);
 extern void wc_blind_delete_pop(const void *owner);
 extern void wc_buffer_tombstone(Relation rel, const char *key, int keylen, int pklen,
 								CommandId cid);
+typedef struct WcTombstoneRun WcTombstoneRun;
+extern WcTombstoneRun *wc_tombstone_run_begin(Relation rel, CommandId cid);
+extern void wc_tombstone_run_add(WcTombstoneRun *t, const char *key, int keylen, int pklen);
+extern void wc_tombstone_run_end(WcTombstoneRun *t);
 
 /* ---------- tuple slot (slot.c) ---------- */
 extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;

@@ -92,6 +92,9 @@ typedef struct BulkState
 
 static BulkState *bulk_states = NULL;
 
+/* fewer rows of one statement than this go to level 0, not a run */
+#define WC_STATEMENT_RUN_MIN 256
+
 /*
  * DELETEs whose tombstones are written blindly (executor/keydelete.c): the
  * statement chose its rows by key columns alone.  One entry per target
@@ -288,7 +291,6 @@ bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
  * as they were) unless the planner expects the INSERT to write several.  Buffered rows get no TID (as COPY's), so tables with
  * AFTER ROW INSERT triggers, which fetch new rows by TID, are not buffered.
  */
-#define WC_STATEMENT_RUN_MIN 256
 
 static Oid	last_insert_rel = InvalidOid;
 static CommandId last_insert_cid = InvalidCommandId;
@@ -629,6 +631,79 @@ wc_buffer_tombstone(Relation rel, const char *key, int keylen, int pklen, Comman
 		write_version(rel, tomb, &ttid);
 	}
 	pfree(tomb);
+}
+
+/*
+ * Tombstones that arrive in key order (a merge's keys: WidecolKeyDelete)
+ * go straight into a run writer: no buffer, no sort.  The first
+ * WC_STATEMENT_RUN_MIN wait: if no more come they go to level 0 instead,
+ * as a short statement's rows do.  The caller ends the run before the
+ * statement's executor finishes.
+ */
+struct WcTombstoneRun
+{
+	Relation	rel;
+	CommandId	cid;
+	WcRunWriter *writer;
+	WcRowHeader *first[WC_STATEMENT_RUN_MIN];	/* until the writer starts */
+	int64		n;
+};
+
+WcTombstoneRun *
+wc_tombstone_run_begin(Relation rel, CommandId cid)
+{
+	WcTombstoneRun *t = palloc0(sizeof(WcTombstoneRun));
+
+	t->rel = rel;
+	t->cid = cid;
+	return t;
+}
+
+void
+wc_tombstone_run_add(WcTombstoneRun *t, const char *key, int keylen, int pklen)
+{
+	WcRowHeader *tomb = form_row(t->rel, NULL, key, keylen, pklen, true, t->cid);
+
+	if (t->writer == NULL && t->n < WC_STATEMENT_RUN_MIN)
+	{
+		t->first[t->n++] = tomb;
+		return;
+	}
+	if (t->writer == NULL)
+	{
+		t->writer = wc_run_writer_begin(t->rel, 1);
+		for (int i = 0; i < WC_STATEMENT_RUN_MIN; i++)
+		{
+			wc_run_writer_add(t->writer, t->first[i], NULL);
+			pfree(t->first[i]);
+		}
+	}
+	wc_run_writer_add(t->writer, tomb, NULL);
+	t->n++;
+	pfree(tomb);
+}
+
+void
+wc_tombstone_run_end(WcTombstoneRun *t)
+{
+	WcRunSummary summary;
+
+	if (t->writer == NULL)
+	{
+		for (int64 i = 0; i < t->n; i++)
+		{
+			ItemPointerData tid;
+
+			write_version(t->rel, t->first[i], &tid);
+		}
+		return;
+	}
+	wc_run_writer_finish(t->writer, &summary);
+	wc_meta_count_written(t->rel, false, summary.st.compressed_bytes);
+	elog(DEBUG1, "widecol: wrote run %llu of \"%s\": %lld tombstones",
+		 (unsigned long long) summary.run_id, RelationGetRelationName(t->rel),
+		 (long long) t->n);
+	t->writer = NULL;
 }
 
 TM_Result

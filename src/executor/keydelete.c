@@ -5,7 +5,8 @@
  * finishes (modify.c, wc_buffer_tombstone).  Where the DELETE reads the
  * whole table (no partition key fixed: a retention job), the full scan is
  * replaced by WidecolKeyDelete, which merges keys only, applies the
- * conditions and writes the tombstones itself: ModifyTable gets no row.
+ * conditions and streams the tombstones, in key order, into a run
+ * (wc_tombstone_run_add): ModifyTable gets no row.
  * Under a seek, ModifyTable deletes each row it gets, blindly
  * (wc_blind_delete_push).
  *
@@ -275,6 +276,7 @@ delete_by_keys(KeyDeleteState *s)
 	WcMergeIter *it;
 	WcRowHeader *row;
 	ItemPointerData tid;
+	WcTombstoneRun *run = wc_tombstone_run_begin(rel, cid);
 
 	it = wc_merge_begin(rel, wc_snapshot_for_read(rel, estate->es_snapshot, CurrentMemoryContext),
 						&range);
@@ -290,10 +292,11 @@ delete_by_keys(KeyDeleteState *s)
 			if (!ExecQual(qual, econtext))
 				continue;
 		}
-		wc_buffer_tombstone(rel, WcRowKey(row), row->keylen, row->pklen, cid);
+		wc_tombstone_run_add(run, WcRowKey(row), row->keylen, row->pklen);
 		s->deleted++;
 	}
 	wc_merge_end(it);
+	wc_tombstone_run_end(run);
 	estate->es_processed += s->deleted;
 	if (s->deleted > 0)
 	{
