@@ -233,6 +233,7 @@ typedef struct KeyDeleteState
 {
 	CustomScanState css;
 	bool		done;
+	bool		partition_only; /* the conditions read partition-key columns only */
 	int64		scanned;		/* rows whose keys were read */
 	int64		deleted;
 	WcKeyDecoder dec;
@@ -255,8 +256,35 @@ static void
 key_delete_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	KeyDeleteState *s = (KeyDeleteState *) node;
+	WcTableInfo *info = wc_table_info(node->ss.ss_currentRelation);
+	WcTableInfo partition = *info;
 
 	wc_key_decoder_init(&s->dec, CurrentMemoryContext);
+	partition.nck = 0;			/* key columns: the partition's only */
+	s->partition_only = !contain_volatile_functions((Node *) node->ss.ps.plan->qual) &&
+		only_key_columns(node->ss.ps.plan->qual, ((Scan *) node->ss.ps.plan)->scanrelid,
+						 &partition);
+}
+
+/* Do the conditions keep this row (decided once per partition when they can be)? */
+static bool
+keeps_row(KeyDeleteState *s, WcRowHeader *row, ItemPointer tid, StringInfo lastpk,
+		  bool *last_result)
+{
+	Relation	rel = s->css.ss.ss_currentRelation;
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
+
+	if (s->partition_only && lastpk->len == row->pklen && row->pklen > 0 &&
+		memcmp(lastpk->data, WcRowKey(row), row->pklen) == 0)
+		return *last_result;
+	ResetExprContext(econtext);
+	wc_store_row_keys(slot, rel, row, tid, &s->dec);
+	econtext->ecxt_scantuple = slot;
+	*last_result = ExecQual(s->css.ss.ps.qual, econtext);
+	resetStringInfo(lastpk);
+	appendBinaryStringInfo(lastpk, WcRowKey(row), row->pklen);
+	return *last_result;
 }
 
 /*
@@ -268,30 +296,24 @@ delete_by_keys(KeyDeleteState *s)
 {
 	Relation	rel = s->css.ss.ss_currentRelation;
 	EState	   *estate = s->css.ss.ps.state;
-	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
-	ExprState  *qual = s->css.ss.ps.qual;
-	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
 	CommandId	cid = estate->es_output_cid;
+	StringInfoData lastpk;
+	bool		last_result = false;
 	WcMergeRange range = {0};
 	WcMergeIter *it;
 	WcRowHeader *row;
 	ItemPointerData tid;
 	WcTombstoneRun *run = wc_tombstone_run_begin(rel, cid);
 
+	initStringInfo(&lastpk);
 	it = wc_merge_begin(rel, wc_snapshot_for_read(rel, estate->es_snapshot, CurrentMemoryContext),
 						&range);
 	while ((row = wc_merge_next(it, &tid)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
 		s->scanned++;
-		if (qual)
-		{
-			ResetExprContext(econtext);
-			wc_store_row_keys(slot, rel, row, &tid, &s->dec);
-			econtext->ecxt_scantuple = slot;
-			if (!ExecQual(qual, econtext))
-				continue;
-		}
+		if (s->css.ss.ps.qual && !keeps_row(s, row, &tid, &lastpk, &last_result))
+			continue;
 		wc_tombstone_run_add(run, WcRowKey(row), row->keylen, row->pklen);
 		s->deleted++;
 	}

@@ -151,6 +151,7 @@ typedef struct WcRunReader
 	BlockNumber *data_blocks;	/* data blocks from the current position */
 	int			ndata;
 	int			data_pos;
+	int			prefetched_to;	/* data_blocks before it were prefetched */
 	BlockNumber next_leaf;		/* next leaf page to load */
 	WcBlock		block;
 	int			row_pos;

@@ -596,6 +596,7 @@ load_leaf(WcRunReader *r, BlockNumber blk, int *nentries_out, IndexEntry *entrie
 		r->data_blocks[i] = entries[i].child;
 	r->ndata = n;
 	r->data_pos = 0;
+	r->prefetched_to = 0;
 	r->next_leaf = blk + 1;
 	*nentries_out = n;
 }
@@ -706,6 +707,26 @@ wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
 	r->seek_len = keylen;
 }
 
+/*
+ * A reader past its second key page is scanning: it asks the kernel for
+ * the key pages ahead (PrefetchBuffer), since value pages lie between them
+ * in the file and the kernel's own read-ahead does not see a sequence.  A
+ * seek that reads a page or two prefetches nothing.
+ */
+#define WC_PREFETCH_DISTANCE 16
+
+static void
+prefetch_ahead(WcRunReader *r)
+{
+#ifdef USE_PREFETCH
+	if (r->blocks_read < 2)
+		return;
+	r->prefetched_to = Max(r->prefetched_to, r->data_pos);
+	while (r->prefetched_to < r->ndata && r->prefetched_to < r->data_pos + WC_PREFETCH_DISTANCE)
+		PrefetchBuffer(r->rel, MAIN_FORKNUM, r->data_blocks[r->prefetched_to++]);
+#endif
+}
+
 WcRowHeader *
 wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 {
@@ -740,6 +761,7 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 			continue;
 		}
 		CHECK_FOR_INTERRUPTS();
+		prefetch_ahead(r);
 		wc_block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy);
 		r->block_valid = true;
 		r->blocks_read++;

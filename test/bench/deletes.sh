@@ -32,7 +32,7 @@ timed() {
 		DECLARE l0 pg_lsn := pg_current_wal_insert_lsn(); t0 timestamptz := clock_timestamp();
 		BEGIN
 		  EXECUTE \$q\$ $sql \$q\$;
-		  RAISE NOTICE 'timed: % %', round(extract(epoch FROM clock_timestamp() - t0)::numeric, 4),
+		  RAISE NOTICE 'timed: % %', round(extract(epoch FROM clock_timestamp() - t0)::numeric, 5),
 		    pg_wal_lsn_diff(pg_current_wal_insert_lsn(), l0);
 		END \$\$;"
 	{
@@ -62,7 +62,7 @@ for t in heap wc; do
 	[ $t = heap ] && "${PSQL[@]}" -c "VACUUM ANALYZE heap_images" || "${PSQL[@]}" -c "SELECT widecol.compact('wc_images', true)" -c "ANALYZE wc_images" >/dev/null
 	read -r secs wal < <(timed "DELETE FROM ${t}_images WHERE device_id = 'cam-big' AND day_bucket = '2025-01-01'" \
 		"SELECT count(*) FROM ${t}_images WHERE device_id = 'cam-1' AND day_bucket = '2025-01-01' \\g /dev/null
-		 DELETE FROM ${t}_images WHERE device_id = 'nobody' AND day_bucket = '2025-01-01';" 5)
+		 DELETE FROM ${t}_images WHERE device_id = 'nobody' AND day_bucket = '2025-01-01';" 9)
 	echo "partition,$t,$PART,$secs,$wal" >>"$csv"
 	printf '  %-5s %8ss  WAL %s bytes\n' "$t" "$secs" "$wal"
 done
