@@ -109,9 +109,9 @@ with open(sys.argv[2], "w") as out:
     for case in ("partition", "retention"):
         h, w = get(case, "heap"), get(case, "wc")
         if h and w:
-            out.write("%-10s %8s rows: heap %8.3f s (WAL %d), widecol %8.3f s (WAL %d): widecol/heap time %.2f\n" % (
-                case, w["rows"], float(h["seconds"]), int(h["wal_bytes"]), float(w["seconds"]),
-                int(w["wal_bytes"]), float(w["seconds"]) / max(float(h["seconds"]), 1e-9)))
+            hs, ws = float(h["seconds"]), max(float(w["seconds"]), 1e-5)
+            out.write("%-10s %8s rows: heap %9.5f s (WAL %d), widecol %9.5f s (WAL %d): widecol/heap time %.4f (%.1fx faster)\n" % (
+                case, w["rows"], hs, int(h["wal_bytes"]), ws, int(w["wal_bytes"]), ws / max(hs, 1e-9), hs / ws))
     for t in ("heap", "wc"):
         ks = [r for r in rows if r["case"].startswith("singles_k") and r["table"] == t]
         if ks:
