@@ -1,7 +1,9 @@
 
 # 010_page_reuse: every way of taking and freeing pages at once.  Several
 # clients write large multi-run statements (1 MB of bulk memory, so a
-# statement writes several runs), single rows, deletes, rolled-back bulk
+# statement writes several runs), single rows, deletes (range tombstones,
+# blind deletes under a seek, and WidecolKeyDelete's full scans that stream
+# tombstones into a run), rolled-back bulk
 # writes and rows that expire within seconds, while the background workers
 # flush and compact every second and another client compacts and flushes by
 # hand; dropped runs' pages are reclaimed and reused all along.  Every write
@@ -77,6 +79,12 @@ my %scripts = (
 	delete => "\\set d random(0, 49)\n\\set s random(0, 2400)\nBEGIN;\n"
 	  . "DELETE FROM wc WHERE dev = :client_id * 100 + :d AND seq BETWEEN :s AND :s + 3;\n"
 	  . "DELETE FROM hc WHERE dev = :client_id * 100 + :d AND seq BETWEEN :s AND :s + 3;\nCOMMIT;\n",
+	blind => "\\set d random(0, 49)\n\\set x random(0, 6)\nBEGIN;\n"
+	  . "DELETE FROM wc WHERE dev = :client_id * 100 + :d AND seq % 7 = :x;\n"
+	  . "DELETE FROM hc WHERE dev = :client_id * 100 + :d AND seq % 7 = :x;\nCOMMIT;\n",
+	keyscan => "\\set d random(0, 49)\n\\set s random(0, 2400)\nBEGIN;\n"
+	  . "DELETE FROM wc WHERE dev % 1000 = :client_id * 100 + :d AND seq BETWEEN :s AND :s + 20;\n"
+	  . "DELETE FROM hc WHERE dev % 1000 = :client_id * 100 + :d AND seq BETWEEN :s AND :s + 20;\nCOMMIT;\n",
 	maintain => "SELECT widecol.compact('wc');\n\\sleep 300 ms\nSELECT widecol.flush('wc');\n"
 	  . "\\sleep 300 ms\nSELECT widecol.compact('wc', major => true);\n\\sleep 2000 ms\n",
 );
@@ -90,7 +98,8 @@ my ($wout, $werr, $mout, $merr) = ('', '', '', '');
 my $writers = IPC::Run::start(
 	[ 'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds,
 	  '-f', "$tmp/bulk.sql\@6", '-f', "$tmp/bulk_rollback.sql\@1", '-f', "$tmp/expiring.sql\@2",
-	  '-f', "$tmp/single.sql\@20", '-f', "$tmp/delete.sql\@4", @conn ],
+	  '-f', "$tmp/single.sql\@20", '-f', "$tmp/delete.sql\@4", '-f', "$tmp/blind.sql\@2",
+	  '-f', "$tmp/keyscan.sql\@1", @conn ],
 	'>', \$wout, '2>', \$werr);
 my $maintainer = IPC::Run::start(
 	[ 'pgbench', '-n', '-c', 1, '-T', $seconds, '-f', "$tmp/maintain.sql", @conn ],
