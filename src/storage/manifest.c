@@ -441,6 +441,7 @@ typedef struct ManifestCopy
 	Oid			dbid;			/* hash key: database, storage */
 	uint64		storage_id;
 	uint64		epoch;			/* the counter before the rows were read */
+	FullTransactionId built_at; /* the next xid then */
 	MemoryContext cxt;			/* NULL: no copy */
 	WcManifest *all;			/* every version, runs, gens and tombstones in scan order */
 	RowXids    *run_xids;
@@ -529,20 +530,23 @@ note_row(ManifestCopy *c, SegScan *s, int *cap)
 	note_xids(x, s->tup->t_data);
 }
 
-/* Read every version of the storage's reader rows into a new copy. */
+/*
+ * Read every version of the storage's reader rows into a new copy.  It is
+ * built in the transaction's memory and kept only once complete (an error
+ * halfway leaves no copy).
+ */
 static void
 copy_rows(ManifestCopy *c, uint64 epoch)
 {
+	MemoryContext cxt = AllocSetContextCreate(CurTransactionContext, "widecol manifest copy",
+											  ALLOCSET_SMALL_SIZES);
 	MemoryContext old;
 	SegScan		s;
 	ManifestFill f;
 	int			cap = 16;
 
 	retire_copy(c);
-	c->cxt = AllocSetContextCreate(TopMemoryContext, "widecol manifest copy",
-								   ALLOCSET_SMALL_SIZES);
-	c->epoch = epoch;
-	old = MemoryContextSwitchTo(c->cxt);
+	old = MemoryContextSwitchTo(cxt);
 	fill_begin(&f);
 	c->all = f.m;
 	c->run_xids = palloc(sizeof(RowXids) * cap);
@@ -557,6 +561,10 @@ copy_rows(ManifestCopy *c, uint64 epoch)
 		}
 	seg_end(&s);
 	MemoryContextSwitchTo(old);
+	MemoryContextSetParent(cxt, TopMemoryContext);
+	c->cxt = cxt;
+	c->epoch = epoch;
+	c->built_at = ReadNextFullTransactionId();
 }
 
 /* Did xid commit?  -1: it cannot be asked any more (clog truncated). */
@@ -679,7 +687,10 @@ manifest_cached(uint64 storage_id, Snapshot snapshot)
 		c->cxt = NULL;
 	epoch = pg_atomic_read_u64(epoch_of(storage_id));
 	pg_memory_barrier();
-	if (c->cxt == NULL || c->epoch != epoch)
+	/* the copy's 32-bit xids must stay comparable: rebuild long before wraparound */
+	if (c->cxt == NULL || c->epoch != epoch ||
+		U64FromFullTransactionId(ReadNextFullTransactionId()) -
+		U64FromFullTransactionId(c->built_at) > (UINT64CONST(1) << 28))
 		copy_rows(c, epoch);
 	return manifest_from_copy(c, snapshot);
 }
