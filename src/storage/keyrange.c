@@ -127,30 +127,57 @@ wc_key_ranges_parse(const char *data, int len, WcKeyRanges *out)
 }
 
 /*
- * Can the run hold no version of partition pk: is one of its columns
- * outside the run's range for that column?
+ * Where the columns of partition key pk start: offs[i] for column i, and
+ * offs[n] its end.  The number of columns, or -1 if pk does not split.
  */
+int
+wc_key_split(const WcTableInfo *info, const char *pk, int pklen, uint16 *offs)
+{
+	const char *end = pk + pklen;
+	int			off = 0;
+
+	for (int i = 0; i < info->npk; i++)
+	{
+		int			len = wc_key_component_len(&info->cols[i], pk + off, end);
+
+		if (len < 0)
+			return -1;
+		offs[i] = off;
+		off += len;
+	}
+	offs[info->npk] = off;
+	return info->npk;
+}
+
+/*
+ * Can the run hold no version of partition pk (split by wc_key_split): is
+ * one of its columns outside the run's range for that column?
+ */
+bool
+wc_key_ranges_exclude_split(const WcKeyRanges *r, const char *pk, const uint16 *offs, int n)
+{
+	if (n < 0 || r->ncols < n)
+		return false;
+	for (int i = 0; i < n; i++)
+	{
+		const char *p = pk + offs[i];
+		int			len = offs[i + 1] - offs[i];
+
+		if (wc_compare_keys(p, len, r->min[i], r->minlen[i]) < 0 ||
+			wc_compare_keys(p, len, r->max[i], r->maxlen[i]) > 0)
+			return true;
+	}
+	return false;
+}
+
+/* The same for a partition key not split yet. */
 bool
 wc_key_ranges_exclude_partition(const WcKeyRanges *r, const WcTableInfo *info,
 								const char *pk, int pklen)
 {
-	const char *p = pk;
-	const char *end = pk + pklen;
+	uint16		offs[WC_MAX_KEY_COLUMNS + 1];
 
-	if (r->ncols < info->npk)
-		return false;
-	for (int i = 0; i < info->npk; i++)
-	{
-		int			len = wc_key_component_len(&info->cols[i], p, end);
-
-		if (len < 0)
-			return false;
-		if (wc_compare_keys(p, len, r->min[i], r->minlen[i]) < 0 ||
-			wc_compare_keys(p, len, r->max[i], r->maxlen[i]) > 0)
-			return true;
-		p += len;
-	}
-	return false;
+	return wc_key_ranges_exclude_split(r, pk, offs, wc_key_split(info, pk, pklen, offs));
 }
 
 /*

@@ -33,6 +33,9 @@ extern void wc_key_ranges_add(WcKeyRangeBuilder *b, const WcTableInfo *info,
 							  const char *key, int keylen);
 extern void wc_key_ranges_serialize(const WcKeyRangeBuilder *b, StringInfo out);
 extern bool wc_key_ranges_parse(const char *data, int len, WcKeyRanges *out);
+extern int	wc_key_split(const WcTableInfo *info, const char *pk, int pklen, uint16 *offs);
+extern bool wc_key_ranges_exclude_split(const WcKeyRanges *r, const char *pk,
+										const uint16 *offs, int n);
 extern bool wc_key_ranges_exclude_partition(const WcKeyRanges *r, const WcTableInfo *info,
 											const char *pk, int pklen);
 extern int	wc_key_ranges_bound(const WcKeyRanges *r, const WcTableInfo *info,

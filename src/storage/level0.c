@@ -330,7 +330,12 @@ wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 	bool		seen_tail = false;
 	uint32		visited = 0;
 	uint32		limit = gen->npages;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+
+	/*
+	 * Resuming at a block read before, which exists: the relation's size (a
+	 * system call) is asked for only when a link leads past it.
+	 */
+	BlockNumber nblocks = from_head ? RelationGetNumberOfBlocks(rel) : *blk + 1;
 
 	while (*blk != InvalidBlockNumber)
 	{

@@ -89,6 +89,9 @@ struct WcMergeIter
 	/* runs not yet opened, by bound (forward ascending, backward descending) */
 	Source	  **lazy;
 	int			nlazy;
+	/* one partition read: where its columns are in lo (key-column ranges) */
+	uint16		pkcols[WC_MAX_KEY_COLUMNS + 1];
+	int			npkcols;
 	int			next_lazy;
 	BufferAccessStrategy strategy;
 };
@@ -285,7 +288,7 @@ run_outside_ranges(WcMergeIter *it, const WcRunSummary *run, const WcMergeRange 
 				return false;
 		return range->nbloom_keys > 0;
 	}
-	if (wc_key_ranges_exclude_partition(run->ranges, info, it->lo, it->bloom_pklen))
+	if (wc_key_ranges_exclude_split(run->ranges, it->lo, it->pkcols, it->npkcols))
 		return true;
 	/* every key of the partition in the run starts at or after pk ‖ min */
 	len = wc_key_ranges_bound(run->ranges, info, it->lo, it->bloom_pklen, false, bound);
@@ -545,6 +548,8 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	int			bloom_pklen = range->bloom_pklen;
 	BufferAccessStrategy strategy = range->strategy;
 	bool		backward = range->backward;
+	WcRunSummary **keep;
+	int			nkeep = 0;
 
 	it->now = wc_now();
 	it->backward = backward;
@@ -566,24 +571,16 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	it->storage_id = meta.storage_id;
 	it->strategy = strategy;
 
-	it->sources = palloc0(sizeof(Source) * (m->nruns + meta.ngens));
-
-	/* level 0: one source per live generation */
-	for (uint32 g = 0; g < meta.ngens; g++)
-		if (!wc_manifest_gen_retired(m, meta.gens[g].gen) &&
-			l0_source(it, &it->sources[ns],
-					  wc_l0_cache_get(rel, meta.storage_id, &meta.gens[g], meta.gens[0].gen)))
-			ns++;
-
-	/* runs */
-	it->lazy = palloc(sizeof(Source *) * Max(m->nruns, 1));
+	/* the runs that may hold keys of the read: sources only for them */
+	keep = palloc(sizeof(WcRunSummary *) * Max(m->nruns, 1));
+	if (one_partition(it) && !it->raw)
+		it->npkcols = wc_key_split(wc_table_info(rel), lo, bloom_pklen, it->pkcols);
 	for (int i = 0; i < m->nruns; i++)
 	{
 		WcRunSummary *run = &m->runs[i];
-		Source	   *s = &it->sources[ns];
 
 		it->own_stats.runs_considered++;
-		if (run_out_of_range(it, run) || run_outside_ranges(it, run, range))
+		if (run_outside_ranges(it, run, range) || run_out_of_range(it, run))
 		{
 			it->own_stats.runs_skipped_range++;
 			continue;
@@ -595,13 +592,29 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 			it->own_stats.runs_skipped_range++;
 			continue;
 		}
-		if (make_lazy(it, s, run))
+		keep[nkeep++] = run;
+	}
+	it->sources = palloc0(sizeof(Source) * (nkeep + meta.ngens));
+
+	/* level 0: one source per live generation */
+	for (uint32 g = 0; g < meta.ngens; g++)
+		if (!wc_manifest_gen_retired(m, meta.gens[g].gen) &&
+			l0_source(it, &it->sources[ns],
+					  wc_l0_cache_get(rel, meta.storage_id, &meta.gens[g], meta.gens[0].gen)))
+			ns++;
+
+	/* runs: opened now, or when the merge reaches them */
+	it->lazy = palloc(sizeof(Source *) * Max(nkeep, 1));
+	for (int i = 0; i < nkeep; i++)
+	{
+		Source	   *s = &it->sources[ns];
+
+		if (make_lazy(it, s, keep[i]))
 		{
 			it->lazy[it->nlazy++] = s;
 			ns++;
-			continue;
 		}
-		if (open_run(it, s, run, range))
+		else if (open_run(it, s, keep[i], range))
 			ns++;
 		else
 			memset(s, 0, sizeof(Source));	/* the slot is taken again */
