@@ -499,7 +499,11 @@ note_xids(RowXids *x, HeapTupleHeader t)
 	x->xmin = HeapTupleHeaderGetRawXmin(t);
 	x->xmax = InvalidTransactionId;
 	if (HeapTupleHeaderXminFrozen(t))
+	{
+		/* the raw xmin of a frozen row may be from before a wraparound */
+		x->xmin = FrozenTransactionId;
 		x->flags |= ROW_XMIN_COMMITTED;
+	}
 	else if (HeapTupleHeaderXminInvalid(t))
 		x->flags |= ROW_DEAD;
 	else if (HeapTupleHeaderXminCommitted(t))
