@@ -332,10 +332,12 @@ wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 	uint32		limit = gen->npages;
 
 	/*
-	 * Resuming at a block read before, which exists: the relation's size (a
-	 * system call) is asked for only when a link leads past it.
+	 * The relation's size (a system call) is asked for only when a block
+	 * is to be read past what is known to exist: not at all for a
+	 * generation without pages, nor when resuming at a block read before
+	 * whose chain ends there.
 	 */
-	BlockNumber nblocks = from_head ? RelationGetNumberOfBlocks(rel) : *blk + 1;
+	BlockNumber nblocks = from_head ? 0 : *blk + 1;
 
 	while (*blk != InvalidBlockNumber)
 	{
