@@ -20,6 +20,7 @@
 #include "maintenance/maintenance.h"
 #include "storage/level0.h"
 #include "storage/merge.h"
+#include "storage/manifest.h"
 #include "storage/stats.h"
 #include "storage/wal.h"
 
@@ -63,6 +64,7 @@ wc_shmem_request(void)
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WcShared)));
 	wc_stats_shmem_request();
 	RequestAddinShmemSpace(wc_backoff_shmem_size());
+	RequestAddinShmemSpace(wc_manifest_shmem_size());
 }
 
 static void
@@ -81,6 +83,7 @@ wc_shmem_startup(void)
 	}
 	wc_stats_shmem_startup();
 	wc_backoff_shmem_startup();
+	wc_manifest_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -39,6 +39,7 @@ CREATE TABLE widecol.segment (
     min_key          bytea,
     max_key          bytea,
     nexternal        bigint,            -- versions with values out of line
+    key_ranges       bytea,             -- key-column ranges (run format 4)
     PRIMARY KEY (storage_id, kind, segment_id)
 );
 REVOKE ALL ON widecol.segment FROM PUBLIC;

@@ -27,6 +27,7 @@
 #include "maintenance/damage.h"
 #include "storage/bloom.h"
 #include "storage/keyenc.h"
+#include "storage/keyrange.h"
 #include "storage/level0.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
@@ -105,6 +106,8 @@ typedef struct RunCheck
 	BlockNumber nblocks;
 	WcRunHeader hdr;
 	char	   *hdrkeys;		/* min key, then max key */
+	StringInfoData hdrranges;	/* format 4: the header's key-column ranges */
+	WcKeyRangeBuilder ranges;	/* the same, from the rows */
 	BlockNumber *valuedir;		/* the value directory's entries */
 	uint32		nvaluedir;
 	uint32		nvalues_seen;	/* value pages the key pages referred to */
@@ -121,6 +124,25 @@ typedef struct RunCheck
 	int64		partitions;
 	int64		datapages;
 } RunCheck;
+
+/* Format 4: the key-column ranges after the keys; false if they do not fit. */
+static bool
+header_ranges(RunCheck *c, const char *payload, Size len)
+{
+	Size		off = sizeof(WcRunHeader) + c->hdr.min_key_len + c->hdr.max_key_len;
+	uint32		rlen;
+
+	initStringInfo(&c->hdrranges);
+	if (c->hdr.version < 4)
+		return true;
+	if (off + sizeof(rlen) > len)
+		return false;
+	memcpy(&rlen, payload + off, sizeof(rlen));
+	if (off + sizeof(rlen) + rlen > len)
+		return false;
+	appendBinaryStringInfo(&c->hdrranges, payload + off + sizeof(rlen), rlen);
+	return true;
+}
 
 /* The run's header page; false if nothing more can be checked. */
 static bool
@@ -156,8 +178,9 @@ check_header(RunCheck *c)
 		hdr->bloom_first + hdr->nbloom_pages > c->nblocks ||
 		hdr->valuedir_first + hdr->nvaluedir_pages > c->nblocks ||
 		hdr->nvalue_pages > hdr->ndata_pages ||
-		hdr->version != WC_RUN_VERSION ||
-		sizeof(WcRunHeader) + hdr->min_key_len + hdr->max_key_len > len)
+		hdr->version < WC_RUN_VERSION_MIN || hdr->version > WC_RUN_VERSION ||
+		sizeof(WcRunHeader) + hdr->min_key_len + hdr->max_key_len > len ||
+		!header_ranges(c, payload.data, len))
 	{
 		problem(c->r, c->run->header_block, "run header fields are inconsistent");
 		return false;
@@ -251,6 +274,8 @@ check_rows(RunCheck *c, BlockNumber dblk, const WcIndexEntry *entry)
 
 			if (p)
 				problem(c->r, dblk, "%s in row %d", p, i + 1);
+			else
+				wc_key_ranges_add(&c->ranges, c->info, WcRowKey(row), row->keylen);
 		}
 		if (WcRowIsTombstone(row))
 			c->tombstones++;
@@ -394,6 +419,29 @@ check_index_and_bloom(RunCheck *c)
 	}
 }
 
+/*
+ * Key-column ranges (format 4): the header's are those of the rows, exactly,
+ * and the manifest's the header's; a run of format 3 has none.
+ */
+static void
+check_key_ranges(RunCheck *c)
+{
+	StringInfoData found;
+	bytea	   *m = c->run->key_ranges;
+
+	initStringInfo(&found);
+	wc_key_ranges_serialize(&c->ranges, &found);
+	if (c->hdr.version >= 4 &&
+		(found.len != c->hdrranges.len || memcmp(found.data, c->hdrranges.data, found.len) != 0))
+		problem(c->r, InvalidBlockNumber, "key-column ranges in the run header differ from its rows");
+	if ((m == NULL) != (c->hdrranges.len == 0) ||
+		(m && (VARSIZE_ANY_EXHDR(m) != c->hdrranges.len ||
+			   memcmp(VARDATA_ANY(m), c->hdrranges.data, c->hdrranges.len) != 0)))
+		problem(c->r, InvalidBlockNumber, "manifest key-column ranges differ from the run header");
+	else if (m && c->run->ranges == NULL)
+		problem(c->r, InvalidBlockNumber, "malformed key-column ranges");
+}
+
 /* The summary (header and manifest) must describe what is there. */
 static void
 check_summary(RunCheck *c)
@@ -430,6 +478,7 @@ check_summary(RunCheck *c)
 		wc_compare_keys(VARDATA_ANY(run->max_key), VARSIZE_ANY_EXHDR(run->max_key),
 						c->hdrkeys + hdr->min_key_len, hdr->max_key_len) != 0)
 		problem(r, InvalidBlockNumber, "manifest key range differs from the run header");
+	check_key_ranges(c);
 }
 
 /* Every page of a run, and its summary. */
@@ -446,6 +495,7 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 	c.lastvalue = InvalidBlockNumber;
 	c.first_row = true;
 	c.lastpklen = -1;
+	wc_key_ranges_begin(&c.ranges, c.info);
 	if (!check_header(&c))
 		return;
 	read_value_dir(&c);

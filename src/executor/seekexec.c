@@ -63,6 +63,14 @@ typedef struct Partition
 	WcMergeRange range;			/* the keys to read */
 	WcMergeIter *iter;			/* NULL until opened, and once done */
 	WcRowHeader *cur;
+	/*
+	 * Not read yet (cur NULL): its first row is at or after (backward: at or
+	 * below, as a prefix) this key, which orders it in the heap until the
+	 * merge gets there (wc_merge_peek_bound).
+	 */
+	bool		lazy;
+	const char *bound;
+	int			boundlen;
 	ItemPointerData tid;
 	/* buffered: the partition's rows, read by one range read for all */
 	WcRowHeader **rows;
@@ -138,19 +146,50 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 									ALLOCSET_DEFAULT_SIZES);
 }
 
+/*
+ * Order of two partitions' clustering suffixes, a lazy partition's bound
+ * standing for its first row: forward it comes before a row of the same
+ * key; backward it stands for its prefix followed by bytes above any.
+ */
+static int
+part_cmp(const Partition *pa, const Partition *pb, bool backward)
+{
+	const char *ka = pa->lazy ? pa->bound : WcRowKey(pa->cur);
+	const char *kb = pb->lazy ? pb->bound : WcRowKey(pb->cur);
+	int			la = pa->lazy ? pa->boundlen : pa->cur->keylen;
+	int			lb = pb->lazy ? pb->boundlen : pb->cur->keylen;
+	int			pka = pa->range.bloom_pklen;
+	int			pkb = pb->range.bloom_pklen;
+	int			c;
+
+	if (!pa->lazy)
+		pka = pa->cur->pklen;
+	if (!pb->lazy)
+		pkb = pb->cur->pklen;
+	if (!backward)
+	{
+		c = wc_compare_keys(ka + pka, la - pka, kb + pkb, lb - pkb);
+		return c != 0 ? c : (int) pb->lazy - (int) pa->lazy;
+	}
+	c = memcmp(ka + pka, kb + pkb, Min(la - pka, lb - pkb));
+	if (c != 0)
+		return c;
+	if (pa->lazy && pb->lazy)
+		return (la - pka < lb - pkb) - (la - pka > lb - pkb);
+	if (pa->lazy || pb->lazy)
+		return pa->lazy ? 1 : -1;
+	return (la - pka > lb - pkb) - (la - pka < lb - pkb);
+}
+
 static int
 suffix_cmp(Datum a, Datum b, void *arg)
 {
-	Partition  *pa = (Partition *) DatumGetPointer(a);
-	Partition  *pb = (Partition *) DatumGetPointer(b);
-	WcRowHeader *ra = pa->cur;
-	WcRowHeader *rb = pb->cur;
-
-	int			c = wc_compare_keys(WcRowKey(ra) + ra->pklen, ra->keylen - ra->pklen,
-									WcRowKey(rb) + rb->pklen, rb->keylen - rb->pklen);
+	bool		backward = *(bool *) arg;
+	int			c = part_cmp((Partition *) DatumGetPointer(a),
+							 (Partition *) DatumGetPointer(b), backward);
 
 	/* max-heap: the smallest clustering suffix first (backward: largest) */
-	return *(bool *) arg ? c : -c;
+	return backward ? c : -c;
 }
 
 static int
@@ -704,14 +743,39 @@ read_buffered(SeekState *s)
 	}
 }
 
-/* Start reading a partition: its first row in part->cur. */
+/*
+ * Start reading a partition: its first row in part->cur, or, when a lazy
+ * one will do (an ordered merge of partitions) and its merge knows a bound
+ * without reading, that bound.
+ */
 static void
-open_partition(SeekState *s, Partition *part)
+open_partition(SeekState *s, Partition *part, bool lazy_ok)
 {
 	part->iter = wc_merge_begin_with(s->css.ss.ss_currentRelation, s->snapshot, &s->meta,
 									 s->manifest, &part->range);
 	wc_merge_set_stats(part->iter, &s->stats);
-	part->cur = wc_merge_next(part->iter, &part->tid);
+	part->cur = NULL;
+	part->lazy = lazy_ok && wc_merge_peek_bound(part->iter, &part->bound, &part->boundlen);
+	if (!part->lazy)
+		part->cur = wc_merge_next(part->iter, &part->tid);
+}
+
+/* Read the lazy partitions the merge of partitions has reached. */
+static void
+read_due_partitions(SeekState *s)
+{
+	while (!binaryheap_empty(s->heap))
+	{
+		Partition  *part = (Partition *) DatumGetPointer(binaryheap_first(s->heap));
+
+		if (!part->lazy)
+			return;
+		(void) binaryheap_remove_first(s->heap);
+		part->lazy = false;
+		part->cur = wc_merge_next(part->iter, &part->tid);
+		if (part->cur)
+			binaryheap_add(s->heap, PointerGetDatum(part));
+	}
 }
 
 static void
@@ -788,8 +852,8 @@ seek_start(SeekState *s)
 	for (i = 0; i < s->nparts; i++)
 	{
 		if (s->parts[i].rows == NULL)
-			open_partition(s, &s->parts[i]);
-		if (s->parts[i].cur)
+			open_partition(s, &s->parts[i], true);
+		if (s->parts[i].cur || s->parts[i].lazy)
 			binaryheap_add_unordered(s->heap, PointerGetDatum(&s->parts[i]));
 	}
 	binaryheap_build(s->heap);
@@ -815,7 +879,7 @@ next_unordered(SeekState *s, TupleTableSlot *slot)
 			part->started = true;
 		}
 		else if (part->iter == NULL)
-			open_partition(s, part);
+			open_partition(s, part, false);
 		else
 			part->cur = wc_merge_next(part->iter, &part->tid);
 		if (part->cur)
@@ -1009,6 +1073,7 @@ seek_next(ScanState *ss)
 			binaryheap_add(s->heap, PointerGetDatum(s->pending));
 		s->pending = NULL;
 	}
+	read_due_partitions(s);
 	if (binaryheap_empty(s->heap))
 		return ExecClearTuple(slot);
 	part = (Partition *) DatumGetPointer(binaryheap_remove_first(s->heap));
@@ -1152,14 +1217,20 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		int64		blocks = s->stats.blocks_read;
 		int64		values = s->stats.value_pages_read;
+		int64		unopened = s->stats.runs_unopened;
 
 		for (int i = 0; i < s->nparts; i++)
 			if (s->parts[i].iter)
+			{
 				blocks += wc_merge_live_blocks(s->parts[i].iter, &values);
+				unopened += wc_merge_live_unopened(s->parts[i].iter);
+			}
 		ExplainPropertyInteger("Partitions Read", NULL, s->total_parts, es);
 		ExplainPropertyInteger("Runs Considered", NULL, s->stats.runs_considered, es);
 		ExplainPropertyInteger("Runs Skipped by Key Range", NULL, s->stats.runs_skipped_range, es);
 		ExplainPropertyInteger("Runs Skipped by Bloom Filter", NULL, s->stats.runs_skipped_bloom, es);
+		if (unopened > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyInteger("Runs Not Reached", NULL, unopened, es);
 		ExplainPropertyInteger("Key Pages Read", NULL, blocks, es);
 		ExplainPropertyInteger("Value Pages Read", NULL, values, es);
 		ExplainPropertyInteger("Level 0 Versions", NULL, s->stats.l0_versions, es);

@@ -298,6 +298,17 @@ component_len(Oid typid, const unsigned char *p, const unsigned char *end, bool 
 }
 
 /*
+ * Length of key column col's component at p (before end), or -1: encodings
+ * are self-delimiting, so a key splits into its columns without decoding.
+ */
+int
+wc_key_component_len(const WcKeyColumn *col, const char *p, const char *end)
+{
+	return component_len(col->typid, (const unsigned char *) p,
+						 (const unsigned char *) end, col->desc);
+}
+
+/*
  * Decode key columns [from, to) starting at p into out[from..to) (indexed
  * by key column); by-reference values go into *arena when it is given, else
  * are palloc'd.  Returns where the next column starts.

@@ -11,6 +11,7 @@ extern void wc_encode_key(Relation rel, WcTableInfo *info, Datum *values,
 						  bool *isnull, StringInfo buf, int *pklen);
 extern void wc_encode_rowid(uint64 rowid, StringInfo buf);
 extern void wc_encode_column(StringInfo buf, const WcKeyColumn *col, Datum value);
+extern int	wc_key_component_len(const WcKeyColumn *col, const char *p, const char *end);
 extern const char *wc_key_problem(WcTableInfo *info, const char *key, int keylen, int pklen);
 extern char *wc_describe_partition(Relation rel, WcTableInfo *info, const char *key, int pklen);
 extern void wc_decode_key_into(WcTableInfo *info, const char *key, int keylen,

@@ -330,7 +330,14 @@ wc_l0_read_gen_from(Relation rel, const WcL0Gen *gen, BlockNumber *blk,
 	bool		seen_tail = false;
 	uint32		visited = 0;
 	uint32		limit = gen->npages;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+
+	/*
+	 * The relation's size (a system call) is asked for only when a block
+	 * is to be read past what is known to exist: not at all for a
+	 * generation without pages, nor when resuming at a block read before
+	 * whose chain ends there.
+	 */
+	BlockNumber nblocks = from_head ? 0 : *blk + 1;
 
 	while (*blk != InvalidBlockNumber)
 	{

@@ -11,13 +11,22 @@
 #include "access/transam.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "access/xact.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "access/xlog.h"
+#include "port/atomics.h"
 #include "storage/procarray.h"
+#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "widecol.h"
+#include "storage/keyrange.h"
+#include "storage/cache.h"
 #include "storage/manifest.h"
 #include "storage/row.h"
 
@@ -42,7 +51,8 @@ enum
 	Anum_seg_min_key,
 	Anum_seg_max_key,
 	Anum_seg_nexternal,
-	Natts_seg = Anum_seg_nexternal
+	Anum_seg_key_ranges,
+	Natts_seg = Anum_seg_key_ranges
 };
 
 #define SEG_KIND_RUN	'r'
@@ -59,6 +69,8 @@ enum
 #define RT_LO_INCL	0x02
 #define RT_HAS_HI	0x04
 #define RT_HI_INCL	0x08
+
+static void manifest_changed(uint64 storage_id);
 
 static Oid
 segment_relid(bool index)
@@ -96,6 +108,7 @@ wc_manifest_row_settled(TransactionId xmin, TransactionId horizon)
  */
 typedef struct SegScan
 {
+	uint64		storage_id;
 	Relation	rel;			/* widecol.segment */
 	LOCKMODE	lockmode;
 	ScanKeyData key[1];
@@ -108,6 +121,7 @@ typedef struct SegScan
 static void
 seg_begin(SegScan *s, uint64 storage_id, Snapshot snapshot, LOCKMODE lockmode)
 {
+	s->storage_id = storage_id;
 	s->rel = table_open(segment_relid(false), lockmode);
 	s->lockmode = lockmode;
 	ScanKeyInit(&s->key[0], Anum_seg_storage_id, BTEqualStrategyNumber, F_INT8EQ,
@@ -141,6 +155,8 @@ static void
 seg_end(SegScan *s)
 {
 	systable_endscan(s->scan);
+	if (s->lockmode == RowExclusiveLock)
+		manifest_changed(s->storage_id);
 	table_close(s->rel, s->lockmode);
 }
 
@@ -218,6 +234,27 @@ parse_range_tombstone(WcRangeTombstone *rt, HeapTuple tup, const Datum *v)
 	rt->hi_incl = (flags & RT_HAS_HI) && (flags & RT_HI_INCL);
 }
 
+/*
+ * A run's key-column ranges, parsed.  None for runs written before run
+ * format 4, and none from a catalog made before the column existed
+ * (heap_deform_tuple leaves the missing attribute alone); malformed ranges
+ * are ignored here and reported by verify.
+ */
+static void
+read_key_ranges(WcRunSummary *r, TupleDesc desc, Datum *v, bool *n)
+{
+	WcKeyRanges *kr;
+
+	if (desc->natts < Anum_seg_key_ranges || n[Anum_seg_key_ranges - 1])
+		return;
+	r->key_ranges = DatumGetByteaPCopy(v[Anum_seg_key_ranges - 1]);
+	kr = palloc(sizeof(WcKeyRanges));
+	if (wc_key_ranges_parse(VARDATA_ANY(r->key_ranges), VARSIZE_ANY_EXHDR(r->key_ranges), kr))
+		r->ranges = kr;
+	else
+		pfree(kr);
+}
+
 /* By partition key, then age (newest last). */
 static int
 rt_cmp(const void *a, const void *b)
@@ -231,71 +268,443 @@ rt_cmp(const void *a, const void *b)
 	return (x->write_ts > y->write_ts) - (x->write_ts < y->write_ts);
 }
 
-WcManifest *
-wc_manifest_read(uint64 storage_id, Snapshot snapshot)
+/* A manifest being filled row by row. */
+typedef struct ManifestFill
+{
+	WcManifest *m;
+	int			cap;
+	int			rcap;
+	int			tcap;
+} ManifestFill;
+
+static void
+fill_begin(ManifestFill *f)
+{
+	f->m = palloc0(sizeof(WcManifest));
+	f->cap = f->rcap = 8;
+	f->tcap = 0;
+	f->m->runs = palloc(sizeof(WcRunSummary) * f->cap);
+	f->m->retired_gens = palloc(sizeof(uint64) * f->rcap);
+}
+
+/* Add the scan's current row (a run, a retired generation or a range tombstone). */
+static void
+fill_row(ManifestFill *f, SegScan *s)
+{
+	WcManifest *m = f->m;
+	Datum		v[Natts_seg];
+	bool		n[Natts_seg];
+	WcRunSummary *r;
+
+	heap_deform_tuple(s->tup, RelationGetDescr(s->rel), v, n);
+	if (s->kind == SEG_KIND_RANGE_TOMBSTONE)
+	{
+		if (m->nrts == f->tcap)
+			m->rts = f->tcap == 0 ? palloc(sizeof(WcRangeTombstone) * (f->tcap = 8)) :
+				repalloc(m->rts, sizeof(WcRangeTombstone) * (f->tcap *= 2));
+		parse_range_tombstone(&m->rts[m->nrts++], s->tup, v);
+		return;
+	}
+	if (s->kind == SEG_KIND_FLUSHED)
+	{
+		if (m->nretired == f->rcap)
+			m->retired_gens = repalloc(m->retired_gens, sizeof(uint64) * (f->rcap *= 2));
+		m->retired_gens[m->nretired++] = s->id;
+		return;
+	}
+	if (m->nruns == f->cap)
+		m->runs = repalloc(m->runs, sizeof(WcRunSummary) * (f->cap *= 2));
+	r = &m->runs[m->nruns++];
+	memset(r, 0, sizeof(WcRunSummary));
+	r->run_id = s->id;
+	r->level = DatumGetInt32(v[Anum_seg_level - 1]);
+	r->header_block = (BlockNumber) DatumGetInt64(v[Anum_seg_header_block - 1]);
+	r->npages = (uint32) DatumGetInt64(v[Anum_seg_npages - 1]);
+	r->st.nrows = DatumGetInt64(v[Anum_seg_nrows - 1]);
+	r->st.ntombstones = DatumGetInt64(v[Anum_seg_ntombstones - 1]);
+	r->st.npartitions = DatumGetInt64(v[Anum_seg_npartitions - 1]);
+	r->st.raw_bytes = DatumGetInt64(v[Anum_seg_raw_bytes - 1]);
+	r->st.compressed_bytes = DatumGetInt64(v[Anum_seg_compressed_bytes - 1]);
+	r->st.min_write_ts = DatumGetInt64(v[Anum_seg_min_write_ts - 1]);
+	r->st.max_write_ts = DatumGetInt64(v[Anum_seg_max_write_ts - 1]);
+	r->st.max_expire = DatumGetInt64(v[Anum_seg_max_expire - 1]);
+	r->st.min_xid = (TransactionId) DatumGetInt64(v[Anum_seg_min_xid - 1]);
+	r->st.max_xid = (TransactionId) DatumGetInt64(v[Anum_seg_max_xid - 1]);
+	r->min_key = n[Anum_seg_min_key - 1] ? NULL :
+		DatumGetByteaPCopy(v[Anum_seg_min_key - 1]);
+	r->max_key = n[Anum_seg_max_key - 1] ? NULL :
+		DatumGetByteaPCopy(v[Anum_seg_max_key - 1]);
+	r->st.nexternal = n[Anum_seg_nexternal - 1] ? 0 :
+		DatumGetInt64(v[Anum_seg_nexternal - 1]);
+	read_key_ranges(r, RelationGetDescr(s->rel), v, n);
+}
+
+static bool
+reader_kind(char kind)
+{
+	return kind == SEG_KIND_RUN || kind == SEG_KIND_FLUSHED || kind == SEG_KIND_RANGE_TOMBSTONE;
+}
+
+static WcManifest *
+fill_end(ManifestFill *f)
+{
+	if (f->m->nrts > 1)
+		qsort(f->m->rts, f->m->nrts, sizeof(WcRangeTombstone), rt_cmp);
+	return f->m;
+}
+
+/* The manifest rows a snapshot sees, read from widecol.segment. */
+static WcManifest *
+manifest_scan(uint64 storage_id, Snapshot snapshot)
 {
 	SegScan		s;
-	WcManifest *m = palloc0(sizeof(WcManifest));
-	int			cap = 8,
-				rcap = 8,
-				tcap = 0;
+	ManifestFill f;
 
+	fill_begin(&f);
 	seg_begin(&s, storage_id, snapshot, AccessShareLock);
-	m->runs = palloc(sizeof(WcRunSummary) * cap);
-	m->retired_gens = palloc(sizeof(uint64) * rcap);
 	while (seg_next(&s))
-	{
-		Datum		v[Natts_seg];
-		bool		n[Natts_seg];
-		WcRunSummary *r;
-
-		if (s.kind == SEG_KIND_DROPPED || s.kind == SEG_KIND_WRITING)
-			continue;
-		heap_deform_tuple(s.tup, RelationGetDescr(s.rel), v, n);
-		if (s.kind == SEG_KIND_RANGE_TOMBSTONE)
-		{
-			if (m->nrts == tcap)
-				m->rts = tcap == 0 ? palloc(sizeof(WcRangeTombstone) * (tcap = 8)) :
-					repalloc(m->rts, sizeof(WcRangeTombstone) * (tcap *= 2));
-			parse_range_tombstone(&m->rts[m->nrts++], s.tup, v);
-			continue;
-		}
-		if (s.kind == SEG_KIND_FLUSHED)
-		{
-			if (m->nretired == rcap)
-				m->retired_gens = repalloc(m->retired_gens, sizeof(uint64) * (rcap *= 2));
-			m->retired_gens[m->nretired++] = s.id;
-			continue;
-		}
-		if (m->nruns == cap)
-			m->runs = repalloc(m->runs, sizeof(WcRunSummary) * (cap *= 2));
-		r = &m->runs[m->nruns++];
-		memset(r, 0, sizeof(WcRunSummary));
-		r->run_id = s.id;
-		r->level = DatumGetInt32(v[Anum_seg_level - 1]);
-		r->header_block = (BlockNumber) DatumGetInt64(v[Anum_seg_header_block - 1]);
-		r->npages = (uint32) DatumGetInt64(v[Anum_seg_npages - 1]);
-		r->st.nrows = DatumGetInt64(v[Anum_seg_nrows - 1]);
-		r->st.ntombstones = DatumGetInt64(v[Anum_seg_ntombstones - 1]);
-		r->st.npartitions = DatumGetInt64(v[Anum_seg_npartitions - 1]);
-		r->st.raw_bytes = DatumGetInt64(v[Anum_seg_raw_bytes - 1]);
-		r->st.compressed_bytes = DatumGetInt64(v[Anum_seg_compressed_bytes - 1]);
-		r->st.min_write_ts = DatumGetInt64(v[Anum_seg_min_write_ts - 1]);
-		r->st.max_write_ts = DatumGetInt64(v[Anum_seg_max_write_ts - 1]);
-		r->st.max_expire = DatumGetInt64(v[Anum_seg_max_expire - 1]);
-		r->st.min_xid = (TransactionId) DatumGetInt64(v[Anum_seg_min_xid - 1]);
-		r->st.max_xid = (TransactionId) DatumGetInt64(v[Anum_seg_max_xid - 1]);
-		r->min_key = n[Anum_seg_min_key - 1] ? NULL :
-			DatumGetByteaPCopy(v[Anum_seg_min_key - 1]);
-		r->max_key = n[Anum_seg_max_key - 1] ? NULL :
-			DatumGetByteaPCopy(v[Anum_seg_max_key - 1]);
-		r->st.nexternal = n[Anum_seg_nexternal - 1] ? 0 :
-			DatumGetInt64(v[Anum_seg_nexternal - 1]);
-	}
+		if (reader_kind(s.kind))
+			fill_row(&f, &s);
 	seg_end(&s);
+	return fill_end(&f);
+}
+
+/* ---------- the backend's manifest cache ---------- */
+
+/*
+ * Every read of a table reads its manifest, one catalog row per run: with
+ * 100 small runs that was a third of a one-partition seek.  A backend
+ * therefore keeps every version of a storage's reader rows (all of them,
+ * read with SnapshotAny, with their xmin and xmax) and decides for each
+ * read which of them its snapshot sees, as heap visibility would.  New row
+ * versions are what the copy cannot know about: every change to a
+ * storage's rows advances a shared counter (one of WC_MANIFEST_EPOCHS,
+ * chosen by hash) after the change, and a copy is used only while the
+ * counter is where it was before the copy was read.  Not used for
+ * non-MVCC snapshots, during recovery (WAL replay advances no counter), or
+ * when a row was written or deleted by our own transaction or deleted by a
+ * multixact.  See "Manifest cache" in src/README.md.
+ */
+#define WC_MANIFEST_EPOCHS 1024
+#define WC_MANIFEST_CACHE_MAX 256
+
+static pg_atomic_uint64 *manifest_epochs = NULL;
+
+Size
+wc_manifest_shmem_size(void)
+{
+	return MAXALIGN(sizeof(pg_atomic_uint64) * WC_MANIFEST_EPOCHS);
+}
+
+void
+wc_manifest_shmem_startup(void)
+{
+	bool		found;
+
+	manifest_epochs = ShmemInitStruct("widecol manifest epochs", wc_manifest_shmem_size(), &found);
+	if (!found)
+		for (int i = 0; i < WC_MANIFEST_EPOCHS; i++)
+			pg_atomic_init_u64(&manifest_epochs[i], 0);
+}
+
+static pg_atomic_uint64 *
+epoch_of(uint64 storage_id)
+{
+	uint64		key[2] = {MyDatabaseId, storage_id};
+
+	return &manifest_epochs[hash_bytes((const unsigned char *) key, sizeof(key)) % WC_MANIFEST_EPOCHS];
+}
+
+/* After a change to a storage's rows: copies read before it are stale. */
+static void
+manifest_changed(uint64 storage_id)
+{
+	if (manifest_epochs)
+		pg_atomic_fetch_add_u64(epoch_of(storage_id), 1);
+}
+
+#define ROW_DEAD			0x01	/* inserted by an aborted transaction */
+#define ROW_XMIN_COMMITTED	0x02
+#define ROW_NO_XMAX			0x04	/* not deleted (or only locked) */
+#define ROW_XMAX_COMMITTED	0x08
+#define ROW_UNCACHEABLE		0x10	/* deleted by a multixact */
+
+typedef struct RowXids
+{
+	TransactionId xmin;
+	TransactionId xmax;
+	uint8		flags;
+} RowXids;
+
+typedef struct ManifestCopy
+{
+	Oid			dbid;			/* hash key: database, storage */
+	uint64		storage_id;
+	uint64		epoch;			/* the counter before the rows were read */
+	FullTransactionId built_at; /* the next xid then */
+	MemoryContext cxt;			/* NULL: no copy */
+	WcManifest *all;			/* every version, runs, gens and tombstones in scan order */
+	RowXids    *run_xids;
+	RowXids    *gen_xids;
+	RowXids    *rt_xids;
+} ManifestCopy;
+
+static HTAB *manifest_copies = NULL;
+static List *retired_copies = NIL;	/* freed at the end of the transaction */
+static bool xact_callback_set = false;
+
+static void
+free_retired(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT &&
+		event != XACT_EVENT_PREPARE)
+		return;
+	foreach(lc, retired_copies)
+		MemoryContextDelete((MemoryContext) lfirst(lc));
+	list_free(retired_copies);
+	retired_copies = NIL;
+}
+
+/*
+ * A copy's memory may still be pointed to by manifests handed out in this
+ * transaction: it goes at the transaction's end.
+ */
+static void
+retire_copy(ManifestCopy *c)
+{
+	MemoryContext old;
+
+	if (c->cxt == NULL)
+		return;
+	if (!xact_callback_set)
+	{
+		RegisterXactCallback(free_retired, NULL);
+		xact_callback_set = true;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	retired_copies = lappend(retired_copies, c->cxt);
+	MemoryContextSwitchTo(old);
+	c->cxt = NULL;
+}
+
+static void
+note_xids(RowXids *x, HeapTupleHeader t)
+{
+	uint16		mask = t->t_infomask;
+
+	x->flags = 0;
+	x->xmin = HeapTupleHeaderGetRawXmin(t);
+	x->xmax = InvalidTransactionId;
+	if (HeapTupleHeaderXminFrozen(t))
+	{
+		/* the raw xmin of a frozen row may be from before a wraparound */
+		x->xmin = FrozenTransactionId;
+		x->flags |= ROW_XMIN_COMMITTED;
+	}
+	else if (HeapTupleHeaderXminInvalid(t))
+		x->flags |= ROW_DEAD;
+	else if (HeapTupleHeaderXminCommitted(t))
+		x->flags |= ROW_XMIN_COMMITTED;
+	if ((mask & HEAP_XMAX_INVALID) || HEAP_XMAX_IS_LOCKED_ONLY(mask))
+		x->flags |= ROW_NO_XMAX;
+	else if (mask & HEAP_XMAX_IS_MULTI)
+		x->flags |= ROW_UNCACHEABLE;
+	else
+		x->xmax = HeapTupleHeaderGetRawXmax(t);
+}
+
+static void
+note_row(ManifestCopy *c, SegScan *s, int *cap)
+{
+	WcManifest *m = c->all;
+	RowXids    *x;
+
+	if (m->nruns + m->nretired + m->nrts >= *cap)
+	{
+		*cap *= 2;
+		c->run_xids = repalloc(c->run_xids, sizeof(RowXids) * *cap);
+		c->gen_xids = repalloc(c->gen_xids, sizeof(RowXids) * *cap);
+		c->rt_xids = repalloc(c->rt_xids, sizeof(RowXids) * *cap);
+	}
+	x = s->kind == SEG_KIND_RUN ? &c->run_xids[m->nruns] :
+		s->kind == SEG_KIND_FLUSHED ? &c->gen_xids[m->nretired] : &c->rt_xids[m->nrts];
+	note_xids(x, s->tup->t_data);
+}
+
+/*
+ * Read every version of the storage's reader rows into a new copy.  It is
+ * built in the transaction's memory and kept only once complete (an error
+ * halfway leaves no copy).
+ */
+static void
+copy_rows(ManifestCopy *c, uint64 epoch)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurTransactionContext, "widecol manifest copy",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old;
+	SegScan		s;
+	ManifestFill f;
+	int			cap = 16;
+
+	retire_copy(c);
+	old = MemoryContextSwitchTo(cxt);
+	fill_begin(&f);
+	c->all = f.m;
+	c->run_xids = palloc(sizeof(RowXids) * cap);
+	c->gen_xids = palloc(sizeof(RowXids) * cap);
+	c->rt_xids = palloc(sizeof(RowXids) * cap);
+	seg_begin(&s, c->storage_id, SnapshotAny, AccessShareLock);
+	while (seg_next(&s))
+		if (reader_kind(s.kind))
+		{
+			note_row(c, &s, &cap);
+			fill_row(&f, &s);
+		}
+	seg_end(&s);
+	MemoryContextSwitchTo(old);
+	MemoryContextSetParent(cxt, TopMemoryContext);
+	c->cxt = cxt;
+	c->epoch = epoch;
+	c->built_at = ReadNextFullTransactionId();
+}
+
+/* Did xid commit?  -1: it cannot be asked any more (clog truncated). */
+static int
+xid_committed(TransactionId xid)
+{
+	if (!TransactionIdIsNormal(xid))
+		return xid == FrozenTransactionId || xid == BootstrapTransactionId;
+	if (TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid))
+		return -1;
+	return TransactionIdDidCommit(xid) ? 1 : 0;
+}
+
+/*
+ * Does the snapshot see the row version?  -1: the copy cannot tell (our own
+ * transaction's row, a multixact, a forgotten xid).
+ */
+static int
+row_visible(RowXids *x, Snapshot snapshot)
+{
+	int			c;
+
+	if (x->flags & (ROW_DEAD | ROW_UNCACHEABLE))
+		return (x->flags & ROW_DEAD) ? 0 : -1;
+	if (!(x->flags & ROW_XMIN_COMMITTED))
+	{
+		if (TransactionIdIsCurrentTransactionId(x->xmin))
+			return -1;
+		if (XidInMVCCSnapshot(x->xmin, snapshot))
+			return 0;
+		if ((c = xid_committed(x->xmin)) < 0)
+			return -1;
+		if (c == 0)
+			return 0;			/* aborted (the snapshot says it ended) */
+		x->flags |= ROW_XMIN_COMMITTED;
+	}
+	else if (TransactionIdIsNormal(x->xmin) && XidInMVCCSnapshot(x->xmin, snapshot))
+		return 0;
+	if (x->flags & ROW_NO_XMAX)
+		return 1;
+	if (TransactionIdIsCurrentTransactionId(x->xmax))
+		return -1;
+	if (XidInMVCCSnapshot(x->xmax, snapshot))
+		return 1;
+	if (!(x->flags & ROW_XMAX_COMMITTED))
+	{
+		if ((c = xid_committed(x->xmax)) < 0)
+			return -1;
+		if (c == 0)
+			return 1;			/* the delete aborted */
+		x->flags |= ROW_XMAX_COMMITTED;
+	}
+	return 0;
+}
+
+/* The manifest the snapshot sees, from a copy; NULL when it cannot tell. */
+static WcManifest *
+manifest_from_copy(ManifestCopy *c, Snapshot snapshot)
+{
+	WcManifest *all = c->all;
+	WcManifest *m = palloc0(sizeof(WcManifest));
+	int			v;
+
+	m->runs = palloc(sizeof(WcRunSummary) * Max(all->nruns, 1));
+	m->retired_gens = palloc(sizeof(uint64) * Max(all->nretired, 1));
+	if (all->nrts > 0)
+		m->rts = palloc(sizeof(WcRangeTombstone) * all->nrts);
+	for (int i = 0; i < all->nruns; i++)
+		if ((v = row_visible(&c->run_xids[i], snapshot)) < 0)
+			return NULL;
+		else if (v)
+			m->runs[m->nruns++] = all->runs[i];
+	for (int i = 0; i < all->nretired; i++)
+		if ((v = row_visible(&c->gen_xids[i], snapshot)) < 0)
+			return NULL;
+		else if (v)
+			m->retired_gens[m->nretired++] = all->retired_gens[i];
+	for (int i = 0; i < all->nrts; i++)
+		if ((v = row_visible(&c->rt_xids[i], snapshot)) < 0)
+			return NULL;
+		else if (v)
+			m->rts[m->nrts++] = all->rts[i];
 	if (m->nrts > 1)
 		qsort(m->rts, m->nrts, sizeof(WcRangeTombstone), rt_cmp);
 	return m;
+}
+
+/* The manifest from the backend's copy, or NULL when it cannot be used. */
+static WcManifest *
+manifest_cached(uint64 storage_id, Snapshot snapshot)
+{
+	struct
+	{
+		Oid			dbid;
+		uint64		storage_id;
+	}			key;
+	ManifestCopy *c;
+	bool		found;
+	uint64		epoch;
+
+	if (manifest_epochs == NULL || snapshot->snapshot_type != SNAPSHOT_MVCC ||
+		RecoveryInProgress())
+		return NULL;
+	if (manifest_copies && hash_get_num_entries(manifest_copies) >= WC_MANIFEST_CACHE_MAX)
+	{
+		HASH_SEQ_STATUS seq;
+
+		hash_seq_init(&seq, manifest_copies);
+		while ((c = hash_seq_search(&seq)) != NULL)
+			retire_copy(c);
+		hash_destroy(manifest_copies);
+		manifest_copies = NULL;
+	}
+	memset(&key, 0, sizeof(key));
+	key.dbid = MyDatabaseId;
+	key.storage_id = storage_id;
+	c = wc_hash_enter(&manifest_copies, "widecol manifest copies", sizeof(key),
+					  sizeof(ManifestCopy), TopMemoryContext, &key, &found);
+	if (!found)
+		c->cxt = NULL;
+	epoch = pg_atomic_read_u64(epoch_of(storage_id));
+	pg_memory_barrier();
+	/* the copy's 32-bit xids must stay comparable: rebuild long before wraparound */
+	if (c->cxt == NULL || c->epoch != epoch ||
+		U64FromFullTransactionId(ReadNextFullTransactionId()) -
+		U64FromFullTransactionId(c->built_at) > (UINT64CONST(1) << 28))
+		copy_rows(c, epoch);
+	return manifest_from_copy(c, snapshot);
+}
+
+WcManifest *
+wc_manifest_read(uint64 storage_id, Snapshot snapshot)
+{
+	WcManifest *m = manifest_cached(storage_id, snapshot);
+
+	return m ? m : manifest_scan(storage_id, snapshot);
 }
 
 static void
@@ -329,6 +738,8 @@ insert_row(uint64 storage_id, char kind, const WcRunSummary *r, uint64 segment_i
 		n[Anum_seg_min_key - 1] = r->min_key == NULL;
 		n[Anum_seg_max_key - 1] = r->max_key == NULL;
 		v[Anum_seg_nexternal - 1] = Int64GetDatum(r->st.nexternal);
+		v[Anum_seg_key_ranges - 1] = PointerGetDatum(r->key_ranges);
+		n[Anum_seg_key_ranges - 1] = r->key_ranges == NULL;
 	}
 	else
 	{
@@ -337,6 +748,7 @@ insert_row(uint64 storage_id, char kind, const WcRunSummary *r, uint64 segment_i
 	}
 	tup = heap_form_tuple(RelationGetDescr(segrel), v, n);
 	CatalogTupleInsert(segrel, tup);
+	manifest_changed(storage_id);
 	table_close(segrel, RowExclusiveLock);
 }
 
@@ -377,6 +789,7 @@ wc_manifest_add_range_tombstone(uint64 storage_id, const WcRangeTombstone *rt)
 	n[Anum_seg_min_key - 1] = n[Anum_seg_max_key - 1] = false;
 	tup = heap_form_tuple(RelationGetDescr(segrel), v, n);
 	CatalogTupleInsert(segrel, tup);
+	manifest_changed(storage_id);
 	table_close(segrel, RowExclusiveLock);
 }
 

@@ -38,6 +38,9 @@ typedef struct WcRunSummary
 	WcRunStats	st;
 	bytea	   *min_key;		/* palloc'd, may be NULL in empty runs */
 	bytea	   *max_key;
+	bytea	   *key_ranges;		/* serialized key-column ranges (run format
+								 * 4), NULL when the run has none */
+	struct WcKeyRanges *ranges; /* parsed, when read from the manifest */
 } WcRunSummary;
 
 /*
@@ -74,6 +77,8 @@ typedef struct WcManifest
 } WcManifest;
 
 extern WcManifest *wc_manifest_read(uint64 storage_id, Snapshot snapshot);
+extern Size wc_manifest_shmem_size(void);
+extern void wc_manifest_shmem_startup(void);
 extern void wc_manifest_add_range_tombstone(uint64 storage_id, const WcRangeTombstone *rt);
 extern void wc_manifest_forget_range_tombstones(uint64 storage_id, const uint64 *ids, int n);
 extern bool wc_manifest_row_settled(TransactionId xmin, TransactionId horizon);

@@ -13,6 +13,7 @@
 
 #include "widecol.h"
 #include "storage/keyenc.h"
+#include "storage/keyrange.h"
 #include "storage/level0.h"
 #include "storage/manifest.h"
 #include "storage/merge.h"
@@ -33,6 +34,14 @@ typedef struct Source
 	/* run */
 	WcRunReader reader;
 	bool		bloom_hit;		/* its bloom filter said the partition may be here */
+	/*
+	 * A run opened only once the merge reaches its bound (key-column
+	 * ranges): forward, the first key it may hold; backward, the prefix its
+	 * keys are at or below.
+	 */
+	WcRunSummary *lazy_run;
+	char	   *bound;
+	int			boundlen;
 	/* current version */
 	WcRowHeader *cur;
 	ItemPointerData curtid;
@@ -77,6 +86,14 @@ struct WcMergeIter
 	const WcManifest *manifest; /* its range tombstones apply to the keys */
 	int64		fold_floor;		/* counters: versions older than this are deleted */
 	WcRowHeader *rt_dead;		/* a key a range tombstone deletes, as a tombstone */
+	/* runs not yet opened, by bound (forward ascending, backward descending) */
+	Source	  **lazy;
+	int			nlazy;
+	/* one partition read: where its columns are in lo (key-column ranges) */
+	uint16		pkcols[WC_MAX_KEY_COLUMNS + 1];
+	int			npkcols;
+	int			next_lazy;
+	BufferAccessStrategy strategy;
 };
 
 int			wc_tombstone_warn_threshold = 1000;
@@ -234,6 +251,195 @@ run_may_contain_any(WcMergeIter *it, WcRunReader *reader, const WcMergeRange *ra
 	return false;
 }
 
+/* Bump a statistic both in the iterator's own figures and the caller's. */
+#define BUMP(it, field) \
+	do { \
+		(it)->own_stats.field++; \
+		if ((it)->stats != &(it)->own_stats) \
+			(it)->stats->field++; \
+	} while (0)
+
+/* Does the read cover one partition (lo's first bloom_pklen bytes)? */
+static bool
+one_partition(WcMergeIter *it)
+{
+	return it->lo && it->bloom_pklen > 0 && it->lolen >= it->bloom_pklen;
+}
+
+/*
+ * Key-column ranges (run format 4): the run holds none of the read's
+ * partitions (a column's value outside the run's range), or nothing of the
+ * one partition read within its clustering bounds.
+ */
+static bool
+run_outside_ranges(WcMergeIter *it, const WcRunSummary *run, const WcMergeRange *range)
+{
+	WcTableInfo *info = wc_table_info(it->rel);
+	char		bound[2 * WC_MAX_KEY_SIZE];
+	int			len;
+
+	if (run->ranges == NULL || it->raw)
+		return false;
+	if (!one_partition(it))
+	{
+		for (int k = 0; k < range->nbloom_keys; k++)
+			if (!wc_key_ranges_exclude_partition(run->ranges, info, range->bloom_keys[k],
+												 range->bloom_keylens[k]))
+				return false;
+		return range->nbloom_keys > 0;
+	}
+	if (wc_key_ranges_exclude_split(run->ranges, it->lo, it->pkcols, it->npkcols))
+		return true;
+	/* every key of the partition in the run starts at or after pk ‖ min */
+	len = wc_key_ranges_bound(run->ranges, info, it->lo, it->bloom_pklen, false, bound);
+	if (len > 0 && it->hi && wc_compare_keys(bound, Min(len, it->hilen), it->hi, it->hilen) > 0)
+		return true;
+	/* ... and at or below pk ‖ max as a prefix */
+	len = wc_key_ranges_bound(run->ranges, info, it->lo, it->bloom_pklen, true, bound);
+	return len > 0 && wc_compare_keys(bound, len, it->lo, Min(it->lolen, len)) < 0;
+}
+
+/*
+ * Order of two lazy bounds.  Forward they are lower bounds (plain key
+ * order); backward, prefixes a run's keys are at or below, compared as if
+ * followed by bytes above any (a prefix of the other is the greater).
+ */
+static int
+bound_cmp(WcMergeIter *it, const char *a, int alen, const char *b, int blen)
+{
+	int			c;
+
+	if (!it->backward)
+		return wc_compare_keys(a, alen, b, blen);
+	c = memcmp(a, b, Min(alen, blen));
+	if (c != 0)
+		return c;
+	return (alen < blen) - (alen > blen);
+}
+
+/* qsort: lazy sources in the order the merge reaches their bounds. */
+static int
+lazy_cmp(const void *a, const void *b, void *arg)
+{
+	WcMergeIter *it = (WcMergeIter *) arg;
+	const Source *sa = *(Source *const *) a;
+	const Source *sb = *(Source *const *) b;
+	int			c = bound_cmp(it, sa->bound, sa->boundlen, sb->bound, sb->boundlen);
+
+	return it->backward ? -c : c;
+}
+
+/*
+ * A run of one partition read whose key-column ranges bound where its
+ * versions of the partition start (forward) or end (backward) is opened
+ * only once the merge gets there: an ordered read with a LIMIT over runs
+ * that are slices of time opens the newest ones only.
+ */
+static bool
+make_lazy(WcMergeIter *it, Source *s, WcRunSummary *run)
+{
+	char		bound[2 * WC_MAX_KEY_SIZE];
+	int			len;
+
+	if (run->ranges == NULL || it->raw || !one_partition(it))
+		return false;
+	len = wc_key_ranges_bound(run->ranges, wc_table_info(it->rel), it->lo, it->bloom_pklen,
+							  it->backward, bound);
+	if (len < 0)
+		return false;
+	s->lazy_run = run;
+	s->bound = palloc(len);
+	memcpy(s->bound, bound, len);
+	s->boundlen = len;
+	return true;
+}
+
+/*
+ * Open a run for the read: false when its bloom filter rules out every
+ * partition read (then it is not read at all).
+ */
+static bool
+open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *range)
+{
+	s->is_run = true;
+	wc_run_reader_open(&s->reader, it->rel, run, it->strategy);
+	s->reader.block.poolable = true;
+	if (one_partition(it))
+	{
+		BUMP(it, bloom_checks);
+		if (!wc_run_may_contain_partition(it->rel, &s->reader, it->lo, it->bloom_pklen))
+		{
+			BUMP(it, runs_skipped_bloom);
+			return false;
+		}
+		s->bloom_hit = true;
+	}
+	else if (range && range->nbloom_keys > 0 && !run_may_contain_any(it, &s->reader, range))
+	{
+		BUMP(it, runs_skipped_bloom);
+		return false;
+	}
+	if (it->backward)
+		wc_run_reader_seek_last(&s->reader, it->hi, it->hilen);
+	else if (it->lo)
+		wc_run_reader_seek(&s->reader, it->lo, it->lolen);
+	return true;
+}
+
+/* Position a source on its first version; false when it has none. */
+static bool
+first_version(WcMergeIter *it, Source *s)
+{
+	bool		have = source_advance(it, s);
+
+	/*
+	 * A bloom hit whose run holds no version of the partition in the
+	 * read's range: the first version at or after the seek point belongs
+	 * to another partition (or there is none).
+	 */
+	if (s->bloom_hit && !it->backward &&
+		(!have || s->cur->pklen != it->bloom_pklen ||
+		 memcmp(WcRowKey(s->cur), it->lo, it->bloom_pklen) != 0))
+		BUMP(it, bloom_false_positives);
+	return have;
+}
+
+/*
+ * Is the next lazy run due: may it hold a key the merge returns before the
+ * key on top of the heap (or is the heap empty)?
+ */
+static bool
+lazy_due(WcMergeIter *it, const Source *l)
+{
+	Source	   *top;
+	WcRowHeader *row;
+
+	if (binaryheap_empty(it->heap))
+		return true;
+	top = (Source *) DatumGetPointer(binaryheap_first(it->heap));
+	row = top->cur;
+	if (it->backward)
+		return wc_compare_keys(WcRowKey(row), Min(row->keylen, l->boundlen),
+							   l->bound, l->boundlen) <= 0;
+	return wc_compare_keys(l->bound, l->boundlen, WcRowKey(row), row->keylen) <= 0;
+}
+
+/*
+ * Open the lazy runs the merge has reached (all of them: every one left),
+ * and put them on the heap.
+ */
+static void
+open_lazy(WcMergeIter *it, bool all)
+{
+	while (it->next_lazy < it->nlazy && (all || lazy_due(it, it->lazy[it->next_lazy])))
+	{
+		Source	   *s = it->lazy[it->next_lazy++];
+
+		if (open_run(it, s, s->lazy_run, NULL) && first_version(it, s))
+			binaryheap_add(it->heap, PointerGetDatum(s));
+	}
+}
+
 /* A new iterator in its own memory context (the caller switches to it). */
 /*
  * The runs' block buffers come from the backend's pool: give them back when
@@ -277,18 +483,8 @@ iter_start(WcMergeIter *it)
 	for (int i = 0; i < it->nsources; i++)
 	{
 		Source	   *s = &it->sources[i];
-		bool		have = source_advance(it, s);
 
-		/*
-		 * A bloom hit whose run holds no version of the partition in the
-		 * read's range: the first version at or after the seek point belongs
-		 * to another partition (or there is none).
-		 */
-		if (s->bloom_hit && !it->backward &&
-			(!have || s->cur->pklen != it->bloom_pklen ||
-			 memcmp(WcRowKey(s->cur), it->lo, it->bloom_pklen) != 0))
-			it->own_stats.bloom_false_positives++;
-		if (have)
+		if (s->bound == NULL && first_version(it, s))
 			binaryheap_add_unordered(it->heap, PointerGetDatum(s));
 	}
 	binaryheap_build(it->heap);
@@ -355,6 +551,8 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	int			bloom_pklen = range->bloom_pklen;
 	BufferAccessStrategy strategy = range->strategy;
 	bool		backward = range->backward;
+	WcRunSummary **keep;
+	int			nkeep = 0;
 
 	it->now = wc_now();
 	it->backward = backward;
@@ -374,8 +572,32 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	}
 
 	it->storage_id = meta.storage_id;
+	it->strategy = strategy;
 
-	it->sources = palloc0(sizeof(Source) * (m->nruns + meta.ngens));
+	/* the runs that may hold keys of the read: sources only for them */
+	keep = palloc(sizeof(WcRunSummary *) * Max(m->nruns, 1));
+	if (one_partition(it) && !it->raw)
+		it->npkcols = wc_key_split(wc_table_info(rel), lo, bloom_pklen, it->pkcols);
+	for (int i = 0; i < m->nruns; i++)
+	{
+		WcRunSummary *run = &m->runs[i];
+
+		it->own_stats.runs_considered++;
+		if (run_outside_ranges(it, run, range) || run_out_of_range(it, run))
+		{
+			it->own_stats.runs_skipped_range++;
+			continue;
+		}
+		/* a run older than a tombstone of the whole partition read */
+		if (one_partition(it) && m->nrts > 0 &&
+			run->st.max_write_ts < wc_partition_deleted_ts(m, lo, bloom_pklen))
+		{
+			it->own_stats.runs_skipped_range++;
+			continue;
+		}
+		keep[nkeep++] = run;
+	}
+	it->sources = palloc0(sizeof(Source) * (nkeep + meta.ngens));
 
 	/* level 0: one source per live generation */
 	for (uint32 g = 0; g < meta.ngens; g++)
@@ -384,49 +606,24 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 					  wc_l0_cache_get(rel, meta.storage_id, &meta.gens[g], meta.gens[0].gen)))
 			ns++;
 
-	/* runs */
-	for (int i = 0; i < m->nruns; i++)
+	/* runs: opened now, or when the merge reaches them */
+	it->lazy = palloc(sizeof(Source *) * Max(nkeep, 1));
+	for (int i = 0; i < nkeep; i++)
 	{
-		Source	   *s;
+		Source	   *s = &it->sources[ns];
 
-		it->own_stats.runs_considered++;
-		if (run_out_of_range(it, &m->runs[i]))
+		if (make_lazy(it, s, keep[i]))
 		{
-			it->own_stats.runs_skipped_range++;
-			continue;
+			it->lazy[it->nlazy++] = s;
+			ns++;
 		}
-		/* a run older than a tombstone of the whole partition read */
-		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen && m->nrts > 0 &&
-			m->runs[i].st.max_write_ts < wc_partition_deleted_ts(m, lo, bloom_pklen))
-		{
-			it->own_stats.runs_skipped_range++;
-			continue;
-		}
-		s = &it->sources[ns];
-		s->is_run = true;
-		wc_run_reader_open(&s->reader, rel, &m->runs[i], strategy);
-		s->reader.block.poolable = true;
-		if (lo && bloom_pklen > 0 && lolen >= bloom_pklen)
-		{
-			it->own_stats.bloom_checks++;
-			if (!wc_run_may_contain_partition(rel, &s->reader, lo, bloom_pklen))
-			{
-				it->own_stats.runs_skipped_bloom++;
-				continue;
-			}
-			s->bloom_hit = true;
-		}
-		else if (range->nbloom_keys > 0 && !run_may_contain_any(it, &s->reader, range))
-		{
-			it->own_stats.runs_skipped_bloom++;
-			continue;
-		}
-		if (backward)
-			wc_run_reader_seek_last(&s->reader, it->hi, it->hilen);
-		else if (lo)
-			wc_run_reader_seek(&s->reader, it->lo, it->lolen);
-		ns++;
+		else if (open_run(it, s, keep[i], range))
+			ns++;
+		else
+			memset(s, 0, sizeof(Source));	/* the slot is taken again */
 	}
+	if (it->nlazy > 1)
+		qsort_arg(it->lazy, it->nlazy, sizeof(Source *), lazy_cmp, it);
 	it->nsources = ns;
 	iter_start(it);
 	MemoryContextSwitchTo(old);
@@ -499,6 +696,7 @@ pop_version(WcMergeIter *it, const char *key, int keylen)
 	WcRowHeader *row;
 
 	advance_pending(it);
+	open_lazy(it, false);
 	if (binaryheap_empty(it->heap))
 		return NULL;
 	s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
@@ -776,6 +974,23 @@ wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns)
 	return it;
 }
 
+/*
+ * Before the first wc_merge_next: when no run is open yet and the first to
+ * open is lazy, its bound on the first key the merge returns (forward: at
+ * or above it; backward: at or below it as a prefix), without reading
+ * anything.  A caller merging partitions opens this one only once it gets
+ * there.  false: no bound known.
+ */
+bool
+wc_merge_peek_bound(WcMergeIter *it, const char **key, int *keylen)
+{
+	if (it->pending || !binaryheap_empty(it->heap) || it->next_lazy >= it->nlazy)
+		return false;
+	*key = it->lazy[it->next_lazy]->bound;
+	*keylen = it->lazy[it->next_lazy]->boundlen;
+	return true;
+}
+
 /* Accumulate this iterator's statistics into *stats (from now on). */
 void
 wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats)
@@ -832,7 +1047,8 @@ range_tombstone_within(const WcMergeIter *it)
 
 /*
  * How many rows wc_merge_next would still return; the iterator is used up.
- * When one run alone holds versions the snapshot sees in the range and no
+ * When one run alone holds versions the snapshot sees in the range (the
+ * lazy runs opened first: each may hold some) and no
  * range tombstone may apply, its settled key pages are counted unread
  * (wc_run_count_settled); otherwise the rows are merged and counted, keys
  * only.  A range delete counts the rows it deletes this way.
@@ -843,8 +1059,10 @@ wc_merge_count(WcMergeIter *it)
 	ItemPointerData tid;
 	int64		n = 0;
 
+	if (it->pending == NULL && !it->have_last)
+		open_lazy(it, true);	/* a count needs every run */
 	if (!it->raw && !it->return_dead && !it->counters && !it->backward &&
-		it->pending == NULL && it->have_last == false &&
+		it->pending == NULL && it->have_last == false && it->next_lazy == it->nlazy &&
 		it->heap->bh_size == 1 && (it->manifest == NULL || !range_tombstone_within(it)))
 	{
 		Source	   *only = (Source *) DatumGetPointer(binaryheap_first(it->heap));
@@ -873,6 +1091,13 @@ wc_merge_count(WcMergeIter *it)
 	return n;
 }
 
+/* Lazy runs of a live iterator not opened so far. */
+int64
+wc_merge_live_unopened(WcMergeIter *it)
+{
+	return it->nlazy - it->next_lazy;
+}
+
 void
 wc_merge_end(WcMergeIter *it)
 {
@@ -880,6 +1105,7 @@ wc_merge_end(WcMergeIter *it)
 						 it->own_stats.runs_skipped_bloom,
 						 it->own_stats.bloom_false_positives);
 	it->stats->blocks_read += wc_merge_live_blocks(it, &it->stats->value_pages_read);
+	it->stats->runs_unopened += it->nlazy - it->next_lazy;
 	MemoryContextDelete(it->cxt);
 }
 

@@ -24,6 +24,7 @@ typedef struct WcMergeStats
 	int64		expired;
 	int64		bloom_checks;
 	int64		bloom_false_positives;	/* a bloom hit, but no row of the partition */
+	int64		runs_unopened;	/* lazy runs the read ended before reaching */
 } WcMergeStats;
 
 extern int	wc_tombstone_warn_threshold;
@@ -66,6 +67,8 @@ extern int	wc_gc_grace_seconds;
 extern int64 wc_merge_live_blocks(WcMergeIter *it, int64 *value_pages);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
 extern int64 wc_merge_count(WcMergeIter *it);
+extern bool wc_merge_peek_bound(WcMergeIter *it, const char **key, int *keylen);
+extern int64 wc_merge_live_unopened(WcMergeIter *it);
 extern void wc_merge_end(WcMergeIter *it);
 typedef struct WcKeyRef
 {

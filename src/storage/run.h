@@ -31,15 +31,17 @@ typedef struct WcRunHeader
 	uint32		max_key_len;
 	uint32		nvalue_pages;	/* of ndata_pages, those holding tuples */
 	WcRunStats	st;
-	/* min key, then max key follow */
+	/* min key, then max key follow; format 4: uint32 length, key ranges */
 } WcRunHeader;
 
 StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 3			/* 2: keys and tuples on separate pages;
-									 * 3: out-of-line value count */
+#define WC_RUN_VERSION 4			/* 2: keys and tuples on separate pages;
+									 * 3: out-of-line value count;
+									 * 4: key-column ranges */
+#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) and 4 */
 
 typedef struct WcRunWriter WcRunWriter;
 

@@ -486,7 +486,7 @@ read_header(WcRunReader *r)
 	memcpy(&r->hdr, payload.data, sizeof(WcRunHeader));
 	if (r->hdr.magic != WC_RUN_MAGIC || r->hdr.run_id != r->summary->run_id)
 		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "bad run header");
-	if (r->hdr.version != WC_RUN_VERSION)
+	if (r->hdr.version < WC_RUN_VERSION_MIN || r->hdr.version > WC_RUN_VERSION)
 		corrupt(r->rel, r->summary->header_block, r->summary->run_id,
 				"run written in another format version (dump and restore the table)");
 	e = hash_search(header_cache, &key, HASH_ENTER, &found);

@@ -21,6 +21,7 @@
 #include "storage/bloom.h"
 #include "storage/compression.h"
 #include "storage/keyenc.h"
+#include "storage/keyrange.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
 #include "storage/page.h"
@@ -111,6 +112,8 @@ struct WcRunWriter
 
 	StringInfoData minkey;
 	StringInfoData maxkey;
+	WcKeyRangeBuilder ranges;	/* key-column ranges (run format 4) */
+	StringInfoData ranges_out;	/* serialized, at the end */
 	bool		never_expires;
 	StringInfoData lastkey;		/* of the last key page written */
 
@@ -145,6 +148,7 @@ wc_run_writer_begin(Relation rel, int level)
 	w->storage_id = meta.storage_id;
 	w->hdr.magic = WC_RUN_MAGIC;
 	w->hdr.version = WC_RUN_VERSION;
+	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
 	w->hdr.st.min_write_ts = PG_INT64_MAX;
@@ -671,6 +675,7 @@ summarize_row(WcRunWriter *w, const WcRowHeader *row)
 		appendBinaryStringInfo(&w->minkey, key, row->keylen);
 	resetStringInfo(&w->maxkey);
 	appendBinaryStringInfo(&w->maxkey, key, row->keylen);
+	wc_key_ranges_add(&w->ranges, wc_table_info(w->rel), key, row->keylen);
 	w->hdr.st.nrows++;
 	if (WcRowIsTombstone(row))
 		w->hdr.st.ntombstones++;
@@ -1029,20 +1034,30 @@ write_value_dir(WcRunWriter *w, uint32 nvaluedir, BlockNumber blk)
 	}
 }
 
-/* The header page: the run's summary, then its min and max keys. */
+/*
+ * The header page: the run's summary, then its min and max keys, then
+ * (format 4) the length of its key-column ranges and the ranges.
+ */
 static void
 write_header(WcRunWriter *w, BlockNumber blk)
 {
 	char		hdrbuf[BLCKSZ];
+	Size		off = sizeof(WcRunHeader);
+	uint32		rlen = w->ranges_out.len;
 
 	w->hdr.st.max_expire = w->never_expires ? PG_INT64_MAX : w->hdr.st.max_expire;
 	w->hdr.min_key_len = w->minkey.len;
 	w->hdr.max_key_len = w->maxkey.len;
 	memcpy(hdrbuf, &w->hdr, sizeof(WcRunHeader));
-	memcpy(hdrbuf + sizeof(WcRunHeader), w->minkey.data, w->minkey.len);
-	memcpy(hdrbuf + sizeof(WcRunHeader) + w->minkey.len, w->maxkey.data, w->maxkey.len);
-	write_page(w, lock_new_block(w, blk), WC_PAGE_RUN_HEADER, 0, hdrbuf,
-			   sizeof(WcRunHeader) + w->minkey.len + w->maxkey.len, 0, 0);
+	memcpy(hdrbuf + off, w->minkey.data, w->minkey.len);
+	off += w->minkey.len;
+	memcpy(hdrbuf + off, w->maxkey.data, w->maxkey.len);
+	off += w->maxkey.len;
+	memcpy(hdrbuf + off, &rlen, sizeof(rlen));
+	off += sizeof(rlen);
+	memcpy(hdrbuf + off, w->ranges_out.data, rlen);
+	off += rlen;
+	write_page(w, lock_new_block(w, blk), WC_PAGE_RUN_HEADER, 0, hdrbuf, off, 0, 0);
 }
 
 static bytea *
@@ -1067,6 +1082,7 @@ fill_summary(WcRunWriter *w, BlockNumber extent, WcRunSummary *summary)
 	summary->st = w->hdr.st;
 	summary->min_key = key_bytea(&w->minkey);
 	summary->max_key = key_bytea(&w->maxkey);
+	summary->key_ranges = w->ranges_out.len > 0 ? key_bytea(&w->ranges_out) : NULL;
 }
 
 static void
@@ -1111,6 +1127,8 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	nbloom = (w->npk > 0) ? wc_bloom_npages(w->npk) : 0;
 	nvaluedir = (w->next_vpno + WC_VALUEDIR_ENTRIES - 1) / WC_VALUEDIR_ENTRIES;
 	w->hdr.extent_pages = 1 + nindex + nbloom + nvaluedir;
+	initStringInfo(&w->ranges_out);
+	wc_key_ranges_serialize(&w->ranges, &w->ranges_out);
 	claim_pages(w);
 	extent = allocate_extent(w, w->hdr.extent_pages);
 
