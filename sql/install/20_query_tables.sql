@@ -109,21 +109,30 @@ $$;
 
 -- A counter query table's statement for one base-table statement: the
 -- definition (GROUP BY-shaped, additive aggregates) over the new rows adds,
--- over the old rows subtracts, summed per key into blind increments.
+-- over the old rows subtracts, summed per key into blind increments.  With
+-- rows on one side only (an INSERT of new keys, a DELETE) the rows are
+-- written as the definition returns them: increments of one key add up in
+-- the table, so summing them first would only cost another aggregation.
 CREATE FUNCTION widecol._qt_counter_statement(q widecol.query_table, dnew text, dold text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT widecol._qt_insert_prefix(q) || format('SELECT %s FROM (%s) AS x GROUP BY %s HAVING %s',
-        -- counters are bigint (widecol.counter_columns): the sum's numeric
-        -- is cast as the INSERT would, so the rows have the table's types
-        (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('sum(%1$I)::bigint AS %1$I', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
-           FROM unnest(q.columns) WITH ORDINALITY u(c, n)),
-        concat_ws(' UNION ALL ',
-            CASE WHEN dnew IS NOT NULL THEN format('SELECT %s FROM %s AS n', widecol._qt_collist(q.columns), dnew) END,
-            CASE WHEN dold IS NOT NULL THEN format('SELECT %s FROM %s AS o',
-                (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('-%1$I AS %1$I', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
-                   FROM unnest(q.columns) WITH ORDINALITY u(c, n)), dold) END),
-        widecol._qt_collist(q.key_columns),
-        (SELECT string_agg(format('sum(%I) IS DISTINCT FROM 0', c), ' OR ') FROM unnest(q.counters) c))
+    WITH c AS (
+        SELECT (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('-%1$I AS %1$I', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
+                  FROM unnest(q.columns) WITH ORDINALITY u(c, n)) AS negated,
+               (SELECT string_agg(format('%I IS DISTINCT FROM 0', c), ' OR ') FROM unnest(q.counters) c) AS nonzero,
+               widecol._qt_collist(q.columns) AS cols)
+    SELECT widecol._qt_insert_prefix(q) || CASE
+        WHEN dold IS NULL THEN format('SELECT %s FROM %s AS n WHERE %s', c.cols, dnew, c.nonzero)
+        WHEN dnew IS NULL THEN format('SELECT %s FROM %s AS o WHERE %s', c.negated, dold, c.nonzero)
+        ELSE format('SELECT %s FROM (%s) AS x GROUP BY %s HAVING %s',
+            -- counters are bigint (widecol.counter_columns): the sum's numeric
+            -- is cast as the INSERT would, so the rows have the table's types
+            (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('sum(%1$I)::bigint AS %1$I', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
+               FROM unnest(q.columns) WITH ORDINALITY u(c, n)),
+            format('SELECT %s FROM %s AS n UNION ALL SELECT %s FROM %s AS o', c.cols, dnew, c.negated, dold),
+            widecol._qt_collist(q.key_columns),
+            (SELECT string_agg(format('sum(%I) IS DISTINCT FROM 0', c), ' OR ') FROM unnest(q.counters) c))
+        END
+      FROM c
 $$;
 
 -- The statements that apply one base-table statement to the query table q.

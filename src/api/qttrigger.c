@@ -108,6 +108,19 @@ typedef struct QtPlans
 static HTAB *qt_plans = NULL;
 static bool allow_query_table_writes = false;
 
+/*
+ * Set a GUC for the trigger's statements, as a function's SET clause
+ * would (undone when the trigger returns, or by the abort of its
+ * (sub)transaction).  Only when needed: undoing walks every GUC.
+ */
+static void
+set_for_statements(int *level, const char *name, const char *value)
+{
+	if (*level == 0)
+		*level = NewGUCNestLevel();
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+}
+
 static void
 free_plans(QtPlans *e)
 {
@@ -263,6 +276,16 @@ query_table_for(TriggerData *td, int32 id)
 	QtCatalogRow row;
 	QtPlans    *e;
 
+	/*
+	 * An entry checked since the last change of either table still holds:
+	 * the catalog changes only together with the base's triggers
+	 * (create_query_table, DROP), and those, like a change of owner,
+	 * invalidate the base's or the query table's relcache entry, which
+	 * invalidates the entry (relcache_callback).
+	 */
+	e = qt_plans ? hash_search(qt_plans, &id, HASH_FIND, NULL) : NULL;
+	if (e && e->valid && e->base == relid)
+		return e;
 	if (!read_catalog_row(id, &row))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -515,14 +538,20 @@ run_direct(QtStatement *st, Relation rel)
 		elog(ERROR, "widecol: query table statement failed: %s", SPI_result_code_string(rc));
 }
 
+/* What one call of the trigger set up for its statements. */
+typedef struct QtRun
+{
+	bool		direct_known;	/* has a statement asked for direct writes? */
+	Relation	direct;			/* then the query table, NULL if not allowed */
+	int			nestlevel;		/* GUC nest level of its settings, 0: none */
+} QtRun;
+
 /*
  * Run the statements of one shape; returns the first one's first column
- * when it returns a row (QT_REPEATED), else false.  *direct is the query
- * table opened for direct writes, NULL where they are not allowed, or
- * left unset until a statement asks.
+ * when it returns a row (QT_REPEATED), else false.
  */
 static bool
-run_shape(QtPlans *e, QtShape shape, bool large, Relation *direct, bool *direct_known)
+run_shape(QtPlans *e, QtShape shape, bool large, QtRun *run)
 {
 	int			n;
 	QtStatement *stmts = shape_statements(e, shape, large, &n);
@@ -533,20 +562,23 @@ run_shape(QtPlans *e, QtShape shape, bool large, Relation *direct, bool *direct_
 		QtStatement *st = &stmts[i];
 		int			rc;
 
-		if (st->rows_plan && !*direct_known)
+		if (st->rows_plan && !run->direct_known)
 		{
 			Relation	rel = table_open(e->query_table, RowExclusiveLock);
 
-			*direct = direct_writes_allowed(e, rel) ? rel : NULL;
-			if (*direct == NULL)
+			run->direct = direct_writes_allowed(e, rel) ? rel : NULL;
+			if (run->direct == NULL)
 				table_close(rel, NoLock);
-			*direct_known = true;
+			run->direct_known = true;
 		}
-		if (st->rows_plan && *direct)
+		if (st->rows_plan && run->direct)
 		{
-			run_direct(st, *direct);
+			run_direct(st, run->direct);
 			continue;
 		}
+		/* a statement that writes the query table passes its guard */
+		if (!allow_query_table_writes)
+			set_for_statements(&run->nestlevel, "widecol.allow_query_table_writes", "on");
 		if (st->plan == NULL)
 			st->plan = prepare_kept(st->sql);
 		rc = SPI_execute_plan(st->plan, NULL, NULL, false, 0);
@@ -578,9 +610,7 @@ widecol_query_table_trigger(PG_FUNCTION_ARGS)
 	QtPlans    *e;
 	QtShape		shape;
 	bool		large;
-	int			nestlevel;
-	Relation	direct = NULL;
-	bool		direct_known = false;
+	QtRun		run = {0};
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) || td->tg_trigger->tgnargs != 1)
@@ -624,26 +654,23 @@ widecol_query_table_trigger(PG_FUNCTION_ARGS)
 	 * (most often the writer's already: then setting it would only make
 	 * every saved plan check its path anew).
 	 */
-	nestlevel = NewGUCNestLevel();
 	if (namespace_search_path == NULL || strcmp(namespace_search_path, e->search_path) != 0)
-		(void) set_config_option("search_path", e->search_path, PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("widecol.allow_query_table_writes", "on", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+		set_for_statements(&run.nestlevel, "search_path", e->search_path);
 	if (shape == QT_UPDATE_REPLACED)
 	{
-		if (run_shape(e, QT_REPEATED, large, &direct, &direct_known))
+		if (run_shape(e, QT_REPEATED, large, &run))
 			shape = QT_UPDATE_REPLACED_REPEATED;
 		/* the rows a moved row replaced are read as before the UPDATE */
 		wc_read_before_begin(RelationGetRelid(rel));
-		run_shape(e, shape, large, &direct, &direct_known);
+		run_shape(e, shape, large, &run);
 		wc_read_before_end();
 	}
 	else
-		run_shape(e, shape, large, &direct, &direct_known);
-	if (direct)
-		table_close(direct, NoLock);
-	AtEOXact_GUC(true, nestlevel);
+		run_shape(e, shape, large, &run);
+	if (run.direct)
+		table_close(run.direct, NoLock);
+	if (run.nestlevel > 0)
+		AtEOXact_GUC(true, run.nestlevel);
 
 	SPI_finish();
 	return PointerGetDatum(NULL);

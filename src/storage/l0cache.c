@@ -10,6 +10,8 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -282,20 +284,30 @@ wc_l0_part_lower_bound(const WcL0Part *p, const char *key, int keylen)
 	return lo;
 }
 
-/* Does the generation hold a version of the key? */
+/*
+ * Does the generation hold a version of the key that snapshot (if not
+ * NULL) may see?  Only the snapshot's rule for this transaction's own
+ * versions is applied (those of its command or later are invisible): the
+ * lookups of what an INSERT replaced would otherwise find, for every new
+ * key, the version the INSERT itself just wrote, and merge for nothing.
+ */
 bool
-wc_l0_sorted_has_key(const WcL0Sorted *s, const char *key, int keylen)
+wc_l0_sorted_has_key(const WcL0Sorted *s, const char *key, int keylen, Snapshot snapshot)
 {
 	const WcL0Part *parts[2] = {&s->bulk, &s->recent};
 
 	for (int i = 0; i < 2; i++)
 	{
-		int64		at = wc_l0_part_lower_bound(parts[i], key, keylen);
+		for (int64 at = wc_l0_part_lower_bound(parts[i], key, keylen); at < parts[i]->n; at++)
+		{
+			WcRowHeader *row = parts[i]->rows[at];
 
-		if (at < parts[i]->n &&
-			wc_compare_keys(WcRowKey(parts[i]->rows[at]), parts[i]->rows[at]->keylen,
-							key, keylen) == 0)
-			return true;
+			if (wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
+				break;
+			if (snapshot == NULL || row->cid < snapshot->curcid ||
+				!TransactionIdIsCurrentTransactionId(row->xid))
+				return true;
+		}
 	}
 	return false;
 }
