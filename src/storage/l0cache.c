@@ -40,6 +40,7 @@ typedef struct L0CacheEntry
 	BlockNumber blk;			/* where the next read resumes */
 	OffsetNumber off;
 	WcL0Sorted	sorted;
+	int64		recent_cap;		/* room in sorted.recent's arrays */
 	char	   *arena;			/* version copies are carved from chunks */
 	Size		arena_free;
 	Size		bytes;
@@ -137,6 +138,57 @@ free_part(WcL0Part *p)
 }
 
 /*
+ * A few new versions (a single-row INSERT's, read back by the next write's
+ * lookup) go into the recent part in place: a binary search and a move
+ * each, where a merge compared every version of the part.  Versions that
+ * compare equal keep their storage order, as in a merge.
+ */
+static void
+insert_few(L0CacheEntry *e, NewRows *nr)
+{
+	WcL0Part   *r = &e->sorted.recent;
+
+	if (e->recent_cap < WC_L0_RECENT_MAX)
+	{
+		WcRowHeader **rows = MemoryContextAlloc(e->cxt, sizeof(WcRowHeader *) * WC_L0_RECENT_MAX);
+		ItemPointerData *tids = MemoryContextAlloc(e->cxt, sizeof(ItemPointerData) * WC_L0_RECENT_MAX);
+		int64		n = r->n;
+
+		if (n > 0)
+		{
+			memcpy(rows, r->rows, sizeof(WcRowHeader *) * r->n);
+			memcpy(tids, r->tids, sizeof(ItemPointerData) * r->n);
+		}
+		free_part(r);
+		r->rows = rows;
+		r->tids = tids;
+		r->n = n;
+		e->recent_cap = WC_L0_RECENT_MAX;
+	}
+	for (int64 j = 0; j < nr->n; j++)
+	{
+		int64		lo = 0,
+					hi = r->n;
+
+		while (lo < hi)
+		{
+			int64		mid = lo + (hi - lo) / 2;
+
+			if (wc_compare_rows(r->rows[mid], nr->rows[j]) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(&r->rows[lo + 1], &r->rows[lo], sizeof(WcRowHeader *) * (r->n - lo));
+		memmove(&r->tids[lo + 1], &r->tids[lo], sizeof(ItemPointerData) * (r->n - lo));
+		r->rows[lo] = nr->rows[j];
+		r->tids[lo] = nr->tids[j];
+		r->n++;
+	}
+	e->bytes += (sizeof(WcRowHeader *) + sizeof(ItemPointerData)) * nr->n;
+}
+
+/*
  * Merge the new versions into the entry: into the recent part while it
  * stays small, else recent and new into the bulk.  Merging every append
  * into the bulk made a row-by-row DELETE of n rows cost O(n^2) (each
@@ -147,14 +199,24 @@ static void
 merge_new(L0CacheEntry *e, NewRows *nr)
 {
 	WcL0Sorted *s = &e->sorted;
-	int64	   *perm = palloc(sizeof(int64) * nr->n);
+	int64	   *perm;
 	WcL0Part	merged;
 
+	if (nr->n <= 8 && s->recent.n + nr->n <= WC_L0_RECENT_MAX)
+	{
+		insert_few(e, nr);
+		return;
+	}
+	perm = palloc(sizeof(int64) * nr->n);
 	wc_sort_rows(nr->rows, nr->n, perm);
 	merged = merge_parts(e->cxt, &s->recent, nr->rows, nr->tids, perm, nr->n);
 	free_part(&s->recent);
+	e->recent_cap = 0;
 	if (merged.n <= WC_L0_RECENT_MAX)
+	{
 		s->recent = merged;
+		e->recent_cap = merged.n;
+	}
 	else
 	{
 		WcL0Part	bulk = merge_parts(e->cxt, &s->bulk, merged.rows, merged.tids, NULL, merged.n);
