@@ -20,7 +20,7 @@
  * security, no constraint, INSERT granted on the whole table).  Setting up
  * and finishing a ModifyTable per query table and statement cost as much
  * as deriving the rows.  The catalog row is read through its primary key,
- * not by a query.
+ * not by a query, and kept until the base or the query table changes.
  */
 #include "postgres.h"
 
