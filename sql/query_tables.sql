@@ -316,6 +316,59 @@ RESET ROLE;
 SELECT count(*) FROM widecol.query_table;
 
 ---------------------------------------------------------------------------
+-- derived rows are written through the table AM, without an INSERT,
+-- only where the INSERT would do nothing more: whatever the query table
+-- has that an INSERT applies is applied
+---------------------------------------------------------------------------
+CREATE TABLE dw (k int PRIMARY KEY, v text);
+SELECT widecol.create_query_table('dw_q', 'dw', 'SELECT k, v FROM base', 'k');
+SELECT widecol.create_query_table('dw_n', 'dw', 'SELECT v COLLATE "C" AS v, count(*) AS n FROM base GROUP BY 1',
+                                  'v', counters => 'n');
+INSERT INTO dw VALUES (1, 'a'), (2, 'a');
+-- a constraint added to the query table
+ALTER TABLE dw_q ADD CONSTRAINT dw_q_v CHECK (v <> 'bad');
+INSERT INTO dw VALUES (3, 'bad');
+ALTER TABLE dw_q DROP CONSTRAINT dw_q_v;
+-- a trigger of one's own
+CREATE FUNCTION dw_note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE 'dw_q row %', NEW.k; RETURN NULL; END $$;
+CREATE TRIGGER dw_note AFTER INSERT ON dw_q FOR EACH ROW EXECUTE FUNCTION dw_note();
+INSERT INTO dw VALUES (4, 'b');
+DROP TRIGGER dw_note ON dw_q;
+-- row-level security (forced: the writer owns the table)
+ALTER TABLE dw_q ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+CREATE POLICY dw_q_all ON dw_q USING (true) WITH CHECK (v <> 'secret');
+INSERT INTO dw VALUES (5, 'secret');
+ALTER TABLE dw_q NO FORCE ROW LEVEL SECURITY, DISABLE ROW LEVEL SECURITY;
+-- a writer with column privileges only
+GRANT SELECT, INSERT ON dw TO regress_qt_other;
+GRANT INSERT, DELETE ON dw_n TO regress_qt_other;
+GRANT INSERT (k, v) ON dw_q TO regress_qt_other;
+SET ROLE regress_qt_other;
+INSERT INTO dw VALUES (6, 'c');
+RESET ROLE;
+REVOKE INSERT (v) ON dw_q FROM regress_qt_other;
+SET ROLE regress_qt_other;
+INSERT INTO dw VALUES (7, 'c');
+RESET ROLE;
+-- a rolled back savepoint undoes the derived rows and counts too
+BEGIN;
+INSERT INTO dw VALUES (8, 'd');
+SAVEPOINT s;
+INSERT INTO dw VALUES (9, 'd');
+ROLLBACK TO s;
+COMMIT;
+SELECT * FROM dw_q ORDER BY k;
+SELECT * FROM dw_n ORDER BY v;
+DELETE FROM dw WHERE k IN (1, 6);
+SELECT * FROM dw_n ORDER BY v;
+SELECT ok FROM widecol.check_query_table('dw_q');
+SELECT ok FROM widecol.check_query_table('dw_n');
+REVOKE ALL ON dw, dw_q, dw_n FROM regress_qt_other;
+DROP TABLE dw, dw_q, dw_n;
+DROP FUNCTION dw_note();
+
+---------------------------------------------------------------------------
 -- DROP
 ---------------------------------------------------------------------------
 DROP VIEW photos_by_tag_expected;

@@ -99,22 +99,40 @@ LANGUAGE sql IMMUTABLE AS $$
            END
 $$;
 
+-- Every statement that inserts into query table q begins with this text
+-- and goes on with a SELECT of all its columns, in order: the trigger runs
+-- that SELECT alone and writes its rows into q itself (api/qttrigger.c).
+CREATE FUNCTION widecol._qt_insert_prefix(q widecol.query_table) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT format('INSERT INTO %s (%s) ', q.query_table, widecol._qt_collist(q.columns))
+$$;
+
 -- A counter query table's statement for one base-table statement: the
 -- definition (GROUP BY-shaped, additive aggregates) over the new rows adds,
--- over the old rows subtracts, summed per key into blind increments.
+-- over the old rows subtracts, summed per key into blind increments.  With
+-- rows on one side only (an INSERT of new keys, a DELETE) the rows are
+-- written as the definition returns them: increments of one key add up in
+-- the table, so summing them first would only cost another aggregation.
 CREATE FUNCTION widecol._qt_counter_statement(q widecol.query_table, dnew text, dold text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT format('INSERT INTO %s (%s) SELECT %s FROM (%s) AS x GROUP BY %s HAVING %s',
-        q.query_table, widecol._qt_collist(q.columns),
-        (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('sum(%I)', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
-           FROM unnest(q.columns) WITH ORDINALITY u(c, n)),
-        concat_ws(' UNION ALL ',
-            CASE WHEN dnew IS NOT NULL THEN format('SELECT %s FROM %s AS n', widecol._qt_collist(q.columns), dnew) END,
-            CASE WHEN dold IS NOT NULL THEN format('SELECT %s FROM %s AS o',
-                (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('-%1$I AS %1$I', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
-                   FROM unnest(q.columns) WITH ORDINALITY u(c, n)), dold) END),
-        widecol._qt_collist(q.key_columns),
-        (SELECT string_agg(format('sum(%I) IS DISTINCT FROM 0', c), ' OR ') FROM unnest(q.counters) c))
+    WITH c AS (
+        SELECT (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('-%1$I AS %1$I', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
+                  FROM unnest(q.columns) WITH ORDINALITY u(c, n)) AS negated,
+               (SELECT string_agg(format('%I IS DISTINCT FROM 0', c), ' OR ') FROM unnest(q.counters) c) AS nonzero,
+               widecol._qt_collist(q.columns) AS cols)
+    SELECT widecol._qt_insert_prefix(q) || CASE
+        WHEN dold IS NULL THEN format('SELECT %s FROM %s AS n WHERE %s', c.cols, dnew, c.nonzero)
+        WHEN dnew IS NULL THEN format('SELECT %s FROM %s AS o WHERE %s', c.negated, dold, c.nonzero)
+        ELSE format('SELECT %s FROM (%s) AS x GROUP BY %s HAVING %s',
+            -- counters are bigint (widecol.counter_columns): the sum's numeric
+            -- is cast as the INSERT would, so the rows have the table's types
+            (SELECT string_agg(CASE WHEN c = ANY (q.counters) THEN format('sum(%1$I)::bigint AS %1$I', c) ELSE quote_ident(c) END, ', ' ORDER BY n)
+               FROM unnest(q.columns) WITH ORDINALITY u(c, n)),
+            format('SELECT %s FROM %s AS n UNION ALL SELECT %s FROM %s AS o', c.cols, dnew, c.negated, dold),
+            widecol._qt_collist(q.key_columns),
+            (SELECT string_agg(format('sum(%I) IS DISTINCT FROM 0', c), ' OR ') FROM unnest(q.counters) c))
+        END
+      FROM c
 $$;
 
 -- The statements that apply one base-table statement to the query table q.
@@ -131,7 +149,7 @@ DECLARE
     keys text := widecol._qt_collist(q.key_columns);
     dnew text := widecol._qt_derived(q.definition, new_src);
     dold text := widecol._qt_derived(q.definition, old_src);
-    ins  text := format('INSERT INTO %s (%s) SELECT %s FROM ', q.query_table, cols, cols);
+    ins  text := widecol._qt_insert_prefix(q) || format('SELECT %s FROM ', cols);
     -- the keys to delete are computed once; when there are none (an UPDATE
     -- that changes no derived key) the one-time filter skips the join, which
     -- would otherwise open a scan of the query table
@@ -247,11 +265,16 @@ $$;
 -- (a base whose UPDATEs replace nothing else), UPDATE_REPLACED[_REPEATED]
 -- (a keyed widecol base, whose moved rows may replace others), DELETE,
 -- TRUNCATE, and REPEATED (does an UPDATE's NEW TABLE hold a key twice?).
-CREATE FUNCTION widecol._qt_trigger_statements(qid integer, shape text) RETURNS text[]
+-- insert_rows is, for a statement that inserts into the query table, the
+-- SELECT of the rows it inserts (all columns, in order), else NULL.
+CREATE FUNCTION widecol._qt_trigger_statements(qid integer, shape text)
+RETURNS TABLE (statement text, insert_rows text)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     q widecol.query_table;
     new_rows text := CASE WHEN shape LIKE '%REPEATED' THEN NULL ELSE 'widecol_new_rows' END;
+    stmts text[];
+    prefix text;
 BEGIN
     SELECT * INTO STRICT q FROM widecol.query_table WHERE id = qid;
     IF new_rows IS NULL AND shape <> 'REPEATED' THEN
@@ -259,18 +282,22 @@ BEGIN
     END IF;
     CASE shape
     WHEN 'INSERT', 'UPDATE', 'DELETE' THEN
-        RETURN widecol._qt_statements(q, shape);
+        stmts := widecol._qt_statements(q, shape);
     WHEN 'UPSERT', 'UPSERT_REPEATED' THEN
-        RETURN widecol._qt_statements(q, 'UPSERT',
+        stmts := widecol._qt_statements(q, 'UPSERT',
             format('(SELECT * FROM widecol._replaced_rows(NULL::%s)) AS replaced', q.base), new_rows);
     WHEN 'UPDATE_REPLACED', 'UPDATE_REPLACED_REPEATED' THEN
-        RETURN widecol._qt_statements(q, 'UPDATE',
+        stmts := widecol._qt_statements(q, 'UPDATE',
             '(' || widecol._replaced_rows_sql(q.base, 'UPDATE') || ') AS replaced', new_rows);
     WHEN 'TRUNCATE' THEN
-        RETURN ARRAY[format('TRUNCATE %s', q.query_table)];
+        stmts := ARRAY[format('TRUNCATE %s', q.query_table)];
     WHEN 'REPEATED' THEN
-        RETURN ARRAY[widecol._repeated_keys_sql(q.base)];
+        stmts := ARRAY[widecol._repeated_keys_sql(q.base)];
     END CASE;
+    prefix := widecol._qt_insert_prefix(q);
+    RETURN QUERY
+        SELECT s, CASE WHEN starts_with(s, prefix) THEN substr(s, length(prefix) + 1) END
+          FROM unnest(stmts) WITH ORDINALITY AS u(s, n) ORDER BY n;
 END $$;
 
 -- The trigger on the base table: one per query table and event, statement

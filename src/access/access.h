@@ -104,6 +104,7 @@ extern void wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 							CommandId cid, int options,
 							struct BulkInsertStateData *bistate);
 extern void wc_finish_bulk_insert(Relation rel, int options);
+extern void wc_insert_rows_of_statement(CommandId cid);
 extern TM_Result wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 								 Snapshot snapshot, Snapshot crosscheck,
 								 bool wait, TM_FailureData *tmfd,

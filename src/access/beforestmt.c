@@ -226,7 +226,7 @@ lookup_replaced(Relation rel, WriteCid *w, bool *repeated)
 			refs[ndistinct++] = refs[i];
 	}
 	maybe = palloc_extended(sizeof(bool) * Max(ndistinct, 1), MCXT_ALLOC_HUGE);
-	wc_keys_may_exist(rel, &meta, m, ndistinct, refs, maybe);
+	wc_keys_may_exist(rel, &meta, m, snap, ndistinct, refs, maybe);
 	for (int64 i = 0; i < ndistinct; i++)
 	{
 		WcMergeRange range = {.lo = refs[i].key, .lolen = refs[i].keylen,

@@ -320,6 +320,18 @@ wc_executor_start(QueryDesc *queryDesc, int eflags)
 		bulk_insert_cid = queryDesc->estate->es_output_cid;
 }
 
+/*
+ * Command cid inserts the rows of a statement that is not an INSERT (a
+ * query table's trigger writes derived rows as its SELECT returns them,
+ * api/qttrigger.c): they are buffered from the first, as an INSERT ...
+ * SELECT's, and written when that statement's executor finishes.
+ */
+void
+wc_insert_rows_of_statement(CommandId cid)
+{
+	bulk_insert_cid = cid;
+}
+
 static bool
 buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 {

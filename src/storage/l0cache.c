@@ -10,6 +10,8 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -38,6 +40,7 @@ typedef struct L0CacheEntry
 	BlockNumber blk;			/* where the next read resumes */
 	OffsetNumber off;
 	WcL0Sorted	sorted;
+	int64		recent_cap;		/* room in sorted.recent's arrays */
 	char	   *arena;			/* version copies are carved from chunks */
 	Size		arena_free;
 	Size		bytes;
@@ -135,6 +138,57 @@ free_part(WcL0Part *p)
 }
 
 /*
+ * A few new versions (a single-row INSERT's, read back by the next write's
+ * lookup) go into the recent part in place: a binary search and a move
+ * each, where a merge compared every version of the part.  Versions that
+ * compare equal keep their storage order, as in a merge.
+ */
+static void
+insert_few(L0CacheEntry *e, NewRows *nr)
+{
+	WcL0Part   *r = &e->sorted.recent;
+
+	if (e->recent_cap < WC_L0_RECENT_MAX)
+	{
+		WcRowHeader **rows = MemoryContextAlloc(e->cxt, sizeof(WcRowHeader *) * WC_L0_RECENT_MAX);
+		ItemPointerData *tids = MemoryContextAlloc(e->cxt, sizeof(ItemPointerData) * WC_L0_RECENT_MAX);
+		int64		n = r->n;
+
+		if (n > 0)
+		{
+			memcpy(rows, r->rows, sizeof(WcRowHeader *) * r->n);
+			memcpy(tids, r->tids, sizeof(ItemPointerData) * r->n);
+		}
+		free_part(r);
+		r->rows = rows;
+		r->tids = tids;
+		r->n = n;
+		e->recent_cap = WC_L0_RECENT_MAX;
+	}
+	for (int64 j = 0; j < nr->n; j++)
+	{
+		int64		lo = 0,
+					hi = r->n;
+
+		while (lo < hi)
+		{
+			int64		mid = lo + (hi - lo) / 2;
+
+			if (wc_compare_rows(r->rows[mid], nr->rows[j]) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(&r->rows[lo + 1], &r->rows[lo], sizeof(WcRowHeader *) * (r->n - lo));
+		memmove(&r->tids[lo + 1], &r->tids[lo], sizeof(ItemPointerData) * (r->n - lo));
+		r->rows[lo] = nr->rows[j];
+		r->tids[lo] = nr->tids[j];
+		r->n++;
+	}
+	e->bytes += (sizeof(WcRowHeader *) + sizeof(ItemPointerData)) * nr->n;
+}
+
+/*
  * Merge the new versions into the entry: into the recent part while it
  * stays small, else recent and new into the bulk.  Merging every append
  * into the bulk made a row-by-row DELETE of n rows cost O(n^2) (each
@@ -145,14 +199,24 @@ static void
 merge_new(L0CacheEntry *e, NewRows *nr)
 {
 	WcL0Sorted *s = &e->sorted;
-	int64	   *perm = palloc(sizeof(int64) * nr->n);
+	int64	   *perm;
 	WcL0Part	merged;
 
+	if (nr->n <= 8 && s->recent.n + nr->n <= WC_L0_RECENT_MAX)
+	{
+		insert_few(e, nr);
+		return;
+	}
+	perm = palloc(sizeof(int64) * nr->n);
 	wc_sort_rows(nr->rows, nr->n, perm);
 	merged = merge_parts(e->cxt, &s->recent, nr->rows, nr->tids, perm, nr->n);
 	free_part(&s->recent);
+	e->recent_cap = 0;
 	if (merged.n <= WC_L0_RECENT_MAX)
+	{
 		s->recent = merged;
+		e->recent_cap = merged.n;
+	}
 	else
 	{
 		WcL0Part	bulk = merge_parts(e->cxt, &s->bulk, merged.rows, merged.tids, NULL, merged.n);
@@ -282,20 +346,30 @@ wc_l0_part_lower_bound(const WcL0Part *p, const char *key, int keylen)
 	return lo;
 }
 
-/* Does the generation hold a version of the key? */
+/*
+ * Does the generation hold a version of the key that snapshot (if not
+ * NULL) may see?  Only the snapshot's rule for this transaction's own
+ * versions is applied (those of its command or later are invisible): the
+ * lookups of what an INSERT replaced would otherwise find, for every new
+ * key, the version the INSERT itself just wrote, and merge for nothing.
+ */
 bool
-wc_l0_sorted_has_key(const WcL0Sorted *s, const char *key, int keylen)
+wc_l0_sorted_has_key(const WcL0Sorted *s, const char *key, int keylen, Snapshot snapshot)
 {
 	const WcL0Part *parts[2] = {&s->bulk, &s->recent};
 
 	for (int i = 0; i < 2; i++)
 	{
-		int64		at = wc_l0_part_lower_bound(parts[i], key, keylen);
+		for (int64 at = wc_l0_part_lower_bound(parts[i], key, keylen); at < parts[i]->n; at++)
+		{
+			WcRowHeader *row = parts[i]->rows[at];
 
-		if (at < parts[i]->n &&
-			wc_compare_keys(WcRowKey(parts[i]->rows[at]), parts[i]->rows[at]->keylen,
-							key, keylen) == 0)
-			return true;
+			if (wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
+				break;
+			if (snapshot == NULL || row->cid < snapshot->curcid ||
+				!TransactionIdIsCurrentTransactionId(row->xid))
+				return true;
+		}
 	}
 	return false;
 }

@@ -53,6 +53,7 @@ extern int	wc_level0_cache_kb;
 extern const WcL0Sorted *wc_l0_cache_get(Relation rel, uint64 storage_id,
 										 const WcL0Gen *gen, uint64 oldest_gen);
 extern int64 wc_l0_part_lower_bound(const WcL0Part *p, const char *key, int keylen);
-extern bool wc_l0_sorted_has_key(const WcL0Sorted *s, const char *key, int keylen);
+extern bool wc_l0_sorted_has_key(const WcL0Sorted *s, const char *key, int keylen,
+								 Snapshot snapshot);
 
 #endif

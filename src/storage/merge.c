@@ -1137,15 +1137,17 @@ wc_lookup_key(Relation rel, Snapshot snapshot, const char *key, int keylen,
 
 /*
  * For each of n sorted keys, may some version of it exist (in level 0, or
- * in a run whose key range and bloom filter admit it)?  false is certain;
+ * in a run whose key range and bloom filter admit it) that snapshot may
+ * see (for level 0: not one of this transaction's own versions from the
+ * snapshot's command on; NULL: any)?  false is certain;
  * true is to be checked with a merge.  Level 0 is searched in the level-0
  * cache and, for many keys, each run's bloom filter is read once, so
  * probing them costs little more than hashing them: the lookups of
  * widecol._replaced_rows() for a COPY of new rows.
  */
 void
-wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
-				  const WcKeyRef *keys, bool *maybe)
+wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, Snapshot snapshot,
+				  int64 n, const WcKeyRef *keys, bool *maybe)
 {
 	memset(maybe, 0, sizeof(bool) * n);
 	for (uint32 g = 0; g < meta->ngens; g++)
@@ -1156,7 +1158,7 @@ wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
 			continue;
 		l0 = wc_l0_cache_get(rel, meta->storage_id, &meta->gens[g], meta->gens[0].gen);
 		for (int64 i = 0; i < n; i++)
-			if (!maybe[i] && wc_l0_sorted_has_key(l0, keys[i].key, keys[i].keylen))
+			if (!maybe[i] && wc_l0_sorted_has_key(l0, keys[i].key, keys[i].keylen, snapshot))
 				maybe[i] = true;
 	}
 	for (int r = 0; r < m->nruns; r++)

@@ -76,8 +76,8 @@ typedef struct WcKeyRef
 	uint16		keylen;
 	uint16		pklen;
 } WcKeyRef;
-extern void wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m, int64 n,
-							  const WcKeyRef *keys, bool *maybe);
+extern void wc_keys_may_exist(Relation rel, const WcMetaData *meta, WcManifest *m,
+							  Snapshot snapshot, int64 n, const WcKeyRef *keys, bool *maybe);
 extern WcRowHeader *wc_lookup_key(Relation rel, Snapshot snapshot,
 								  const char *key, int keylen, int pklen,
 								  bool include_dead, ItemPointer tid);
