@@ -708,18 +708,20 @@ wc_run_reader_seek(WcRunReader *r, const char *key, int keylen)
 }
 
 /*
- * A reader past its second key page is scanning: it asks the kernel for
- * the key pages ahead (PrefetchBuffer), since value pages lie between them
- * in the file and the kernel's own read-ahead does not see a sequence.  A
- * seek that reads a page or two prefetches nothing.
+ * A reader past its eighth key page is scanning: it asks the kernel for the
+ * key pages ahead (PrefetchBuffer), since value pages lie between them in
+ * the file and the kernel's own read-ahead does not see a sequence.  A
+ * seek, which reads a few pages, prefetches nothing: the leaf's next
+ * entries are other partitions' pages, and each prefetch is a system call.
  */
-#define WC_PREFETCH_DISTANCE 16
+#define WC_PREFETCH_AFTER		8
+#define WC_PREFETCH_DISTANCE	16
 
 static void
 prefetch_ahead(WcRunReader *r)
 {
 #ifdef USE_PREFETCH
-	if (r->blocks_read < 2)
+	if (r->blocks_read < WC_PREFETCH_AFTER)
 		return;
 	r->prefetched_to = Max(r->prefetched_to, r->data_pos);
 	while (r->prefetched_to < r->ndata && r->prefetched_to < r->data_pos + WC_PREFETCH_DISTANCE)
