@@ -57,6 +57,7 @@ extern void wc_store_row_keys(TupleTableSlot *slot, Relation rel,
 extern const TableAmRoutine *wc_get_routine(void);
 extern void wc_blind_delete_push(const void *owner, Oid relid, CommandId cid);
 extern void wc_blind_delete_pop(const void *owner);
+extern void wc_count_deletes(Relation rel, int64 n);
 extern void wc_buffer_tombstone(Relation rel, const char *key, int keylen, int pklen,
 								CommandId cid);
 typedef struct WcTombstoneRun WcTombstoneRun;

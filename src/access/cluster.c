@@ -53,7 +53,7 @@ typedef struct Copy
 static bool
 settled(const Copy *c, const WcRowHeader *row)
 {
-	if (row->xid == FrozenTransactionId || row->xid == BootstrapTransactionId)
+	if (WcRowIsFrozen(row))
 		return true;
 	return TransactionIdIsNormal(row->xid) &&
 		TransactionIdPrecedes(row->xid, c->oldest_xmin) &&

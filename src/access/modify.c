@@ -718,6 +718,17 @@ wc_tombstone_run_end(WcTombstoneRun *t)
 	t->writer = NULL;
 }
 
+/* n rows deleted from rel without tuple_delete, for its statistics (one call, not n) */
+void
+wc_count_deletes(Relation rel, int64 n)
+{
+	if (n <= 0)
+		return;
+	pgstat_count_heap_delete(rel);
+	if (rel->pgstat_info && rel->pgstat_info->trans)
+		rel->pgstat_info->trans->tuples_deleted += n - 1;
+}
+
 TM_Result
 wc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				Snapshot snapshot, Snapshot crosscheck, bool wait,

@@ -324,8 +324,7 @@ check_settled(RunCheck *c, BlockNumber dblk, uint32 count)
 	{
 		const WcRowHeader *row = WcBlockRow(&c->block, i);
 
-		if ((row->xid != FrozenTransactionId && row->xid != BootstrapTransactionId) ||
-			(row->flags & (WC_ROW_TOMBSTONE | WC_ROW_DELTA)) || row->expire_at != 0 ||
+		if (!WcRowIsSettledLive(row) ||
 			(prev && wc_compare_keys(WcRowKey(prev), prev->keylen, WcRowKey(row), row->keylen) == 0))
 		{
 			problem(c->r, dblk, "row %d of a page counted as settled is not", i + 1);

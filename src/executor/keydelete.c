@@ -28,7 +28,6 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "parser/parsetree.h"
-#include "pgstat.h"
 #include "nodes/extensible.h"
 #include "nodes/plannodes.h"
 #include "nodes/nodeFuncs.h"
@@ -320,12 +319,7 @@ delete_by_keys(KeyDeleteState *s)
 	wc_merge_end(it);
 	wc_tombstone_run_end(run);
 	estate->es_processed += s->deleted;
-	if (s->deleted > 0)
-	{
-		pgstat_count_heap_delete(rel);
-		if (rel->pgstat_info && rel->pgstat_info->trans)
-			rel->pgstat_info->trans->tuples_deleted += s->deleted - 1;
-	}
+	wc_count_deletes(rel, s->deleted);
 }
 
 static TupleTableSlot *

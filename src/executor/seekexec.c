@@ -986,15 +986,6 @@ rows_deleted(SeekState *s, const WcRangeTombstone *rt, const WcMergeRange *r)
 	return Max(n, 0);
 }
 
-/* n more rows deleted from rel, for its statistics (one call, not n). */
-static void
-count_deletes(Relation rel, int64 n)
-{
-	pgstat_count_heap_delete(rel);
-	if (rel->pgstat_info && rel->pgstat_info->trans)
-		rel->pgstat_info->trans->tuples_deleted += n - 1;
-}
-
 /*
  * The DELETE as range tombstones: per partition, count the rows the range
  * deletes (from settled key pages' counts, or keys only: no value page is
@@ -1031,7 +1022,7 @@ delete_ranges(SeekState *s)
 		s->range_tombstones++;
 		s->range_deleted += n;
 		estate->es_processed += n;
-		count_deletes(rel, n);
+		wc_count_deletes(rel, n);
 	}
 }
 

@@ -42,7 +42,7 @@ static bool
 all_visible(const WcRowHeader *row, TransactionId horizon)
 {
 	if (!TransactionIdIsNormal(row->xid))
-		return row->xid == FrozenTransactionId || row->xid == BootstrapTransactionId;
+		return WcRowIsFrozen(row);
 	return TransactionIdPrecedes(row->xid, horizon) && TransactionIdDidCommit(row->xid);
 }
 

@@ -45,11 +45,25 @@ WcRowTuple(const WcRowHeader *row)
 	return (MinimalTuple) ((char *) row + row->tupoff);
 }
 #define WcRowIsTombstone(row) (((row)->flags & WC_ROW_TOMBSTONE) != 0)
+/* frozen (by compaction): every snapshot sees the version */
+#define WcRowIsFrozen(row) \
+	((row)->xid == FrozenTransactionId || (row)->xid == BootstrapTransactionId)
 /* counter tables: the counter columns hold increments to older versions */
 #define WC_ROW_DELTA		0x0002
 #define WcRowIsDelta(row) (((row)->flags & WC_ROW_DELTA) != 0)
 /* the tuple holds pointers to values in the table's TOAST relation */
 #define WC_ROW_EXTERNAL		0x0004
+
+/*
+ * Frozen and live (no tombstone, counter delta or expiry): a row every
+ * snapshot sees as a row, what a settled key page holds (WC_LEAF_COUNTS).
+ */
+static inline bool
+WcRowIsSettledLive(const WcRowHeader *row)
+{
+	return WcRowIsFrozen(row) && (row->flags & (WC_ROW_TOMBSTONE | WC_ROW_DELTA)) == 0 &&
+		row->expire_at == 0;
+}
 
 /*
  * Largest version that fits a level-0 page (with its checksum) and a

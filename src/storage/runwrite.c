@@ -468,8 +468,7 @@ keys_settled(WcRunWriter *w, int k)
 	{
 		WcRowHeader *row = (WcRowHeader *) (w->image + w->koff[i]);
 
-		if ((row->xid != FrozenTransactionId && row->xid != BootstrapTransactionId) ||
-			(row->flags & (WC_ROW_TOMBSTONE | WC_ROW_DELTA)) || row->expire_at != 0 ||
+		if (!WcRowIsSettledLive(row) ||
 			(prev && wc_compare_keys(prev, prevlen, WcRowKey(row), row->keylen) == 0))
 			return false;
 		prev = WcRowKey(row);
