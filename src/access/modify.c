@@ -111,12 +111,24 @@ typedef struct BlindDelete
 
 static List *blind_deletes = NIL;	/* in TopTransactionContext */
 
+/* Write the run a bulk write or a blind delete built (n versions). */
+static void
+finish_run(Relation rel, WcRunWriter *w, int64 n)
+{
+	WcRunSummary summary;
+
+	wc_run_writer_finish(w, &summary);
+	wc_meta_count_written(rel, false, summary.st.compressed_bytes);
+	elog(DEBUG1, "widecol: wrote run %llu of \"%s\": %lld versions",
+		 (unsigned long long) summary.run_id, RelationGetRelationName(rel),
+		 (long long) n);
+}
+
 /* Sort rows and write them as one run; tids[i] (if given) gets row i's TID. */
 static void
 write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
 {
 	WcRunWriter *w;
-	WcRunSummary summary;
 
 	if (n == 0)
 		return;
@@ -137,11 +149,7 @@ write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
 		for (int64 i = 0; i < n; i++)
 			wc_run_writer_add(w, rows[i], NULL);
 	}
-	wc_run_writer_finish(w, &summary);
-	wc_meta_count_written(rel, false, summary.st.compressed_bytes);
-	elog(DEBUG1, "widecol: wrote run %llu of \"%s\": %lld versions",
-		 (unsigned long long) summary.run_id, RelationGetRelationName(rel),
-		 (long long) n);
+	finish_run(rel, w, n);
 }
 
 static BulkState *
@@ -332,12 +340,38 @@ wc_insert_rows_of_statement(CommandId cid)
 	bulk_insert_cid = cid;
 }
 
-static bool
-buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+/* The statement's buffer of rel, made now if need be; NULL under a COPY's. */
+static BulkState *
+statement_buffer(Relation rel)
 {
 	BulkState  *s = bulk_state(rel, false);
 
 	if (s == NULL)
+	{
+		s = bulk_state(rel, true);
+		s->statement = true;
+	}
+	return s->statement ? s : NULL;
+}
+
+/* Rows into level 0, one by one (too few of one statement for a run). */
+static void
+write_to_level0(Relation rel, WcRowHeader **rows, int64 n)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		ItemPointerData tid;
+
+		write_version(rel, rows[i], &tid);
+	}
+}
+
+static bool
+buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	BulkState  *s;
+
+	if (bulk_state(rel, false) == NULL)
 	{
 		if (rel->trigdesc && rel->trigdesc->trig_insert_after_row)
 			return false;
@@ -348,10 +382,8 @@ buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 			last_insert_cid = cid;
 			return false;		/* the first row of this command */
 		}
-		s = bulk_state(rel, true);
-		s->statement = true;
 	}
-	else if (!s->statement)
+	if ((s = statement_buffer(rel)) == NULL)
 		return false;
 	bulk_add(rel, slot, cid);
 	return true;
@@ -374,12 +406,7 @@ finish_statement_buffers(void)
 			if (s->n >= WC_STATEMENT_RUN_MIN)
 				bulk_write(rel, s);
 			else
-				for (int64 i = 0; i < s->n; i++)
-				{
-					ItemPointerData tid;
-
-					write_version(rel, s->rows[i], &tid);
-				}
+				write_to_level0(rel, s->rows, s->n);
 			table_close(rel, NoLock);
 			bulk_forget(s);
 		}
@@ -627,21 +654,12 @@ void
 wc_buffer_tombstone(Relation rel, const char *key, int keylen, int pklen, CommandId cid)
 {
 	WcRowHeader *tomb = form_row(rel, NULL, key, keylen, pklen, true, cid);
-	BulkState  *s = bulk_state(rel, false);
+	BulkState  *s = statement_buffer(rel);
 
-	if (s == NULL)
-	{
-		s = bulk_state(rel, true);
-		s->statement = true;
-	}
-	if (s->statement)
+	if (s)
 		bulk_append(rel, s, tomb);
 	else
-	{
-		ItemPointerData ttid;
-
-		write_version(rel, tomb, &ttid);
-	}
+		write_to_level0(rel, &tomb, 1);
 	pfree(tomb);
 }
 
@@ -698,23 +716,14 @@ wc_tombstone_run_add(WcTombstoneRun *t, const char *key, int keylen, int pklen)
 void
 wc_tombstone_run_end(WcTombstoneRun *t)
 {
-	WcRunSummary summary;
-
 	if (t->writer == NULL)
 	{
+		write_to_level0(t->rel, t->first, t->n);
 		for (int64 i = 0; i < t->n; i++)
-		{
-			ItemPointerData tid;
-
-			write_version(t->rel, t->first[i], &tid);
-		}
+			pfree(t->first[i]);
 		return;
 	}
-	wc_run_writer_finish(t->writer, &summary);
-	wc_meta_count_written(t->rel, false, summary.st.compressed_bytes);
-	elog(DEBUG1, "widecol: wrote run %llu of \"%s\": %lld tombstones",
-		 (unsigned long long) summary.run_id, RelationGetRelationName(t->rel),
-		 (long long) t->n);
+	finish_run(t->rel, t->writer, t->n);
 	t->writer = NULL;
 }
 

@@ -482,9 +482,8 @@ direct_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	DirectDest *d = (DirectDest *) self;
 
-	if (typeinfo->natts != RelationGetDescr(d->rel)->natts)
-		elog(ERROR, "widecol: derived rows of %d columns for query table %s of %d",
-			 typeinfo->natts, RelationGetRelationName(d->rel), RelationGetDescr(d->rel)->natts);
+	/* rows_fit checked the prepared SELECT's columns; the plan cache keeps them */
+	Assert(typeinfo->natts == RelationGetDescr(d->rel)->natts);
 	d->slot = MakeSingleTupleTableSlot(RelationGetDescr(d->rel), table_slot_callbacks(d->rel));
 	d->cid = GetCurrentCommandId(true);
 	wc_insert_rows_of_statement(d->cid);

@@ -160,13 +160,11 @@ blind_target(QueryDesc *qd, ModifyTable *mt, Plan *scan)
 	Relation	rel;
 	List	   *exprs;
 
-	if (IsA(scan, SeqScan))
-		exprs = scan->qual;
-	else if (IsA(scan, CustomScan) &&
-			 strcmp(((CustomScan *) scan)->methods->CustomName, "WidecolSeek") == 0)
-		exprs = list_concat_copy(scan->qual, ((CustomScan *) scan)->custom_exprs);
-	else
+	/* a full scan that qualifies became a WidecolKeyDelete when planned */
+	if (!IsA(scan, CustomScan) ||
+		strcmp(((CustomScan *) scan)->methods->CustomName, "WidecolSeek") != 0)
 		return NULL;
+	exprs = list_concat_copy(scan->qual, ((CustomScan *) scan)->custom_exprs);
 	rti = ((Scan *) scan)->scanrelid;
 	if (!list_member_int(mt->resultRelations, rti) || qd->estate->es_result_relations == NULL ||
 		(rri = qd->estate->es_result_relations[rti - 1]) == NULL)
