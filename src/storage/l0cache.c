@@ -185,7 +185,6 @@ insert_few(L0CacheEntry *e, NewRows *nr)
 		r->tids[lo] = nr->tids[j];
 		r->n++;
 	}
-	e->bytes += (sizeof(WcRowHeader *) + sizeof(ItemPointerData)) * nr->n;
 }
 
 /*
@@ -202,6 +201,7 @@ merge_new(L0CacheEntry *e, NewRows *nr)
 	int64	   *perm;
 	WcL0Part	merged;
 
+	e->bytes += (sizeof(WcRowHeader *) + sizeof(ItemPointerData)) * nr->n;
 	if (nr->n <= 8 && s->recent.n + nr->n <= WC_L0_RECENT_MAX)
 	{
 		insert_few(e, nr);
@@ -211,12 +211,8 @@ merge_new(L0CacheEntry *e, NewRows *nr)
 	wc_sort_rows(nr->rows, nr->n, perm);
 	merged = merge_parts(e->cxt, &s->recent, nr->rows, nr->tids, perm, nr->n);
 	free_part(&s->recent);
-	e->recent_cap = 0;
 	if (merged.n <= WC_L0_RECENT_MAX)
-	{
 		s->recent = merged;
-		e->recent_cap = merged.n;
-	}
 	else
 	{
 		WcL0Part	bulk = merge_parts(e->cxt, &s->bulk, merged.rows, merged.tids, NULL, merged.n);
@@ -225,7 +221,7 @@ merge_new(L0CacheEntry *e, NewRows *nr)
 		free_part(&s->bulk);
 		s->bulk = bulk;
 	}
-	e->bytes += (sizeof(WcRowHeader *) + sizeof(ItemPointerData)) * nr->n;
+	e->recent_cap = s->recent.n;
 	pfree(perm);
 }
 

@@ -278,7 +278,7 @@ run_outside_ranges(WcMergeIter *it, const WcRunSummary *run, const WcMergeRange 
 	char		bound[2 * WC_MAX_KEY_SIZE];
 	int			len;
 
-	if (run->ranges == NULL || it->raw)
+	if (run->ranges == NULL)
 		return false;
 	if (!one_partition(it))
 	{
@@ -341,7 +341,7 @@ make_lazy(WcMergeIter *it, Source *s, WcRunSummary *run)
 	char		bound[2 * WC_MAX_KEY_SIZE];
 	int			len;
 
-	if (run->ranges == NULL || it->raw || !one_partition(it))
+	if (run->ranges == NULL || !one_partition(it))
 		return false;
 	len = wc_key_ranges_bound(run->ranges, wc_table_info(it->rel), it->lo, it->bloom_pklen,
 							  it->backward, bound);
@@ -553,6 +553,7 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	bool		backward = range->backward;
 	WcRunSummary **keep;
 	int			nkeep = 0;
+	int64		partition_deleted_ts = 0;	/* a tombstone of the whole partition read */
 
 	it->now = wc_now();
 	it->backward = backward;
@@ -576,21 +577,24 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 
 	/* the runs that may hold keys of the read: sources only for them */
 	keep = palloc(sizeof(WcRunSummary *) * Max(m->nruns, 1));
-	if (one_partition(it) && !it->raw)
+	if (one_partition(it))
+	{
 		it->npkcols = wc_key_split(wc_table_info(rel), lo, bloom_pklen, it->pkcols);
+		if (m->nrts > 0)
+			partition_deleted_ts = wc_partition_deleted_ts(m, lo, bloom_pklen);
+	}
 	for (int i = 0; i < m->nruns; i++)
 	{
 		WcRunSummary *run = &m->runs[i];
 
 		it->own_stats.runs_considered++;
-		if (run_outside_ranges(it, run, range) || run_out_of_range(it, run))
+		if (run_out_of_range(it, run) || run_outside_ranges(it, run, range))
 		{
 			it->own_stats.runs_skipped_range++;
 			continue;
 		}
 		/* a run older than a tombstone of the whole partition read */
-		if (one_partition(it) && m->nrts > 0 &&
-			run->st.max_write_ts < wc_partition_deleted_ts(m, lo, bloom_pklen))
+		if (run->st.max_write_ts < partition_deleted_ts)
 		{
 			it->own_stats.runs_skipped_range++;
 			continue;
@@ -1053,6 +1057,23 @@ range_tombstone_within(const WcMergeIter *it)
  * (wc_run_count_settled); otherwise the rows are merged and counted, keys
  * only.  A range delete counts the rows it deletes this way.
  */
+/* The settled count of the only source's run over the range, or -1. */
+static int64
+count_settled(WcMergeIter *it, Source *only)
+{
+	MemoryContext old = MemoryContextSwitchTo(it->cxt);
+	WcRunReader counter;
+	int64		n;
+
+	/* a reader of its own: the merge goes on from here if it cannot */
+	wc_run_reader_open(&counter, it->rel, only->reader.summary, only->reader.strategy);
+	n = wc_run_count_settled(&counter, it->lo, it->lolen, it->hi, it->hilen);
+	only->reader.blocks_read += counter.blocks_read;
+	wc_block_free(&counter.block);
+	MemoryContextSwitchTo(old);
+	return n;
+}
+
 int64
 wc_merge_count(WcMergeIter *it)
 {
@@ -1060,25 +1081,14 @@ wc_merge_count(WcMergeIter *it)
 	int64		n = 0;
 
 	if (it->pending == NULL && !it->have_last)
-		open_lazy(it, true);	/* a count needs every run */
-	if (!it->raw && !it->return_dead && !it->counters && !it->backward &&
-		it->pending == NULL && it->have_last == false && it->next_lazy == it->nlazy &&
-		it->heap->bh_size == 1 && (it->manifest == NULL || !range_tombstone_within(it)))
 	{
-		Source	   *only = (Source *) DatumGetPointer(binaryheap_first(it->heap));
-
-		if (only->is_run)
+		open_lazy(it, true);	/* a count needs every run */
+		if (!it->raw && !it->return_dead && !it->counters && !it->backward &&
+			it->heap->bh_size == 1 && (it->manifest == NULL || !range_tombstone_within(it)))
 		{
-			MemoryContext old = MemoryContextSwitchTo(it->cxt);
-			WcRunReader counter;
+			Source	   *only = (Source *) DatumGetPointer(binaryheap_first(it->heap));
 
-			/* a reader of its own: the merge goes on from here if it cannot */
-			wc_run_reader_open(&counter, it->rel, only->reader.summary, only->reader.strategy);
-			n = wc_run_count_settled(&counter, it->lo, it->lolen, it->hi, it->hilen);
-			only->reader.blocks_read += counter.blocks_read;
-			wc_block_free(&counter.block);
-			MemoryContextSwitchTo(old);
-			if (n >= 0)
+			if (only->is_run && (n = count_settled(it, only)) >= 0)
 			{
 				binaryheap_reset(it->heap);
 				return n;

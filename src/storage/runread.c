@@ -851,7 +851,7 @@ wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
 	return got;
 }
 
-/* Is key inside [lo, hi] (lo NULL: unbounded; hi: a prefix, NULL: unbounded)? */
+/* Is key before lo, or after hi (a prefix)?  A NULL bound is open. */
 static bool
 key_below_lo(const char *key, int keylen, const char *lo, int lolen)
 {
@@ -925,13 +925,13 @@ wc_run_count_settled(WcRunReader *r, const char *lo, int lolen, const char *hi, 
 											   payload.data, &op, r->strategy);
 		int			n = parse_index(r->rel, leaf, r->hdr.run_id, payload.data, len,
 									op.count, entries);
-		const char *problem = wc_leaf_counts_soft(payload.data, len, n, entries,
-												  op.flags, counts);
+		const char *problem;
 
-		if (problem)
-			corrupt(r->rel, leaf, r->hdr.run_id, problem);
 		if (!(op.flags & WC_LEAF_COUNTS))
 			return -1;			/* written before leaves had counts */
+		problem = wc_leaf_counts_soft(payload.data, len, n, entries, op.flags, counts);
+		if (problem)
+			corrupt(r->rel, leaf, r->hdr.run_id, problem);
 		for (int i = first; i < n; i++)
 		{
 			bool		past = key_above_hi(entries[i].key, entries[i].keylen, hi, hilen);
