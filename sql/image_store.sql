@@ -249,6 +249,29 @@ SELECT :'base_ttl'::interval > '0' AS base_row_expires,
        (SELECT widecol.ttl(tableoid, ctid) IS NULL FROM img.images_by_tag
          WHERE tag = 'crack' AND day = '2025-01-02' LIMIT 1) AS others_never_expire;
 
+-- tags listed twice, NULL tags and a NULL array: the tag helpers behind
+-- images_by_tag and daily_counts count a tag once per image, as DISTINCT would
+SELECT widecol.distinct_tags('{rust,NULL,crack,rust,crack,leak}') AS distinct_tags,
+       widecol.distinct_tags(NULL) AS of_null, widecol.distinct_tags('{NULL,NULL}') AS of_nulls,
+       widecol.distinct_tags('{{a,b},{b,c}}') AS flattened;
+SELECT * FROM widecol.image_dimensions('cam-1', '{rust,NULL,rust,Rust}');
+SELECT * FROM widecol.image_dimensions(NULL, NULL);
+SELECT day, dimension, value, images FROM img.daily_counts WHERE day = '2025-01-07' ORDER BY 2, 3;
+INSERT INTO img.images VALUES
+  ('00000000-0000-4000-8000-0000000dd001', 'cam-1', '2025-01-07 01:00+00', NULL, 's3://images', 'raw/d1.jpg', 1, 1, 'h',
+   '{dup,dup,NULL,other}'),
+  ('00000000-0000-4000-8000-0000000dd002', 'cam-2', '2025-01-07 02:00+00', NULL, 's3://images', 'raw/d2.jpg', 1, 1, 'h',
+   '{NULL}'),
+  ('00000000-0000-4000-8000-0000000dd003', 'cam-2', '2025-01-07 03:00+00', NULL, 's3://images', 'raw/d3.jpg', 1, 1, 'h',
+   NULL);
+INSERT INTO images_heap SELECT * FROM img.images WHERE image_id::text LIKE '00000000-0000-4000-8000-0000000dd%';
+-- written by hand the way the store was first defined (SELECT DISTINCT over unnest)
+SELECT same_set($$SELECT tag, day, capture_time, image_id FROM img.images_by_tag WHERE day = '2025-01-07'$$,
+                $$SELECT DISTINCT t, widecol.day_bucket(capture_time), capture_time, image_id
+                    FROM images_heap, unnest(tags) AS t WHERE t IS NOT NULL AND widecol.day_bucket(capture_time) = '2025-01-07'$$);
+SELECT day, dimension, value, images FROM img.daily_counts WHERE day = '2025-01-07' ORDER BY 2, 3;
+SELECT bool_and(ok) AS store_equals_recount FROM widecol.check_image_store('img', '2025-01-07', '2025-01-07');
+
 DROP FUNCTION same(text, text), rows_diff(regclass, regclass);
 DROP FUNCTION same_set(text, text);
 DROP FUNCTION all_pages(text, text, timestamptz, timestamptz, int);

@@ -79,6 +79,19 @@ END $$;
 -- as blind counter increments: concurrent writers never wait for each
 -- other and no increment is lost.  daily_counts() is a seek over the day
 -- partitions.
+-- The tag helpers of the store's query tables (src/api/imagetags.c): one
+-- function scan each where SELECT DISTINCT over unnest, or a LATERAL
+-- UNION ALL, cost an aggregate and an append set up for every statement.
+CREATE FUNCTION widecol.distinct_tags(tags text[]) RETURNS text[]
+    AS 'MODULE_PATHNAME', 'widecol_distinct_tags' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION widecol.distinct_tags(text[]) IS
+    'the distinct non-NULL elements of tags, in the order they first appear; empty for NULL';
+CREATE FUNCTION widecol.image_dimensions(device_id text, tags text[], OUT dimension text, OUT value text)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'widecol_image_dimensions' LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 4;
+COMMENT ON FUNCTION widecol.image_dimensions(text, text[]) IS
+    'what an image counts under in daily_counts: (total, empty string), (device, device_id), and (tag, t) for each distinct non-NULL tag';
+
 CREATE FUNCTION widecol.create_image_store(store name, ttl interval DEFAULT NULL)
 RETURNS TABLE (object text, kind text)
 LANGUAGE plpgsql AS $$
@@ -121,10 +134,9 @@ BEGIN
     object := s || '.device_daily_images'; kind := 'query table'; RETURN NEXT;
 
     PERFORM widecol.create_query_table(s || '.images_by_tag', (s || '.images')::regclass,
-        'SELECT DISTINCT t.tag, widecol.day_bucket(b.capture_time) AS day, b.capture_time, b.image_id,
+        'SELECT t.tag, widecol.day_bucket(b.capture_time) AS day, b.capture_time, b.image_id,
                 b.device_id, b.object_store, b.object_key, b.tags
-           FROM base AS b CROSS JOIN LATERAL unnest(b.tags) AS t(tag)
-          WHERE t.tag IS NOT NULL',
+           FROM base AS b CROSS JOIN LATERAL unnest(widecol.distinct_tags(b.tags)) AS t(tag)',
         'tag, day', 'capture_time DESC, image_id DESC', opts);
     object := s || '.images_by_tag'; kind := 'query table'; RETURN NEXT;
 
@@ -137,12 +149,9 @@ BEGIN
 
     -- daily counts: a counter query table (a tag listed twice counts once)
     PERFORM widecol.create_query_table(s || '.daily_counts', (s || '.images')::regclass,
-        $q$SELECT widecol.day_bucket(b.capture_time) AS day, d.dimension, d.value, count(*) AS images
-             FROM base AS b CROSS JOIN LATERAL (
-                  SELECT 'total' COLLATE "C", '' COLLATE "C"
-                  UNION ALL SELECT 'device', b.device_id COLLATE "C"
-                  UNION ALL (SELECT DISTINCT 'tag', t COLLATE "C" FROM unnest(b.tags) AS t WHERE t IS NOT NULL)
-                  ) AS d(dimension, value)
+        $q$SELECT widecol.day_bucket(b.capture_time) AS day, d.dimension COLLATE "C" AS dimension,
+                  d.value COLLATE "C" AS value, count(*) AS images
+             FROM base AS b CROSS JOIN LATERAL widecol.image_dimensions(b.device_id, b.tags) AS d
             GROUP BY 1, 2, 3$q$,
         'day', 'dimension, value', opts, counters => 'images');
     object := s || '.daily_counts'; kind := 'counter table'; RETURN NEXT;

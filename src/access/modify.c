@@ -358,12 +358,8 @@ statement_buffer(Relation rel)
 static void
 write_to_level0(Relation rel, WcRowHeader **rows, int64 n)
 {
-	for (int64 i = 0; i < n; i++)
-	{
-		ItemPointerData tid;
-
-		write_version(rel, rows[i], &tid);
-	}
+	if (wc_l0_append_many(rel, rows, n))
+		wc_flush(rel, false);
 }
 
 static bool

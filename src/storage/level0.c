@@ -191,6 +191,102 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 }
 
 /*
+ * Add to the active generation's tail page as many of the n versions as fit
+ * there, in one record; returns how many (0 when there is no tail, or it is
+ * an old-format page or full).  *full as for wc_l0_append.
+ */
+static int64
+append_to_tail_page(Relation rel, WcRowHeader **rows, int64 n, bool *full)
+{
+	Buffer		metabuf = ReadBuffer(rel, WC_META_BLOCK);
+	WcMetaData *meta;
+	WcL0Gen    *cur;
+	Buffer		tailbuf;
+	Page		page;
+	const char *problem;
+	char	  **items;
+	Size	   *lens;
+	int64		k = 0;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	wc_check_page(rel, metabuf, WC_PAGE_META);
+	meta = WcPageGetMeta(BufferGetPage(metabuf));
+	cur = &meta->gens[meta->ngens - 1];
+	if (cur->tail == InvalidBlockNumber)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return 0;
+	}
+	tailbuf = ReadBuffer(rel, cur->tail);
+	LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+	wc_check_page(rel, tailbuf, WC_PAGE_L0);
+	page = BufferGetPage(tailbuf);
+	if ((problem = wc_l0_page_problem(page, WcPageGetOpaque(page)->segment)) != NULL)
+		l0_page_corrupt(rel, BufferGetBlockNumber(tailbuf), problem);
+	items = palloc(sizeof(char *) * n);
+	lens = palloc(sizeof(Size) * n);
+	if (WcPageGetOpaque(page)->flags & WC_L0_CHECKSUMS)
+	{
+		/* the free space already counts one line pointer */
+		Size		room = PageGetFreeSpace(page);
+
+		for (; k < n && k < MaxOffsetNumber; k++)
+		{
+			Size		need;
+
+			items[k] = l0_item(rows[k], &lens[k]);
+			need = MAXALIGN(lens[k]) + (k > 0 ? sizeof(ItemIdData) : 0);
+			if (need > room)
+			{
+				pfree(items[k]);
+				break;
+			}
+			room -= need;
+		}
+	}
+	if (k > 0)
+	{
+		wc_l0_add_items(rel, tailbuf, items, lens, (int) k);
+		*full |= l0_wants_flush(meta);
+	}
+	UnlockReleaseBuffer(tailbuf);
+	UnlockReleaseBuffer(metabuf);
+	for (int64 i = 0; i < k; i++)
+		pfree(items[i]);
+	pfree(items);
+	pfree(lens);
+	return k;
+}
+
+/*
+ * Append versions to the active generation: those that fit on its tail page
+ * under one lock and one WAL record, the rest as wc_l0_append does.  For a
+ * statement's few rows, which need no TIDs.  Returns whether level 0 wants
+ * a flush.
+ */
+bool
+wc_l0_append_many(Relation rel, WcRowHeader **rows, int64 n)
+{
+	bool		full = false;
+	int64		done = 0;
+
+	while (done < n)
+	{
+		int64		k = append_to_tail_page(rel, rows + done, n - done, &full);
+
+		if (k == 0)
+		{
+			ItemPointerData tid;
+
+			full |= wc_l0_append(rel, rows[done], &tid);
+			k = 1;
+		}
+		done += k;
+	}
+	return full;
+}
+
+/*
  * Is this page's structure sound: its header, the item count the special
  * space keeps, and line pointers that are all in use and inside the item
  * area?  Versions are never removed from a level-0 page, so any other line

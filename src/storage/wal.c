@@ -20,6 +20,7 @@
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "access/xlogutils.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/standby.h"
@@ -31,12 +32,23 @@
 #define XLOG_WC_SNAPSHOT_CONFLICT	0x00
 #define XLOG_WC_FREE_PAGES			0x10	/* the record's blocks become FREE pages */
 #define XLOG_WC_L0_ADD				0x20	/* a version appended to a level-0 page */
+#define XLOG_WC_L0_ADD_ITEMS		0x30	/* versions appended to a level-0 page */
 
 /* XLOG_WC_L0_ADD: the item's bytes are the block's data */
 typedef struct xl_wc_l0_add
 {
 	OffsetNumber off;
 } xl_wc_l0_add;
+
+/*
+ * XLOG_WC_L0_ADD_ITEMS: nitems items from line pointer off on; the block's
+ * data is each item's length (uint16, unaligned) followed by its bytes.
+ */
+typedef struct xl_wc_l0_add_items
+{
+	OffsetNumber off;
+	uint16		nitems;
+} xl_wc_l0_add_items;
 
 typedef struct xl_wc_snapshot_conflict
 {
@@ -68,6 +80,41 @@ redo_l0_add(XLogReaderState *record)
 }
 
 static void
+redo_l0_add_items(XLogReaderState *record)
+{
+	xl_wc_l0_add_items *xlrec = (xl_wc_l0_add_items *) XLogRecGetData(record);
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		char	   *p = XLogRecGetBlockData(record, 0, &len);
+		char	   *end = p + len;
+
+		for (uint16 i = 0; i < xlrec->nitems; i++)
+		{
+			uint16		itemlen;
+			OffsetNumber off = xlrec->off + i;
+
+			if (p + sizeof(uint16) > end)
+				elog(PANIC, "widecol redo: level-0 items record ends early");
+			memcpy(&itemlen, p, sizeof(uint16));
+			p += sizeof(uint16);
+			if (p + itemlen > end ||
+				PageAddItem(page, (Item) p, itemlen, off, false, false) != off)
+				elog(PANIC, "widecol redo: could not add a level-0 item at offset %u", off);
+			p += itemlen;
+		}
+		WcPageGetOpaque(page)->count = xlrec->off + xlrec->nitems - 1;
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
 wc_rm_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
@@ -87,6 +134,8 @@ wc_rm_redo(XLogReaderState *record)
 	}
 	else if (info == XLOG_WC_L0_ADD)
 		redo_l0_add(record);
+	else if (info == XLOG_WC_L0_ADD_ITEMS)
+		redo_l0_add_items(record);
 	else if (info == XLOG_WC_SNAPSHOT_CONFLICT)
 	{
 		xl_wc_snapshot_conflict *xlrec = (xl_wc_snapshot_conflict *) XLogRecGetData(record);
@@ -106,6 +155,13 @@ wc_rm_desc(StringInfo buf, XLogReaderState *record)
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_FREE_PAGES)
 	{
 		appendStringInfo(buf, "%d pages", XLogRecMaxBlockId(record) + 1);
+		return;
+	}
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_L0_ADD_ITEMS)
+	{
+		xl_wc_l0_add_items *x = (xl_wc_l0_add_items *) XLogRecGetData(record);
+
+		appendStringInfo(buf, "off %u, %u items", x->off, x->nitems);
 		return;
 	}
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_L0_ADD)
@@ -129,6 +185,8 @@ wc_rm_identify(uint8 info)
 			return "FREE_PAGES";
 		case XLOG_WC_L0_ADD:
 			return "L0_ADD";
+		case XLOG_WC_L0_ADD_ITEMS:
+			return "L0_ADD_ITEMS";
 	}
 	return NULL;
 }
@@ -230,4 +288,59 @@ wc_l0_add_item(Relation rel, Buffer buf, const char *item, Size itemlen)
 	}
 	END_CRIT_SECTION();
 	return off;
+}
+
+/*
+ * Append n items to a locked level-0 page that has room for all of them, as
+ * one record (a statement's few versions of one table: one lock and one
+ * record instead of one each).  Returns the first item's line pointer.
+ */
+OffsetNumber
+wc_l0_add_items(Relation rel, Buffer buf, char *const *items, const Size *lens, int n)
+{
+	Page		page = BufferGetPage(buf);
+	OffsetNumber first = InvalidOffsetNumber;
+	OffsetNumber off = InvalidOffsetNumber;
+	StringInfoData data;
+	xl_wc_l0_add_items xlrec;
+
+	Assert(n > 0 && n <= MaxOffsetNumber);
+	/* the record's data, built before the critical section */
+	initStringInfo(&data);
+	for (int i = 0; i < n; i++)
+	{
+		uint16		len = lens[i];
+
+		Assert(lens[i] <= BLCKSZ);
+		appendBinaryStringInfo(&data, (char *) &len, sizeof(uint16));
+		appendBinaryStringInfo(&data, items[i], lens[i]);
+	}
+
+	START_CRIT_SECTION();
+	for (int i = 0; i < n; i++)
+	{
+		off = PageAddItem(page, (Item) items[i], lens[i], InvalidOffsetNumber, false, false);
+		if (off == InvalidOffsetNumber)
+			elog(PANIC, "widecol: no room for a level-0 item of %zu bytes", lens[i]);
+		if (i == 0)
+			first = off;
+	}
+	WcPageGetOpaque(page)->count = off;
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		XLogRecPtr	recptr;
+
+		xlrec.off = first;
+		xlrec.nitems = n;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, data.data, data.len);
+		recptr = XLogInsert(WC_RMGR_ID, XLOG_WC_L0_ADD_ITEMS);
+		PageSetLSN(page, recptr);
+	}
+	END_CRIT_SECTION();
+	pfree(data.data);
+	return first;
 }

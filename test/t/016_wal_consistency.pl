@@ -48,6 +48,9 @@ CREATE TABLE ex (k int, v text) USING widecol
 for my $round (1 .. 3)
 {
 	p(join('', map { "INSERT INTO t VALUES ($_ % 10, $_, 'l0 $round $_');" } 1 .. 200));
+	# a statement's few rows: as many as fit on the tail page in one
+	# record (L0_ADD_ITEMS), the rest on new pages
+	p("INSERT INTO t SELECT g % 10, g, repeat('many $round ', 20) || g FROM generate_series(1000, 1200) g");
 	p("SELECT widecol.flush('t')");
 }
 # bulk writes: runs; a major compaction drops them; the next passes free
@@ -90,6 +93,8 @@ IPC::Run::run [ 'pg_waldump', '-p', $primary->data_dir . '/pg_wal', '-s', $start
   '>', \$stdout, '2>', \$stderr;
 my @free = grep { /rmgr: (widecol|custom147)/ && /FPW for WAL verification/ } split /\n/, $stdout;
 ok(@free > 0, scalar(@free) . ' widecol records checked by wal_consistency_checking');
+my @items = grep { /rmgr: (widecol|custom147)/ && /L0_ADD_ITEMS|\(30\)/ && /FPW for WAL verification/ } split /\n/, $stdout;
+ok(@items >= 3, scalar(@items) . ' records of several level-0 versions checked');
 
 $primary->stop;
 $standby->stop;
