@@ -6,7 +6,6 @@
  */
 #include "postgres.h"
 
-#include "access/generic_xlog.h"
 #include "port/pg_crc32c.h"
 #include "storage/bufmgr.h"
 
@@ -34,6 +33,41 @@ init_l0_page(Page page, uint64 gen)
 	op->flags = WC_L0_CHECKSUMS;
 	op->count = 0;
 	op->aux = InvalidBlockNumber;	/* next page of the generation */
+}
+
+/*
+ * The three changes that add page newblk to the active generation, made
+ * alike when a backend adds it and when redo replays XLOG_WC_L0_NEW_PAGE.
+ * The new page starts with its first item.
+ */
+void
+wc_l0_new_page_init(Page page, uint64 gen, const char *item, Size itemlen)
+{
+	init_l0_page(page, gen);
+	if (PageAddItem(page, (Item) item, itemlen, InvalidOffsetNumber, false, false) != FirstOffsetNumber)
+		elog(PANIC, "widecol: a level-0 item of %zu bytes does not fit an empty page", itemlen);
+	WcPageGetOpaque(page)->count = FirstOffsetNumber;
+}
+
+/* the metapage: the active generation ends at newblk (and starts there if first) */
+void
+wc_l0_new_page_meta(Page metapage, BlockNumber newblk, bool first)
+{
+	WcMetaData *meta = WcPageGetMeta(metapage);
+	WcL0Gen    *cur = &meta->gens[meta->ngens - 1];
+
+	if (first)
+		cur->head = newblk;
+	cur->tail = newblk;
+	cur->npages++;
+	meta->l0_pages++;
+}
+
+/* the old tail page links to newblk */
+void
+wc_l0_new_page_link(Page tailpage, BlockNumber newblk)
+{
+	WcPageGetOpaque(tailpage)->aux = newblk;
 }
 
 /* CRC-32C of a level-0 version: its len bytes (header, key, tuple). */
@@ -128,12 +162,8 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 
 	Buffer		metabuf = ReadBuffer(rel, WC_META_BLOCK);
 	WcMetaData *meta;
-	WcL0Gen    *cur;
 	Buffer		tailbuf;
 	Buffer		newbuf;
-	GenericXLogState *xs;
-	Page		metapage,
-				newpage;
 	Size		itemlen;
 	char	   *item = l0_item(row, &itemlen);
 
@@ -157,29 +187,13 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 		return full;
 	}
 
-	newbuf = wc_new_page(rel, NULL);
-	xs = GenericXLogStart(rel);
-	metapage = GenericXLogRegisterBuffer(xs, metabuf, 0);
-	newpage = GenericXLogRegisterBuffer(xs, newbuf, GENERIC_XLOG_FULL_IMAGE);
-	meta = WcPageGetMeta(metapage);
-	cur = &meta->gens[meta->ngens - 1];
-	init_l0_page(newpage, cur->gen);
-	if (PageAddItem(newpage, (Item) item, itemlen, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+	if (MAXALIGN(itemlen) > BLCKSZ - MAXALIGN(SizeOfPageHeaderData + sizeof(ItemIdData)) -
+		MAXALIGN(sizeof(WcPageOpaqueData)))
 		elog(ERROR, "widecol: row of %u bytes does not fit an empty level-0 page", row->len);
-	WcPageGetOpaque(newpage)->count = FirstOffsetNumber;
+	newbuf = wc_new_page(rel, NULL);
+	meta = WcPageGetMeta(BufferGetPage(metabuf));
 	ItemPointerSet(tid, BufferGetBlockNumber(newbuf), FirstOffsetNumber);
-	if (BufferIsValid(tailbuf))
-	{
-		Page		tailpage = GenericXLogRegisterBuffer(xs, tailbuf, 0);
-
-		WcPageGetOpaque(tailpage)->aux = BufferGetBlockNumber(newbuf);
-	}
-	else
-		cur->head = BufferGetBlockNumber(newbuf);
-	cur->tail = BufferGetBlockNumber(newbuf);
-	cur->npages++;
-	meta->l0_pages++;
-	GenericXLogFinish(xs);
+	wc_l0_log_new_page(rel, metabuf, newbuf, tailbuf, meta->gens[meta->ngens - 1].gen, item, itemlen);
 	full = l0_wants_flush(WcPageGetMeta(BufferGetPage(metabuf)));
 
 	if (BufferIsValid(tailbuf))

@@ -11,6 +11,9 @@
 /* ---------- level 0 (level0.c) ---------- */
 extern bool wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid);
 extern bool wc_l0_append_many(Relation rel, WcRowHeader **rows, int64 n);
+extern void wc_l0_new_page_init(Page page, uint64 gen, const char *item, Size itemlen);
+extern void wc_l0_new_page_meta(Page metapage, BlockNumber newblk, bool first);
+extern void wc_l0_new_page_link(Page tailpage, BlockNumber newblk);
 typedef void (*wc_l0_callback) (WcRowHeader *row, ItemPointer tid, void *arg);
 extern void wc_l0_read_gen(Relation rel, const WcL0Gen *gen,
 						   wc_l0_callback cb, void *arg);

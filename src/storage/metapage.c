@@ -207,28 +207,46 @@ wc_meta_alloc_rowid(Relation rel)
  */
 #define WC_CLOCK_RESERVE_USECS	1000000
 
+/*
+ * A backend keeps the reservations of the last tables it wrote: a statement
+ * with query tables writes several in turn.
+ */
+#define WC_CLOCK_CACHE_SIZE 8
+
+typedef struct WcClockCacheEntry
+{
+	Oid			relid;
+	RelFileNode node;
+	int64		reserved;
+} WcClockCacheEntry;
+
 int64
 wc_meta_write_ts(Relation rel)
 {
-	static Oid	cached_rel = InvalidOid;
-	static RelFileNode cached_node;
-	static int64 reserved = 0;
+	static WcClockCacheEntry cache[WC_CLOCK_CACHE_SIZE];
+	static int	next_victim = 0;
+	WcClockCacheEntry *e = NULL;
 	int64		ts;
 
-	if (cached_rel != RelationGetRelid(rel) || !RelFileNodeEquals(cached_node, rel->rd_node))
+	for (int i = 0; i < WC_CLOCK_CACHE_SIZE && e == NULL; i++)
+		if (cache[i].relid == RelationGetRelid(rel) && RelFileNodeEquals(cache[i].node, rel->rd_node))
+			e = &cache[i];
+	if (e == NULL)
 	{
 		WcMetaData meta;
 
 		wc_meta_read(rel, &meta);
-		reserved = meta.clock_reserved;
+		e = &cache[next_victim];
+		next_victim = (next_victim + 1) % WC_CLOCK_CACHE_SIZE;
+		e->reserved = meta.clock_reserved;
 		if (meta.clock_epoch != (int64) PgStartTime)
-			wc_clock_advance_to(reserved);
-		cached_rel = RelationGetRelid(rel);
-		cached_node = rel->rd_node;
+			wc_clock_advance_to(e->reserved);
+		e->relid = RelationGetRelid(rel);
+		e->node = rel->rd_node;
 	}
 	ts = wc_next_write_ts();
 	/* a client's write time is not the clock: it reserves nothing */
-	if (ts >= reserved && !wc_write_time_from_client())
+	if (ts >= e->reserved && !wc_write_time_from_client())
 	{
 		Buffer		buf = meta_lock(rel, BUFFER_LOCK_EXCLUSIVE);
 		WcMetaData *meta = WcPageGetMeta(BufferGetPage(buf));
@@ -242,7 +260,7 @@ wc_meta_write_ts(Relation rel)
 			WcPageGetMeta(page)->clock_epoch = (int64) PgStartTime;
 			GenericXLogFinish(xs);
 		}
-		reserved = WcPageGetMeta(BufferGetPage(buf))->clock_reserved;
+		e->reserved = WcPageGetMeta(BufferGetPage(buf))->clock_reserved;
 		UnlockReleaseBuffer(buf);
 	}
 	return ts;

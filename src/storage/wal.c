@@ -26,6 +26,7 @@
 #include "storage/standby.h"
 
 #include "widecol.h"
+#include "storage/level0.h"
 #include "storage/page.h"
 #include "storage/wal.h"
 
@@ -33,6 +34,7 @@
 #define XLOG_WC_FREE_PAGES			0x10	/* the record's blocks become FREE pages */
 #define XLOG_WC_L0_ADD				0x20	/* a version appended to a level-0 page */
 #define XLOG_WC_L0_ADD_ITEMS		0x30	/* versions appended to a level-0 page */
+#define XLOG_WC_L0_NEW_PAGE			0x40	/* a level-0 page joins the active generation */
 
 /* XLOG_WC_L0_ADD: the item's bytes are the block's data */
 typedef struct xl_wc_l0_add
@@ -49,6 +51,17 @@ typedef struct xl_wc_l0_add_items
 	OffsetNumber off;
 	uint16		nitems;
 } xl_wc_l0_add_items;
+
+/*
+ * XLOG_WC_L0_NEW_PAGE: block 1 becomes the tail of the active generation gen
+ * (of the metapage, block 0), with its first item as the block's data;
+ * block 2, the old tail if there was one, links to it.  The change, not
+ * page images: generic WAL logged the new page whole and diffed the others.
+ */
+typedef struct xl_wc_l0_new_page
+{
+	uint64		gen;
+} xl_wc_l0_new_page;
 
 typedef struct xl_wc_snapshot_conflict
 {
@@ -114,6 +127,46 @@ redo_l0_add_items(XLogReaderState *record)
 		UnlockReleaseBuffer(buf);
 }
 
+/*
+ * All three pages stay locked until all are changed, as on the primary: a
+ * hot-standby reader must not meet a chain that passes the metapage's tail.
+ */
+static void
+redo_l0_new_page(XLogReaderState *record)
+{
+	xl_wc_l0_new_page *xlrec = (xl_wc_l0_new_page *) XLogRecGetData(record);
+	bool		has_tail = XLogRecHasBlockRef(record, 2);
+	BlockNumber newblk;
+	Buffer		metabuf,
+				tailbuf = InvalidBuffer,
+				newbuf;
+	Size		len;
+	char	   *item = XLogRecGetBlockData(record, 1, &len);
+
+	XLogRecGetBlockTag(record, 1, NULL, NULL, &newblk);
+	if (XLogReadBufferForRedo(record, 0, &metabuf) == BLK_NEEDS_REDO)
+	{
+		wc_l0_new_page_meta(BufferGetPage(metabuf), newblk, !has_tail);
+		PageSetLSN(BufferGetPage(metabuf), record->EndRecPtr);
+		MarkBufferDirty(metabuf);
+	}
+	if (has_tail && XLogReadBufferForRedo(record, 2, &tailbuf) == BLK_NEEDS_REDO)
+	{
+		wc_l0_new_page_link(BufferGetPage(tailbuf), newblk);
+		PageSetLSN(BufferGetPage(tailbuf), record->EndRecPtr);
+		MarkBufferDirty(tailbuf);
+	}
+	newbuf = XLogInitBufferForRedo(record, 1);
+	wc_l0_new_page_init(BufferGetPage(newbuf), xlrec->gen, item, len);
+	PageSetLSN(BufferGetPage(newbuf), record->EndRecPtr);
+	MarkBufferDirty(newbuf);
+	UnlockReleaseBuffer(newbuf);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
+	if (BufferIsValid(metabuf))
+		UnlockReleaseBuffer(metabuf);
+}
+
 static void
 wc_rm_redo(XLogReaderState *record)
 {
@@ -136,6 +189,8 @@ wc_rm_redo(XLogReaderState *record)
 		redo_l0_add(record);
 	else if (info == XLOG_WC_L0_ADD_ITEMS)
 		redo_l0_add_items(record);
+	else if (info == XLOG_WC_L0_NEW_PAGE)
+		redo_l0_new_page(record);
 	else if (info == XLOG_WC_SNAPSHOT_CONFLICT)
 	{
 		xl_wc_snapshot_conflict *xlrec = (xl_wc_snapshot_conflict *) XLogRecGetData(record);
@@ -155,6 +210,12 @@ wc_rm_desc(StringInfo buf, XLogReaderState *record)
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_FREE_PAGES)
 	{
 		appendStringInfo(buf, "%d pages", XLogRecMaxBlockId(record) + 1);
+		return;
+	}
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_L0_NEW_PAGE)
+	{
+		appendStringInfo(buf, "generation %llu",
+						 (unsigned long long) ((xl_wc_l0_new_page *) XLogRecGetData(record))->gen);
 		return;
 	}
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_WC_L0_ADD_ITEMS)
@@ -187,6 +248,8 @@ wc_rm_identify(uint8 info)
 			return "L0_ADD";
 		case XLOG_WC_L0_ADD_ITEMS:
 			return "L0_ADD_ITEMS";
+		case XLOG_WC_L0_NEW_PAGE:
+			return "L0_NEW_PAGE";
 	}
 	return NULL;
 }
@@ -343,4 +406,47 @@ wc_l0_add_items(Relation rel, Buffer buf, char *const *items, const Size *lens, 
 	END_CRIT_SECTION();
 	pfree(data.data);
 	return first;
+}
+
+/*
+ * Add the locked page newbuf, empty, to the active generation gen as its
+ * tail, with its first item; the metapage and the old tail (tailbuf, or
+ * InvalidBuffer when the generation had no page) are locked exclusively.
+ */
+void
+wc_l0_log_new_page(Relation rel, Buffer metabuf, Buffer newbuf, Buffer tailbuf,
+				   uint64 gen, const char *item, Size itemlen)
+{
+	BlockNumber newblk = BufferGetBlockNumber(newbuf);
+	xl_wc_l0_new_page xlrec;
+
+	START_CRIT_SECTION();
+	wc_l0_new_page_init(BufferGetPage(newbuf), gen, item, itemlen);
+	MarkBufferDirty(newbuf);
+	if (BufferIsValid(tailbuf))
+	{
+		wc_l0_new_page_link(BufferGetPage(tailbuf), newblk);
+		MarkBufferDirty(tailbuf);
+	}
+	wc_l0_new_page_meta(BufferGetPage(metabuf), newblk, !BufferIsValid(tailbuf));
+	MarkBufferDirty(metabuf);
+	if (RelationNeedsWAL(rel))
+	{
+		XLogRecPtr	recptr;
+
+		xlrec.gen = gen;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+		XLogRegisterBuffer(0, metabuf, REGBUF_STANDARD);
+		XLogRegisterBuffer(1, newbuf, REGBUF_WILL_INIT);
+		XLogRegisterBufData(1, (char *) item, itemlen);
+		if (BufferIsValid(tailbuf))
+			XLogRegisterBuffer(2, tailbuf, REGBUF_STANDARD);
+		recptr = XLogInsert(WC_RMGR_ID, XLOG_WC_L0_NEW_PAGE);
+		PageSetLSN(BufferGetPage(metabuf), recptr);
+		PageSetLSN(BufferGetPage(newbuf), recptr);
+		if (BufferIsValid(tailbuf))
+			PageSetLSN(BufferGetPage(tailbuf), recptr);
+	}
+	END_CRIT_SECTION();
 }

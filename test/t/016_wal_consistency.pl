@@ -95,6 +95,8 @@ my @free = grep { /rmgr: (widecol|custom147)/ && /FPW for WAL verification/ } sp
 ok(@free > 0, scalar(@free) . ' widecol records checked by wal_consistency_checking');
 my @items = grep { /rmgr: (widecol|custom147)/ && /L0_ADD_ITEMS|\(30\)/ && /FPW for WAL verification/ } split /\n/, $stdout;
 ok(@items >= 3, scalar(@items) . ' records of several level-0 versions checked');
+my @newpages = grep { /rmgr: (widecol|custom147)/ && /L0_NEW_PAGE|\(40\)/ && /FPW for WAL verification/ } split /\n/, $stdout;
+ok(@newpages >= 3, scalar(@newpages) . ' records of new level-0 pages checked');
 
 $primary->stop;
 $standby->stop;
