@@ -9,7 +9,8 @@
 #               into "hw": three plain widecol tables (images,
 #               device_daily_images, images_by_tag) that the application
 #               fills itself, one COPY each from rows it derived beforehand
-#   writes      single-image transactions (pgbench, 1 client, new image ids):
+#   writes      single-image transactions (pgbench, 1 client, new image ids,
+#               the three paths in turn, --rounds times, means compared):
 #               INSERT into the store's images, the same INSERT into heap +
 #               triggers, and CALL hw.put_image(...), a hand-written plpgsql
 #               procedure writing the three hw tables (defined below)
@@ -20,15 +21,15 @@
 #               object keys of one upload batch, (5) images per device per
 #               day over a week
 #
-#   bash test/bench/imagestore.sh [--rows N] [--seconds S] [--out DIR] [--no-queries]
+#   bash test/bench/imagestore.sh [--rows N] [--seconds S] [--rounds R] [--out DIR] [--no-queries]
 #
 # Writes imagestore.txt, imagestore.csv and imagestore.png into --out.
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=1000000 SECONDS_EACH=10 OUT="$ROOT/test/bench/results" QUERIES=1
-bench_main bench/imagestore.sh --rows=ROWS --seconds=SECONDS_EACH --no-queries=QUERIES=0 --out=OUT -- "$@"
+ROWS=1000000 SECONDS_EACH=10 ROUNDS=3 OUT="$ROOT/test/bench/results" QUERIES=1
+bench_main bench/imagestore.sh --rows=ROWS --seconds=SECONDS_EACH --rounds=ROUNDS --no-queries=QUERIES=0 --out=OUT -- "$@"
 
 DAYS=30
 bench_instance
@@ -153,7 +154,7 @@ check_store "after the COPYs"
 
 # Single-image transactions: a new image per transaction, as a consumer of
 # an upload queue writes them.  Same generated values for every path.
-wc_section "Single-image transactions (pgbench, 1 client, $SECONDS_EACH s each)"
+wc_section "Single-image transactions (pgbench, 1 client, $SECONDS_EACH s each, $ROUNDS rounds)"
 mkdir -p "$inst/writes"
 vals="gen_random_uuid(), 'cam-' || lpad(:dev::text, 4, '0'),
       timestamptz '2025-01-01 00:00+00' + :sec * interval '1 second', 'upload-' || :b, 's3://bench',
@@ -168,13 +169,17 @@ for s in hp wc; do
 	printf '%s\nINSERT INTO %s.images VALUES (%s);\n' "$setvars" "$s" "$vals" >"$inst/writes/$s.sql"
 done
 printf '%s\nCALL hw.put_image(%s);\n' "$setvars" "$vals" >"$inst/writes/hw.sql"
-for s in hw wc hp; do
-	"$bin/pgbench" -n -M prepared -c 1 -T "$SECONDS_EACH" -h "$inst" -p 5999 -f "$inst/writes/$s.sql" postgres \
-		>"$inst/writes/$s.out" 2>&1 || { cat "$inst/writes/$s.out"; wc_die "pgbench failed"; }
-	tps=$(awk '/^tps/ { print $3 }' "$inst/writes/$s.out")
-	lat=$(awk '/^latency average/ { print $4 }' "$inst/writes/$s.out")
-	echo "single,$s,$tps,$lat" >>"$csv"
-	printf ' %s: %s transactions/s, %s ms average\n' "$s" "$tps" "$lat"
+# the three paths in turn, ROUNDS times: a disk or a neighbour that is busy
+# for a while then weighs on all of them alike (ratios are of the means)
+for ((round = 1; round <= ROUNDS; round++)); do
+	for s in hw wc hp; do
+		"$bin/pgbench" -n -M prepared -c 1 -T "$SECONDS_EACH" -h "$inst" -p 5999 -f "$inst/writes/$s.sql" postgres \
+			>"$inst/writes/$s.out" 2>&1 || { cat "$inst/writes/$s.out"; wc_die "pgbench failed"; }
+		tps=$(awk '/^tps/ { print $3 }' "$inst/writes/$s.out")
+		lat=$(awk '/^latency average/ { print $4 }' "$inst/writes/$s.out")
+		echo "single,$s,$tps,$lat" >>"$csv"
+		printf ' round %s, %s: %s transactions/s, %s ms average\n' "$round" "$s" "$tps" "$lat"
+	done
 done
 check_store "after the single-image writes"
 python3 - "$csv" "$OUT/imagestore-writes.png" <<'PY' || wc_warn "no plot (python3-matplotlib missing?)"
@@ -182,8 +187,11 @@ import csv, sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-v = {(r["what"], r["store"]): float(r["value1"]) for r in csv.DictReader(open(sys.argv[1]))
-     if r["what"] in ("ingest", "single")}
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["what"] in ("ingest", "single")]
+v = {}
+for k in {(r["what"], r["store"]) for r in rows}:
+    vals = [float(r["value1"]) for r in rows if (r["what"], r["store"]) == k]
+    v[k] = sum(vals) / len(vals)   # the mean over rounds
 names = {"hp": "heap + triggers", "hw": "3 plain widecol tables\n(hand-written)", "wc": "widecol image store"}
 fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
 order = ["hp", "hw", "wc"]
@@ -201,7 +209,7 @@ print("plot:", sys.argv[2])
 PY
 if [ "$QUERIES" = 0 ]; then
 	wc_section "Ratios"
-	awk -F, 'NR > 1 { v1[$1 "," $2] = $3; v2[$1 "," $2] = $4 }
+	awk -F, 'NR > 1 { k = $1 "," $2; n[k]++; s1[k] += $3; s2[k] += $4; v1[k] = s1[k] / n[k]; v2[k] = s2[k] / n[k] }
 		END {
 			printf "COPY time: store / three plain widecol tables %.2fx (target <= 1.5), store / heap + triggers %.2fx (target < 1)\n",
 				v1["ingest,wc"] / v1["ingest,hw"], v1["ingest,wc"] / v1["ingest,hp"]
@@ -318,7 +326,7 @@ for q in q1 q2 q3 q3b q4 q5; do
 done
 
 wc_section "Ratios widecol / heap"
-awk -F, 'NR > 1 { v1[$1 "," $2] = $3; v2[$1 "," $2] = $4 }
+awk -F, 'NR > 1 { k = $1 "," $2; n[k]++; s1[k] += $3; s2[k] += $4; v1[k] = s1[k] / n[k]; v2[k] = s2[k] / n[k] }
 	END {
 		printf "ingest time %.2fx, WAL %.2fx; bytes on disk %.2fx\n",
 			v1["ingest,wc"] / v1["ingest,hp"], v2["ingest,wc"] / v2["ingest,hp"], v1["bytes,wc"] / v1["bytes,hp"]
