@@ -176,6 +176,45 @@ SELECT on_both($$DELETE FROM rd WHERE dev = 'ttl' AND day = '2025-02-01'$$);
 SELECT same($$SELECT dev, day, count(*), sum(v) FROM rd GROUP BY dev, day ORDER BY dev, day$$);
 SELECT segment, bool_and(ok) AS ok FROM widecol.verify('rd') GROUP BY segment ORDER BY segment;
 
+-- many range tombstones written in no key order, several per partition
+-- (whole partitions and clustering ranges): a backend keeps them sorted
+-- by partition key once, and reads look their partition's up
+CREATE TABLE rm (p int, c int, v int) USING widecol
+  WITH (widecol.partition_key = 'p', widecol.clustering_key = 'c');
+CREATE TABLE rm_heap (p int, c int, v int, PRIMARY KEY (p, c));
+INSERT INTO rm SELECT p, c, p * c FROM generate_series(1, 300) p, generate_series(1, 20) c;
+INSERT INTO rm_heap SELECT * FROM rm;
+SELECT widecol.compact('rm', true) > 0 AS compacted;
+DO $$
+BEGIN
+  FOR i IN 0..299 LOOP
+    -- a permutation of 1..300
+    CASE (i * 7) % 3
+    WHEN 0 THEN
+      EXECUTE format('DELETE FROM rm WHERE p = %s', 1 + (i * 37) % 300);
+      EXECUTE format('DELETE FROM rm_heap WHERE p = %s', 1 + (i * 37) % 300);
+    WHEN 1 THEN
+      EXECUTE format('DELETE FROM rm WHERE p = %s AND c BETWEEN 3 AND 9', 1 + (i * 37) % 300);
+      EXECUTE format('DELETE FROM rm_heap WHERE p = %s AND c BETWEEN 3 AND 9', 1 + (i * 37) % 300);
+      EXECUTE format('DELETE FROM rm WHERE p = %s AND c > 15', 1 + (i * 37) % 300);
+      EXECUTE format('DELETE FROM rm_heap WHERE p = %s AND c > 15', 1 + (i * 37) % 300);
+    ELSE NULL;
+    END CASE;
+  END LOOP;
+END $$;
+-- rows written again after their partition's tombstone live
+INSERT INTO rm SELECT p, c, -1 FROM generate_series(1, 300, 9) p, generate_series(1, 20, 5) c;
+INSERT INTO rm_heap SELECT p, c, -1 FROM generate_series(1, 300, 9) p, generate_series(1, 20, 5) c
+  ON CONFLICT (p, c) DO UPDATE SET v = -1;
+SELECT count(*) AS range_tombstones FROM widecol.range_tombstones('rm');
+SELECT same($$SELECT p, count(*), sum(v) FROM rm GROUP BY p ORDER BY p$$, $$SELECT p, count(*), sum(v) FROM rm_heap GROUP BY p ORDER BY p$$);
+SELECT same($$SELECT * FROM rm WHERE p = 38 ORDER BY c$$, $$SELECT * FROM rm_heap WHERE p = 38 ORDER BY c$$);
+SELECT same($$SELECT * FROM rm WHERE p = 75 ORDER BY c$$, $$SELECT * FROM rm_heap WHERE p = 75 ORDER BY c$$);
+SELECT same($$SELECT * FROM rm WHERE p = 1 ORDER BY c$$, $$SELECT * FROM rm_heap WHERE p = 1 ORDER BY c$$);
+SELECT same($$SELECT * FROM rm WHERE p = ANY('{2,38,75,112,149,186,223,260,297}') ORDER BY p, c$$,
+            $$SELECT * FROM rm_heap WHERE p = ANY('{2,38,75,112,149,186,223,260,297}') ORDER BY p, c$$);
+DROP TABLE rm, rm_heap;
+
 DROP TABLE rd, rd_heap, rc, rc_heap;
 DROP FUNCTION same(text), on_both(text), rd_log(), rd_stmt(), rows_diff(regclass, regclass), same(text, text),
   key_pages(text);

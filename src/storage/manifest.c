@@ -534,6 +534,47 @@ note_row(ManifestCopy *c, SegScan *s, int *cap)
 	note_xids(x, s->tup->t_data);
 }
 
+/* A copy's range tombstone with the xids of its row, to sort them together. */
+typedef struct TombstoneWithXids
+{
+	WcRangeTombstone rt;
+	RowXids		x;
+} TombstoneWithXids;
+
+static int
+tombstone_with_xids_cmp(const void *a, const void *b)
+{
+	return rt_cmp(&((const TombstoneWithXids *) a)->rt, &((const TombstoneWithXids *) b)->rt);
+}
+
+/*
+ * Sort the copy's range tombstones once, as the lookups by partition key
+ * need them: a read used to sort its own subset, which with thousands of
+ * tombstones cost more than the read.
+ */
+static void
+sort_tombstones(ManifestCopy *c)
+{
+	WcManifest *all = c->all;
+	TombstoneWithXids *t;
+
+	if (all->nrts < 2)
+		return;
+	t = palloc(sizeof(TombstoneWithXids) * all->nrts);
+	for (int i = 0; i < all->nrts; i++)
+	{
+		t[i].rt = all->rts[i];
+		t[i].x = c->rt_xids[i];
+	}
+	qsort(t, all->nrts, sizeof(TombstoneWithXids), tombstone_with_xids_cmp);
+	for (int i = 0; i < all->nrts; i++)
+	{
+		all->rts[i] = t[i].rt;
+		c->rt_xids[i] = t[i].x;
+	}
+	pfree(t);
+}
+
 /*
  * Read every version of the storage's reader rows into a new copy.  It is
  * built in the transaction's memory and kept only once complete (an error
@@ -564,6 +605,7 @@ copy_rows(ManifestCopy *c, uint64 epoch)
 			fill_row(&f, &s);
 		}
 	seg_end(&s);
+	sort_tombstones(c);
 	MemoryContextSwitchTo(old);
 	MemoryContextSetParent(cxt, TopMemoryContext);
 	c->cxt = cxt;
@@ -646,13 +688,12 @@ manifest_from_copy(ManifestCopy *c, Snapshot snapshot)
 			return NULL;
 		else if (v)
 			m->retired_gens[m->nretired++] = all->retired_gens[i];
+	/* the copy's tombstones are sorted (copy_rows): so is any subset */
 	for (int i = 0; i < all->nrts; i++)
 		if ((v = row_visible(&c->rt_xids[i], snapshot)) < 0)
 			return NULL;
 		else if (v)
 			m->rts[m->nrts++] = all->rts[i];
-	if (m->nrts > 1)
-		qsort(m->rts, m->nrts, sizeof(WcRangeTombstone), rt_cmp);
 	return m;
 }
 
@@ -833,24 +874,32 @@ wc_range_covers(const WcRangeTombstone *rt, const char *key, int keylen, int pkl
  * The write time of the newest range tombstone that covers the key (0:
  * none); with a valid horizon, only of those every snapshot sees.
  */
-int64
-wc_range_covering_ts(const WcManifest *m, const char *key, int keylen, int pklen,
-					 TransactionId horizon)
+/* The first range tombstone (sorted by partition key) of partition pk. */
+static int
+first_of_partition(const WcManifest *m, const char *pk, int pklen)
 {
 	int			lo = 0,
 				hi = m->nrts;
-	int64		ts = 0;
 
-	/* the first tombstone of the partition */
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
 
-		if (wc_compare_keys(m->rts[mid].pk, m->rts[mid].pklen, key, pklen) < 0)
+		if (wc_compare_keys(m->rts[mid].pk, m->rts[mid].pklen, pk, pklen) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+int64
+wc_range_covering_ts(const WcManifest *m, const char *key, int keylen, int pklen,
+					 TransactionId horizon)
+{
+	int			lo = first_of_partition(m, key, pklen);
+	int64		ts = 0;
+
 	for (int i = lo; i < m->nrts && m->rts[i].pklen == pklen &&
 		 memcmp(m->rts[i].pk, key, pklen) == 0; i++)
 	{
@@ -868,9 +917,9 @@ wc_partition_deleted_ts(const WcManifest *m, const char *pk, int pklen)
 {
 	int64		ts = 0;
 
-	for (int i = 0; i < m->nrts; i++)
-		if (m->rts[i].lo == NULL && m->rts[i].hi == NULL && m->rts[i].pklen == pklen &&
-			memcmp(m->rts[i].pk, pk, pklen) == 0 && m->rts[i].write_ts > ts)
+	for (int i = first_of_partition(m, pk, pklen);
+		 i < m->nrts && m->rts[i].pklen == pklen && memcmp(m->rts[i].pk, pk, pklen) == 0; i++)
+		if (m->rts[i].lo == NULL && m->rts[i].hi == NULL && m->rts[i].write_ts > ts)
 			ts = m->rts[i].write_ts;
 	return ts;
 }
