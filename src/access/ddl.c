@@ -481,7 +481,7 @@ handle_alter(AlterTableStmt *stmt, PlannedStmt *pstmt, const char *queryString,
 static int
 count_widecol_tables(Oid nsp)
 {
-	Oid			amoid = get_table_am_oid(WIDECOL_AM_NAME, true);
+	Oid			amoid = wc_am_oid();
 	Relation	pg_class_rel;
 	TableScanDesc scan;
 	HeapTuple	tup;

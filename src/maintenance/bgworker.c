@@ -307,7 +307,7 @@ list_tables(bool *installed)
 
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	amoid = get_table_am_oid(WIDECOL_AM_NAME, true);
+	amoid = wc_am_oid();
 	*installed = OidIsValid(get_extension_oid("widecol", true)) && OidIsValid(amoid);
 	if (*installed)
 	{

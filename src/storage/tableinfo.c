@@ -28,6 +28,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_locale.h"
@@ -531,6 +532,36 @@ wc_build_table_info(Relation rel, List *wc, WcTableInfo *info)
 	parse_compaction_options(wc, info);
 }
 
+/* ---------- the access method ---------- */
+
+static Oid	cached_am_oid = InvalidOid;
+
+static void
+am_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	cached_am_oid = InvalidOid;
+}
+
+/*
+ * The widecol access method's OID, InvalidOid while the extension is not
+ * created.  Looked up by name once and kept until pg_am changes (DROP and
+ * CREATE EXTENSION give it another OID): every write and plan asks.
+ */
+Oid
+wc_am_oid(void)
+{
+	static bool registered = false;
+
+	if (!registered)
+	{
+		CacheRegisterSyscacheCallback(AMOID, am_callback, (Datum) 0);
+		registered = true;
+	}
+	if (!OidIsValid(cached_am_oid))
+		cached_am_oid = get_table_am_oid(WIDECOL_AM_NAME, true);
+	return cached_am_oid;
+}
+
 /* ---------- per-relation cache ---------- */
 
 /*
@@ -583,7 +614,7 @@ wc_table_info(Relation rel)
 bool
 wc_relation_is_widecol(Oid relid)
 {
-	Oid			amoid = get_table_am_oid(WIDECOL_AM_NAME, true);
+	Oid			amoid = wc_am_oid();
 	HeapTuple	tup;
 	bool		result = false;
 

@@ -69,6 +69,7 @@ extern WcTableInfo *wc_table_info(Relation rel);
 extern List *wc_stored_options(Oid relid);
 extern void wc_split_options(List *defs, List **wc, List **rest);
 extern void wc_build_table_info(Relation rel, List *wc, WcTableInfo *info);
+extern Oid	wc_am_oid(void);
 extern bool wc_relation_is_widecol(Oid relid);
 extern const char *wc_supported_types_list(void);
 extern bool wc_type_is_supported(Oid typid);
