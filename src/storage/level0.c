@@ -187,8 +187,9 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 		return full;
 	}
 
-	if (MAXALIGN(itemlen) > BLCKSZ - MAXALIGN(SizeOfPageHeaderData + sizeof(ItemIdData)) -
-		MAXALIGN(sizeof(WcPageOpaqueData)))
+	/* what PageAddItem needs on an empty page, checked before taking one */
+	if (SizeOfPageHeaderData + sizeof(ItemIdData) + MAXALIGN(itemlen) >
+		BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)))
 		elog(ERROR, "widecol: row of %u bytes does not fit an empty level-0 page", row->len);
 	newbuf = wc_new_page(rel, NULL);
 	meta = WcPageGetMeta(BufferGetPage(metabuf));
