@@ -1,0 +1,258 @@
+/*
+ * shardconn.c — a remote COPY FROM STDIN on a shard, over postgres_fdw's own
+ * connection to it.
+ *
+ * postgres_fdw keeps one connection per (server, user mapping) and runs a
+ * remote transaction on it (REPEATABLE READ, a savepoint per subtransaction
+ * level) that commits or aborts with the coordinator's transaction.  Using
+ * its connection (GetConnection, exported by postgres_fdw.so, whose header is
+ * not installed) keeps the rows of a COPY inside that transaction: a COPY
+ * that fails, or a transaction that rolls back, leaves nothing on any shard.
+ *
+ * The data is sent in non-blocking mode so that a shard that reads slowly
+ * does not stall the others (the caller buffers its rows meanwhile) and so
+ * that waits are interruptible.  A remote error is raised with the shard's
+ * SQLSTATE, message, detail and hint.  After an error, postgres_fdw's
+ * (sub)transaction abort callback cancels what runs on the connection and
+ * rolls the remote (sub)transaction back; wc_remote_copy_abandon only ends
+ * the COPY (CopyFail) so that this is quick.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "foreign/foreign.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/lsyscache.h"
+#include "utils/wait_event.h"
+
+#include "access/access.h"
+
+/* postgres_fdw.h (PostgreSQL 15), not installed: the parts used here */
+typedef struct PgFdwConnState
+{
+	void	   *pendingAreq;	/* an async foreign scan's pending request */
+} PgFdwConnState;
+typedef PGconn *(*GetConnection_fn) (UserMapping *user, bool will_prep_stmt,
+									 PgFdwConnState **state);
+
+typedef enum
+{
+	RC_COPYING,					/* CopyData may be sent */
+	RC_ENDED,					/* CopyDone sent, result not read yet */
+	RC_DONE						/* result read (or abandoned) */
+} RemoteCopyState;
+
+struct WcRemoteCopy
+{
+	PGconn	   *conn;
+	const char *server;
+	RemoteCopyState state;
+	bool		unsent;			/* libpq holds data the socket did not take yet */
+};
+
+static GetConnection_fn get_connection = NULL;
+
+static PGconn *
+fdw_connection(Oid foreign_relid, const char **server)
+{
+	ForeignTable *ft = GetForeignTable(foreign_relid);
+	ForeignServer *fs = GetForeignServer(ft->serverid);
+	UserMapping *um = GetUserMapping(GetUserId(), ft->serverid);
+	PgFdwConnState *state = NULL;
+	PGconn	   *conn;
+
+	if (get_connection == NULL)
+		get_connection = (GetConnection_fn)
+			load_external_function("$libdir/postgres_fdw", "GetConnection", true, NULL);
+	conn = get_connection(um, false, &state);
+	/* only possible when COPY runs inside a query scanning the same shard */
+	if (state != NULL && state->pendingAreq != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot COPY to server \"%s\" while an asynchronous scan of it is in progress",
+						fs->servername),
+				 errhint("Set widecol.batch_copy = off for this COPY.")));
+	*server = fs->servername;
+	return conn;
+}
+
+/* Raise a remote error (res may be NULL: a connection failure). */
+static void
+remote_error(WcRemoteCopy *rc, PGresult *res)
+{
+	char	   *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	char	   *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	char	   *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	char	   *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
+	char	   *context = res ? PQresultErrorField(res, PG_DIAG_CONTEXT) : NULL;
+	int			code = state ? MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4])
+		: ERRCODE_CONNECTION_FAILURE;
+
+	/* copies: the result is freed before ereport leaves this frame */
+	msg = pstrdup(msg ? msg : pchomp(PQerrorMessage(rc->conn)));
+	detail = detail ? pstrdup(detail) : NULL;
+	hint = hint ? pstrdup(hint) : NULL;
+	context = context ? pstrdup(context) : NULL;
+	if (res)
+		PQclear(res);
+	rc->state = RC_DONE;
+	(void) PQsetnonblocking(rc->conn, 0);
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("%s", msg),
+			 detail ? errdetail_internal("%s", detail) : 0,
+			 hint ? errhint("%s", hint) : 0,
+			 context ? errcontext("%s", context) : 0,
+			 errcontext("COPY on server \"%s\"", rc->server)));
+}
+
+/* Wait until the socket can be read (readable) or written; interruptible. */
+static void
+wait_socket(WcRemoteCopy *rc, bool readable)
+{
+	int			rc_wait;
+
+	rc_wait = WaitLatchOrSocket(MyLatch,
+								WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+								(readable ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE),
+								PQsocket(rc->conn), -1L, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	if (readable && (rc_wait & WL_SOCKET_READABLE) && !PQconsumeInput(rc->conn))
+		remote_error(rc, NULL);
+}
+
+/* The next result, waiting for it interruptibly. */
+static PGresult *
+next_result(WcRemoteCopy *rc)
+{
+	while (PQisBusy(rc->conn))
+		wait_socket(rc, true);
+	return PQgetResult(rc->conn);
+}
+
+/* Push what libpq holds to the socket; wait for it if must_send. */
+static void
+send_pending(WcRemoteCopy *rc, bool must_send)
+{
+	for (;;)
+	{
+		int			r = PQflush(rc->conn);
+
+		if (r < 0)
+			remote_error(rc, NULL);
+		rc->unsent = (r == 1);
+		if (!rc->unsent || !must_send)
+			return;
+		wait_socket(rc, false);
+	}
+}
+
+/*
+ * Start "COPY ... FROM STDIN" (sql) on the shard of foreign table
+ * foreign_relid, in postgres_fdw's remote transaction.
+ */
+WcRemoteCopy *
+wc_remote_copy_begin(Oid foreign_relid, const char *sql)
+{
+	WcRemoteCopy *rc = palloc0(sizeof(WcRemoteCopy));
+	PGresult   *res;
+
+	rc->conn = fdw_connection(foreign_relid, &rc->server);
+	rc->state = RC_DONE;
+	if (!PQsendQuery(rc->conn, sql))
+		remote_error(rc, NULL);
+	res = next_result(rc);
+	if (PQresultStatus(res) != PGRES_COPY_IN)
+	{
+		/* an error (the table changed on the shard): read to the end */
+		PGresult   *more;
+
+		while ((more = next_result(rc)) != NULL)
+			PQclear(more);
+		remote_error(rc, res);
+	}
+	PQclear(res);
+	rc->state = RC_COPYING;
+	if (PQsetnonblocking(rc->conn, 1) != 0)
+		remote_error(rc, NULL);
+	return rc;
+}
+
+/* Can data be handed over without growing libpq's buffer? */
+bool
+wc_remote_copy_ready(WcRemoteCopy *rc)
+{
+	if (rc->unsent)
+		send_pending(rc, false);
+	return !rc->unsent;
+}
+
+/* Send rows (whole lines of COPY text); waits only for earlier data. */
+void
+wc_remote_copy_put(WcRemoteCopy *rc, const char *data, int len)
+{
+	Assert(rc->state == RC_COPYING);
+	send_pending(rc, true);
+	if (PQputCopyData(rc->conn, data, len) != 1)
+		remote_error(rc, NULL);
+	send_pending(rc, false);
+}
+
+/* CopyDone: the shard finishes its COPY while others are still sent theirs. */
+void
+wc_remote_copy_end(WcRemoteCopy *rc)
+{
+	Assert(rc->state == RC_COPYING);
+	send_pending(rc, true);
+	if (PQputCopyEnd(rc->conn, NULL) != 1)
+		remote_error(rc, NULL);
+	send_pending(rc, true);
+	rc->state = RC_ENDED;
+	if (PQsetnonblocking(rc->conn, 0) != 0)
+		remote_error(rc, NULL);
+}
+
+/* The shard's result: its row count, or its error raised here. */
+uint64
+wc_remote_copy_finish(WcRemoteCopy *rc)
+{
+	PGresult   *res;
+	PGresult   *more;
+	uint64		rows;
+
+	Assert(rc->state == RC_ENDED);
+	res = next_result(rc);
+	while ((more = next_result(rc)) != NULL)
+		PQclear(more);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		remote_error(rc, res);
+	rows = strtou64(PQcmdTuples(res), NULL, 10);
+	PQclear(res);
+	rc->state = RC_DONE;
+	return rows;
+}
+
+/*
+ * On error: end a COPY still in progress with CopyFail, so that the shard
+ * stops it at once; postgres_fdw's abort callback reads the outcome and rolls
+ * the remote (sub)transaction back.  Never raises an error.
+ */
+void
+wc_remote_copy_abandon(WcRemoteCopy *rc)
+{
+	int			tries;
+
+	if (rc == NULL || rc->state != RC_COPYING)
+		return;
+	rc->state = RC_DONE;
+	if (PQputCopyEnd(rc->conn, "COPY failed on the coordinator") != 1)
+		return;
+	/* a bounded wait: the connection is dropped by postgres_fdw if stuck */
+	for (tries = 0; tries < 100 && PQflush(rc->conn) == 1; tries++)
+		(void) WaitLatchOrSocket(NULL, WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 PQsocket(rc->conn), 100L, PG_WAIT_EXTENSION);
+	(void) PQsetnonblocking(rc->conn, 0);
+}
