@@ -31,6 +31,7 @@ extern int	wc_hash_partition_index(Relation rel, struct PartitionDescData *desc,
 									Datum *values, bool *isnull);
 /* shardconn.c: a remote COPY FROM STDIN over postgres_fdw's connection */
 typedef struct WcRemoteCopy WcRemoteCopy;
+extern bool wc_remote_query_true(Oid foreign_relid, const char *sql);
 extern WcRemoteCopy *wc_remote_copy_begin(Oid foreign_relid, const char *sql);
 extern bool wc_remote_copy_ready(WcRemoteCopy *rc);
 extern void wc_remote_copy_put(WcRemoteCopy *rc, const char *data, int len);

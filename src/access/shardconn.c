@@ -151,6 +151,32 @@ send_pending(WcRemoteCopy *rc, bool must_send)
 }
 
 /*
+ * Run a query that returns one boolean on the shard of foreign table
+ * foreign_relid (in postgres_fdw's remote transaction); true if it is true.
+ */
+bool
+wc_remote_query_true(Oid foreign_relid, const char *sql)
+{
+	WcRemoteCopy rc = {0};
+	PGresult   *res;
+	PGresult   *more;
+	bool		result;
+
+	rc.conn = fdw_connection(foreign_relid, &rc.server);
+	rc.state = RC_DONE;
+	if (!PQsendQuery(rc.conn, sql))
+		remote_error(&rc, NULL);
+	res = next_result(&rc);
+	while ((more = next_result(&rc)) != NULL)
+		PQclear(more);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		remote_error(&rc, res);
+	result = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return result;
+}
+
+/*
  * Start "COPY ... FROM STDIN" (sql) on the shard of foreign table
  * foreign_relid, in postgres_fdw's remote transaction.
  */

@@ -17,8 +17,8 @@
  * the rows, the triggers (none: see stream_possible) and the remote
  * transaction are what a plain COPY through postgres_fdw would give.  Only
  * for tables that are hash-partitioned on plain columns, whose partitions
- * are all postgres_fdw foreign tables, with no INSERT trigger on the parent
- * or a partition, and with the output styles postgres_fdw sends values in
+ * are all postgres_fdw foreign tables on different servers, with no INSERT
+ * trigger on the parent or a partition, and with the output styles postgres_fdw sends values in
  * (DateStyle ISO, IntervalStyle postgres, extra_float_digits > 0);
  * otherwise shardcopy.c's INSERT ... SELECT runs.
  */
@@ -31,6 +31,8 @@
 #include "commands/defrem.h"
 #include "executor/executor.h"
 #include "foreign/foreign.h"
+#include "libpq/pqformat.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
@@ -59,9 +61,12 @@
 typedef struct Shard
 {
 	Oid			relid;			/* the foreign partition */
-	char	   *sql;			/* COPY remote_table (columns) FROM STDIN */
-	WcRemoteCopy *remote;		/* started with its first full buffer */
-	StringInfoData buf;			/* lines of COPY text not sent yet */
+	char	   *copy_text;		/* COPY remote_table (columns) FROM STDIN */
+	char	   *copy_binary;	/* the same in binary format */
+	char	   *same_types;		/* query: the shard's columns have our types */
+	WcRemoteCopy *remote;		/* started with the shard's first row */
+	bool		binary;			/* rows sent in binary format */
+	StringInfoData buf;			/* rows not sent yet */
 } Shard;
 
 typedef struct Stream
@@ -70,7 +75,10 @@ typedef struct Stream
 	PartitionDesc desc;
 	Shard	   *shards;			/* by partition index */
 	FmgrInfo   *out;			/* output function per column */
+	FmgrInfo   *send;			/* binary send function per column */
 	bool	   *as_text;		/* column whose value is its text (textout) */
+	bool		binary_ok;		/* every column can be sent in binary */
+	MemoryContext cxt;			/* the statement's */
 	int			nkeys;
 	AttrNumber *keyatt;
 } Stream;
@@ -85,20 +93,25 @@ inserts_fire_triggers(Relation rel)
 				 t->trig_insert_after_statement || t->trig_insert_new_table);
 }
 
+/* A boolean option of a foreign table or server, dflt if not set. */
 static bool
-option_false(List *options, const char *name)
+option_bool(List *options, const char *name, bool dflt)
 {
 	ListCell   *lc;
 
 	foreach(lc, options)
 		if (strcmp(lfirst_node(DefElem, lc)->defname, name) == 0)
-			return !defGetBoolean(lfirst_node(DefElem, lc));
-	return false;
+			return defGetBoolean(lfirst_node(DefElem, lc));
+	return dflt;
 }
 
-/* A postgres_fdw foreign table that a COPY may write without triggers. */
+/*
+ * A postgres_fdw foreign table that a COPY may write without triggers, on
+ * a server no other partition uses (a connection carries one COPY at a
+ * time).
+ */
 static bool
-plain_fdw_partition(Oid relid)
+plain_fdw_partition(Oid relid, List **servers)
 {
 	ForeignTable *ft;
 	ForeignServer *fs;
@@ -111,11 +124,13 @@ plain_fdw_partition(Oid relid)
 	ft = GetForeignTable(relid);
 	fs = GetForeignServer(ft->serverid);
 	fdw = GetForeignDataWrapper(fs->fdwid);
+	/* postgres_fdw's "updatable": the table's setting, else the server's */
 	if (!OidIsValid(fdw->fdwhandler) ||
 		strcmp(get_func_name(fdw->fdwhandler), "postgres_fdw_handler") != 0 ||
-		option_false(ft->options, "updatable") ||
-		(option_false(fs->options, "updatable") && !option_false(ft->options, "updatable")))
+		!option_bool(ft->options, "updatable", option_bool(fs->options, "updatable", true)) ||
+		list_member_oid(*servers, fs->serverid))
 		return false;
+	*servers = lappend_oid(*servers, fs->serverid);
 	part = table_open(relid, RowExclusiveLock);
 	ok = !inserts_fire_triggers(part);
 	table_close(part, NoLock);
@@ -131,6 +146,7 @@ stream_possible(Relation rel)
 {
 	PartitionKey key = RelationGetPartitionKey(rel);
 	PartitionDesc desc;
+	List	   *servers = NIL;
 	int			i;
 
 	if (DateStyle != USE_ISO_DATES || IntervalStyle != INTSTYLE_POSTGRES ||
@@ -145,21 +161,31 @@ stream_possible(Relation rel)
 	if (desc->nparts == 0)
 		return false;
 	for (i = 0; i < desc->nparts; i++)
-		if (!plain_fdw_partition(desc->oids[i]))
+		if (!plain_fdw_partition(desc->oids[i], &servers))
 			return false;
 	return true;
 }
 
-static const char *
-remote_copy_sql(Relation parent, Oid part)
+/*
+ * The shard's COPY statements for partition part (the remote table and
+ * column names of postgres_fdw's options), and a query that is true if
+ * the remote columns have the coordinator's types (so that binary format
+ * means the same there).
+ */
+static void
+remote_sql(Relation parent, Shard *sh)
 {
+	Oid			part = sh->relid;
 	ForeignTable *ft = GetForeignTable(part);
 	TupleDesc	desc = RelationGetDescr(parent);
 	const char *schema = NULL;
 	const char *table = NULL;
-	StringInfoData sql;
+	const char *qualified;
+	StringInfoData cols;
+	StringInfoData names;
+	StringInfoData types;
 	ListCell   *lc;
-	bool		first = true;
+	int			n = 0;
 	int			i;
 
 	foreach(lc, ft->options)
@@ -171,10 +197,11 @@ remote_copy_sql(Relation parent, Oid part)
 		else if (strcmp(def->defname, "table_name") == 0)
 			table = defGetString(def);
 	}
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "COPY %s (",
-					 quote_qualified_identifier(schema ? schema : get_namespace_name(get_rel_namespace(part)),
-												table ? table : get_rel_name(part)));
+	qualified = quote_qualified_identifier(schema ? schema : get_namespace_name(get_rel_namespace(part)),
+										   table ? table : get_rel_name(part));
+	initStringInfo(&cols);
+	initStringInfo(&names);
+	initStringInfo(&types);
 	for (i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -188,11 +215,17 @@ remote_copy_sql(Relation parent, Oid part)
 		foreach(lc, GetForeignColumnOptions(part, partatt))
 			if (strcmp(lfirst_node(DefElem, lc)->defname, "column_name") == 0)
 				name = defGetString(lfirst_node(DefElem, lc));
-		appendStringInfo(&sql, "%s%s", first ? "" : ", ", quote_identifier(name));
-		first = false;
+		appendStringInfo(&cols, "%s%s", n ? ", " : "", quote_identifier(name));
+		appendStringInfo(&names, "%s(%d, %s)", n ? ", " : "", n, quote_literal_cstr(name));
+		appendStringInfo(&types, "%s%u", n ? "," : "", att->atttypid);
+		n++;
 	}
-	appendStringInfoString(&sql, ") FROM STDIN");
-	return sql.data;
+	sh->copy_text = psprintf("COPY %s (%s) FROM STDIN", qualified, cols.data);
+	sh->copy_binary = psprintf("COPY %s (%s) FROM STDIN (FORMAT binary)", qualified, cols.data);
+	sh->same_types = psprintf("SELECT pg_catalog.array_agg(a.atttypid ORDER BY c.n) = '{%s}'::pg_catalog.oid[]"
+							  " FROM (VALUES %s) c(n, name) LEFT JOIN pg_catalog.pg_attribute a"
+							  " ON a.attrelid = %s::pg_catalog.regclass AND a.attname = c.name AND NOT a.attisdropped",
+							  types.data, names.data, quote_literal_cstr(qualified));
 }
 
 static Stream *
@@ -201,30 +234,53 @@ stream_open(Relation rel)
 	Stream	   *s = palloc0(sizeof(Stream));
 	TupleDesc	desc = RelationGetDescr(rel);
 	PartitionKey key = RelationGetPartitionKey(rel);
+	bool		same_encoding = (pg_get_client_encoding() == GetDatabaseEncoding());
 	int			i;
 
 	s->rel = rel;
+	s->cxt = CurrentMemoryContext;
 	s->desc = RelationGetPartitionDesc(rel, true);
 	s->shards = palloc0(sizeof(Shard) * s->desc->nparts);
 	for (i = 0; i < s->desc->nparts; i++)
 	{
 		s->shards[i].relid = s->desc->oids[i];
-		s->shards[i].sql = (char *) remote_copy_sql(rel, s->desc->oids[i]);
+		remote_sql(rel, &s->shards[i]);
 		initStringInfo(&s->shards[i].buf);
 	}
 	s->out = palloc0(sizeof(FmgrInfo) * desc->natts);
+	s->send = palloc0(sizeof(FmgrInfo) * desc->natts);
 	s->as_text = palloc0(sizeof(bool) * desc->natts);
+	s->binary_ok = true;
 	for (i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 		Oid			outfunc;
+		Oid			sendfunc;
+		Oid			ioparam;
 		bool		isvarlena;
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		char		typdelim;
 
 		if (att->attisdropped)
 			continue;
 		getTypeOutputInfo(att->atttypid, &outfunc, &isvarlena);
 		fmgr_info(outfunc, &s->out[i]);
 		s->as_text[i] = (outfunc == F_TEXTOUT);
+		get_type_io_data(att->atttypid, IOFunc_send, &typlen, &typbyval, &typalign,
+						 &typdelim, &ioparam, &sendfunc);
+		/*
+		 * Binary only for built-in types (their format is PostgreSQL's own),
+		 * and, as send functions write text in the client's encoding while
+		 * postgres_fdw's connection uses the database's, only for text
+		 * (sent as is here) and fixed-size types when the two differ.
+		 */
+		if (!OidIsValid(sendfunc) || att->atttypid >= FirstNormalObjectId ||
+			(!same_encoding && !s->as_text[i] && att->attlen < 0))
+			s->binary_ok = false;
+		else
+			fmgr_info(sendfunc, &s->send[i]);
 	}
 	s->nkeys = key->partnatts;
 	s->keyatt = key->partattrs;
@@ -268,8 +324,9 @@ append_escaped(StringInfo buf, const char *p, int len)
 	appendBinaryStringInfo(buf, start, end - start);
 }
 
+/* A row as a line of COPY text. */
 static void
-append_row(Stream *s, StringInfo buf, TupleTableSlot *slot)
+append_text_row(Stream *s, StringInfo buf, TupleTableSlot *slot)
 {
 	TupleDesc	desc = slot->tts_tupleDescriptor;
 	bool		first = true;
@@ -300,6 +357,42 @@ append_row(Stream *s, StringInfo buf, TupleTableSlot *slot)
 	appendStringInfoCharMacro(buf, '\n');
 }
 
+/* A row as a tuple of binary COPY: field count, then length and bytes. */
+static void
+append_binary_row(Stream *s, StringInfo buf, TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int			n = 0;
+	int			at = buf->len;
+	int			i;
+
+	pq_sendint16(buf, 0);		/* the count, set below */
+	for (i = 0; i < desc->natts; i++)
+	{
+		if (TupleDescAttr(desc, i)->attisdropped)
+			continue;
+		n++;
+		if (slot->tts_isnull[i])
+			pq_sendint32(buf, -1);
+		else if (s->as_text[i])
+		{
+			text	   *t = DatumGetTextPP(slot->tts_values[i]);
+
+			pq_sendint32(buf, VARSIZE_ANY_EXHDR(t));
+			appendBinaryStringInfo(buf, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+		}
+		else
+		{
+			bytea	   *v = SendFunctionCall(&s->send[i], slot->tts_values[i]);
+
+			pq_sendint32(buf, VARSIZE(v) - VARHDRSZ);
+			appendBinaryStringInfo(buf, VARDATA(v), VARSIZE(v) - VARHDRSZ);
+		}
+	}
+	buf->data[at] = (char) (n >> 8);
+	buf->data[at + 1] = (char) n;
+}
+
 static int
 route_row(Stream *s, TupleTableSlot *slot)
 {
@@ -323,14 +416,37 @@ route_row(Stream *s, TupleTableSlot *slot)
 	return idx;
 }
 
+/*
+ * Start the shard's COPY, at its first row: in binary format where the
+ * shard's columns have the coordinator's types, else in text.
+ */
+static void
+shard_begin(Stream *s, Shard *sh)
+{
+	MemoryContext old = MemoryContextSwitchTo(s->cxt);	/* not the row's */
+
+	sh->binary = s->binary_ok && wc_remote_query_true(sh->relid, sh->same_types);
+	sh->remote = wc_remote_copy_begin(sh->relid, sh->binary ? sh->copy_binary : sh->copy_text);
+	MemoryContextSwitchTo(old);
+	if (sh->binary)
+	{
+		/* signature, flags, header extension length */
+		appendBinaryStringInfo(&sh->buf, "PGCOPY\n\377\r\n\0", 11);
+		pq_sendint32(&sh->buf, 0);
+		pq_sendint32(&sh->buf, 0);
+	}
+}
+
 /* Hand a shard's buffer to its connection when it is worth it (or final). */
 static void
 send_rows(Shard *sh, bool final)
 {
+	if (sh->remote == NULL)
+		return;
+	if (final && sh->binary)
+		pq_sendint16(&sh->buf, -1);		/* the trailer */
 	if (sh->buf.len == 0 || (!final && sh->buf.len < FLUSH_AT))
 		return;
-	if (sh->remote == NULL)
-		sh->remote = wc_remote_copy_begin(sh->relid, sh->sql);
 	/* a busy socket: keep buffering, unless the buffer is full */
 	if (!final && sh->buf.len < BUFFER_MAX && !wc_remote_copy_ready(sh->remote))
 		return;
@@ -361,6 +477,7 @@ stream_rows(Stream *s, CopyFromState cstate, List *where)
 		for (;;)
 		{
 			MemoryContext old;
+			Shard	   *sh;
 			int			idx;
 
 			CHECK_FOR_INTERRUPTS();
@@ -379,9 +496,15 @@ stream_rows(Stream *s, CopyFromState cstate, List *where)
 				continue;
 			}
 			idx = route_row(s, slot);
-			append_row(s, &s->shards[idx].buf, slot);
+			sh = &s->shards[idx];
+			if (sh->remote == NULL)
+				shard_begin(s, sh);
+			if (sh->binary)
+				append_binary_row(s, &sh->buf, slot);
+			else
+				append_text_row(s, &sh->buf, slot);
 			MemoryContextSwitchTo(old);
-			send_rows(&s->shards[idx], false);
+			send_rows(sh, false);
 		}
 		error_context_stack = errcb.previous;
 

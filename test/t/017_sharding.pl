@@ -139,9 +139,18 @@ is( c(q{SELECT count(*) FROM img r WHERE (widecol.shard_for('img', r.dev)).parti
 	'0', 'every row is on the shard that widecol.shard_for names');
 for my $s ($s1, $s2)
 {
+	like(slurp_file($s->logfile), qr/statement: COPY public\.img \(dev, day, ts, id, v\) FROM STDIN \(FORMAT binary\)/,
+		$s->name . ': the rows came with COPY FROM STDIN, in binary format');
 	is( $s->safe_psql('postgres', q{SELECT (SELECT count(*) > 0 FROM widecol.runs('img')) AND widecol.level0_pages('img') = 0}),
 		't', $s->name . ': the streamed COPY wrote sorted runs (no row-by-row level-0 inserts)');
 }
+# a shard whose column has another type than the coordinator's gets text
+$s2->safe_psql('postgres', q{ALTER TABLE img ALTER COLUMN v TYPE varchar});
+as_loader(qq{\\copy img FROM PROGRAM 'head -n 600 $csv' (FORMAT csv)});
+like(slurp_file($s2->logfile), qr/statement: COPY public\.img \(dev, day, ts, id, v\) FROM STDIN\n/,
+	'a shard with a column of another type: COPY in text format');
+$s2->safe_psql('postgres', q{ALTER TABLE img ALTER COLUMN v TYPE text});
+is(c(q{SELECT count(*) FROM img}), '12000', '... the same rows again replace themselves');
 c(qq{SET widecol.batch_copy = off; COPY img FROM PROGRAM 'head -n 30 $csv' (FORMAT csv)});
 is( $s1->safe_psql('postgres', q{SELECT widecol.level0_pages('img') > 0})
 	  . $s2->safe_psql('postgres', q{SELECT widecol.level0_pages('img') > 0}),
@@ -183,6 +192,16 @@ is(as_loader(qq{BEGIN; SAVEPOINT a; \\copy img FROM '$more' (FORMAT csv)
 is( c(q{SELECT count(*) FROM img r WHERE id > 20000 AND (widecol.shard_for('img', r.dev)).partition = r.tableoid}),
 	'60', '... only the committed rows are on the shards, each on its own');
 c(q{DELETE FROM img WHERE id > 20000});
+
+# a row trigger on a foreign partition fires as in PostgreSQL's COPY (such
+# a COPY goes through INSERT ... SELECT)
+c(q{CREATE FUNCTION mark() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN NEW.v := 'trg'; RETURN NEW; END$$;
+    CREATE TRIGGER mark BEFORE INSERT ON img_shard_0 FOR EACH ROW EXECUTE FUNCTION mark()});
+as_loader(qq{\\copy img FROM PROGRAM 'head -n 100 $more' (FORMAT csv)});
+is( c(q{SELECT count(*) || ' ' || bool_and((v = 'trg') = (tableoid = 'img_shard_0'::regclass)) || ' ' || bool_or(v = 'trg')
+          FROM img WHERE id > 20000}),
+	'100 true true', 'a row trigger on a foreign partition fires for its rows only');
+c(q{DROP TRIGGER mark ON img_shard_0; DELETE FROM img WHERE id > 20000});
 
 # a column list (with a default evaluated on the coordinator) and WHERE
 c(q{ALTER TABLE img ALTER COLUMN v SET DEFAULT 'dflt'; ALTER TABLE img_local ALTER COLUMN v SET DEFAULT 'dflt'});
