@@ -105,7 +105,7 @@ remote_error(WcRemoteCopy *rc, PGresult *res)
 			 detail ? errdetail_internal("%s", detail) : 0,
 			 hint ? errhint("%s", hint) : 0,
 			 context ? errcontext("%s", context) : 0,
-			 errcontext("COPY on server \"%s\"", rc->server)));
+			 errcontext("remote COPY on server \"%s\" (its lines count the rows sent to that server)", rc->server)));
 }
 
 /* Wait until the socket can be read (readable) or written; interruptible. */

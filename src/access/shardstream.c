@@ -5,11 +5,12 @@
  * PostgreSQL's COPY machinery reads the input (BeginCopyFrom/NextCopyFrom:
  * every format and option, the column list, defaults), the statement's
  * WHERE is evaluated here as CopyFrom would, and each row is routed to its
- * partition as tuple routing does (shardroute.c).  The row is written as a
- * line of COPY text into that shard's buffer, and the buffers are sent as
- * one "COPY remote_table (columns) FROM STDIN" per shard, all open at once
- * on postgres_fdw's connections (shardconn.c), so the shards insert while
- * the coordinator still parses.  A shard's data goes over as soon as its
+ * partition as tuple routing does (shardroute.c).  The row is written into
+ * that shard's buffer, in binary COPY format where the shard's columns have
+ * our types (else as COPY text), and the buffers are sent as one
+ * "COPY remote_table (columns) FROM STDIN" per shard, all open at once on
+ * postgres_fdw's connections (shardconn.c), so the shards insert while the
+ * coordinator still parses.  A shard's data goes over as soon as its
  * socket takes it; a shard that reads slowly gets its rows buffered (up to
  * BUFFER_MAX) instead of stalling the others.
  *

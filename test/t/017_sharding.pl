@@ -176,7 +176,7 @@ is(on_shards(), $before, '... leaves no row on any shard');
 my $rejected = write_rows('rejected.csv', 20001, 32000);
 system_or_bail('sed', '-i', '9000s/^\([^,]*\),[^,]*,/\1,,/', $rejected);
 loader_fails_like(qq{\\copy img FROM '$rejected' (FORMAT csv)},
-	qr/23502: null value in column "day".*COPY on server "s[12]"/s,
+	qr/23502: null value in column "day".*remote COPY on server "s[12]"/s,
 	'COPY of a row that a shard rejects (NULL key column)');
 is(on_shards(), $before, '... leaves no row on any shard');
 is(c(q{SELECT count(*) FROM img}), '12000', '... and the coordinator reads what it did before');
