@@ -19,9 +19,9 @@
  * transaction are what a plain COPY through postgres_fdw would give.  Only
  * for tables that are hash-partitioned on plain columns, whose partitions
  * are all postgres_fdw foreign tables on different servers, with no INSERT
- * trigger on the parent or a partition, and with the output styles postgres_fdw sends values in
- * (DateStyle ISO, IntervalStyle postgres, extra_float_digits > 0);
- * otherwise shardcopy.c's INSERT ... SELECT runs.
+ * trigger on the parent or a partition, and with the output styles
+ * postgres_fdw sends values in (DateStyle ISO, IntervalStyle postgres,
+ * extra_float_digits > 0); otherwise shardcopy.c's INSERT ... SELECT runs.
  */
 #include "postgres.h"
 
@@ -68,6 +68,7 @@ typedef struct Shard
 	WcRemoteCopy *remote;		/* started with the shard's first row */
 	bool		binary;			/* rows sent in binary format */
 	StringInfoData buf;			/* rows not sent yet */
+	int			send_at;		/* buf.len at which to try sending */
 } Shard;
 
 typedef struct Stream
@@ -247,6 +248,7 @@ stream_open(Relation rel)
 		s->shards[i].relid = s->desc->oids[i];
 		remote_sql(rel, &s->shards[i]);
 		initStringInfo(&s->shards[i].buf);
+		s->shards[i].send_at = FLUSH_AT;
 	}
 	s->out = palloc0(sizeof(FmgrInfo) * desc->natts);
 	s->send = palloc0(sizeof(FmgrInfo) * desc->natts);
@@ -446,13 +448,17 @@ send_rows(Shard *sh, bool final)
 		return;
 	if (final && sh->binary)
 		pq_sendint16(&sh->buf, -1);		/* the trailer */
-	if (sh->buf.len == 0 || (!final && sh->buf.len < FLUSH_AT))
+	if (sh->buf.len == 0 || (!final && sh->buf.len < sh->send_at))
 		return;
-	/* a busy socket: keep buffering, unless the buffer is full */
+	/* a busy socket: keep buffering (try again a piece later) up to the cap */
 	if (!final && sh->buf.len < BUFFER_MAX && !wc_remote_copy_ready(sh->remote))
+	{
+		sh->send_at = sh->buf.len + FLUSH_AT;
 		return;
+	}
 	wc_remote_copy_put(sh->remote, sh->buf.data, sh->buf.len);
 	resetStringInfo(&sh->buf);
+	sh->send_at = FLUSH_AT;
 }
 
 static uint64
