@@ -15,7 +15,7 @@
  * BUFFER_MAX) instead of stalling the others.
  *
  * The privilege checks and WHERE transformation are DoCopy's (copy.c);
- * the rows, the triggers (none: see stream_possible) and the remote
+ * the rows, the triggers (none: see stream_refused) and the remote
  * transaction are what a plain COPY through postgres_fdw would give.  Only
  * for tables that are hash-partitioned on plain columns, whose partitions
  * are all postgres_fdw foreign tables on different servers, with no INSERT
@@ -108,43 +108,45 @@ option_bool(List *options, const char *name, bool dflt)
 }
 
 /*
- * A postgres_fdw foreign table that a COPY may write without triggers, on
- * a server no other partition uses (a connection carries one COPY at a
- * time).
+ * Why a COPY may not write partition relid straight to its shard (NULL if
+ * it may): a postgres_fdw foreign table without INSERT triggers, on a
+ * server no other partition uses (a connection carries one COPY at a time).
  */
-static bool
-plain_fdw_partition(Oid relid, List **servers)
+static const char *
+partition_refused(Oid relid, List **servers)
 {
 	ForeignTable *ft;
 	ForeignServer *fs;
 	ForeignDataWrapper *fdw;
 	Relation	part;
-	bool		ok;
+	bool		triggers;
 
 	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
-		return false;
+		return "a partition is not a foreign table";
 	ft = GetForeignTable(relid);
 	fs = GetForeignServer(ft->serverid);
 	fdw = GetForeignDataWrapper(fs->fdwid);
-	/* postgres_fdw's "updatable": the table's setting, else the server's */
 	if (!OidIsValid(fdw->fdwhandler) ||
-		strcmp(get_func_name(fdw->fdwhandler), "postgres_fdw_handler") != 0 ||
-		!option_bool(ft->options, "updatable", option_bool(fs->options, "updatable", true)) ||
-		list_member_oid(*servers, fs->serverid))
-		return false;
+		strcmp(get_func_name(fdw->fdwhandler), "postgres_fdw_handler") != 0)
+		return "a partition is not a postgres_fdw foreign table";
+	/* postgres_fdw's "updatable": the table's setting, else the server's */
+	if (!option_bool(ft->options, "updatable", option_bool(fs->options, "updatable", true)))
+		return "a partition is not updatable";
+	if (list_member_oid(*servers, fs->serverid))
+		return "two partitions are on the same server";
 	*servers = lappend_oid(*servers, fs->serverid);
 	part = table_open(relid, RowExclusiveLock);
-	ok = !inserts_fire_triggers(part);
+	triggers = inserts_fire_triggers(part);
 	table_close(part, NoLock);
-	return ok;
+	return triggers ? "a partition has INSERT triggers" : NULL;
 }
 
 /*
- * Can this COPY be streamed?  Decided before anything is read, so that the
- * INSERT ... SELECT path can still take it.
+ * Why this COPY cannot be streamed (NULL if it can).  Decided before
+ * anything is read, so that the INSERT ... SELECT path can still take it.
  */
-static bool
-stream_possible(Relation rel)
+static const char *
+stream_refused(Relation rel)
 {
 	PartitionKey key = RelationGetPartitionKey(rel);
 	PartitionDesc desc;
@@ -153,19 +155,25 @@ stream_possible(Relation rel)
 
 	if (DateStyle != USE_ISO_DATES || IntervalStyle != INTSTYLE_POSTGRES ||
 		extra_float_digits <= 0)
-		return false;
-	if (key->strategy != PARTITION_STRATEGY_HASH || inserts_fire_triggers(rel))
-		return false;
+		return "DateStyle, IntervalStyle or extra_float_digits is not postgres_fdw's";
+	if (key->strategy != PARTITION_STRATEGY_HASH)
+		return "the table is not hash-partitioned";
+	if (inserts_fire_triggers(rel))
+		return "the table has INSERT triggers";
 	for (i = 0; i < key->partnatts; i++)
 		if (key->partattrs[i] == 0)
-			return false;		/* an expression */
+			return "the partition key has an expression";
 	desc = RelationGetPartitionDesc(rel, true);
 	if (desc->nparts == 0)
-		return false;
+		return "the table has no partitions";
 	for (i = 0; i < desc->nparts; i++)
-		if (!plain_fdw_partition(desc->oids[i], &servers))
-			return false;
-	return true;
+	{
+		const char *why = partition_refused(desc->oids[i], &servers);
+
+		if (why)
+			return why;
+	}
+	return NULL;
 }
 
 /*
@@ -599,9 +607,13 @@ wc_copy_stream(PlannedStmt *pstmt, const char *queryString,
 	List	   *where;
 	CopyFromState cstate;
 	uint64		rows;
+	const char *why = stream_refused(rel);
 
-	if (!stream_possible(rel))
+	if (why)
 	{
+		ereport(DEBUG1,
+				(errmsg_internal("COPY into \"%s\" is not streamed to the shards: %s",
+								 RelationGetRelationName(rel), why)));
 		table_close(rel, NoLock);
 		return false;
 	}

@@ -197,7 +197,10 @@ c(q{DELETE FROM img WHERE id > 20000});
 # a COPY goes through INSERT ... SELECT)
 c(q{CREATE FUNCTION mark() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN NEW.v := 'trg'; RETURN NEW; END$$;
     CREATE TRIGGER mark BEFORE INSERT ON img_shard_0 FOR EACH ROW EXECUTE FUNCTION mark()});
-as_loader(qq{\\copy img FROM PROGRAM 'head -n 100 $more' (FORMAT csv)});
+my (undef, undef, $debug) = $coord->psql('postgres',
+	qq{SET client_min_messages = debug1; SET ROLE loader; \\copy img FROM PROGRAM 'head -n 100 $more' (FORMAT csv)});
+like($debug, qr/COPY into "img" is not streamed to the shards: a partition has INSERT triggers/,
+	'a row trigger on a foreign partition: not streamed (DEBUG1 says why)');
 is( c(q{SELECT count(*) || ' ' || bool_and((v = 'trg') = (tableoid = 'img_shard_0'::regclass)) || ' ' || bool_or(v = 'trg')
           FROM img WHERE id > 20000}),
 	'100 true true', 'a row trigger on a foreign partition fires for its rows only');
