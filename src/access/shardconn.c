@@ -216,7 +216,7 @@ wc_remote_copy_ready(WcRemoteCopy *rc)
 	return !rc->unsent;
 }
 
-/* Send rows (whole lines of COPY text); waits only for earlier data. */
+/* Send rows (whole rows of COPY data); waits only for earlier data. */
 void
 wc_remote_copy_put(WcRemoteCopy *rc, const char *data, int len)
 {
