@@ -19,12 +19,14 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/wait_event.h"
 
 #include "access/access.h"
@@ -53,6 +55,68 @@ struct WcRemoteCopy
 };
 
 static GetConnection_fn get_connection = NULL;
+
+/*
+ * The transaction's remote COPYs not finished yet.  An ERROR ends them in
+ * the caller's PG_CATCH; a FATAL (pg_terminate_backend, a fast shutdown)
+ * never gets there, and postgres_fdw's abort cleanup would then wait
+ * forever on a connection still in COPY_IN (libpq returns a COPY_IN result
+ * for every PQgetResult).  So our transaction callbacks, registered after
+ * postgres_fdw's and therefore called before them, end whatever is left.
+ */
+static List *open_copies = NIL;	/* in TopTransactionContext */
+
+static void abandon(WcRemoteCopy *rc);
+
+static void
+end_open_copies(void)
+{
+	while (open_copies != NIL)
+		abandon((WcRemoteCopy *) linitial(open_copies));	/* untracks it */
+}
+
+static void
+copies_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		end_open_copies();
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
+		open_copies = NIL;		/* the list's memory goes with the transaction */
+}
+
+static void
+copies_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		end_open_copies();
+}
+
+static void
+track(WcRemoteCopy *rc)
+{
+	static bool registered = false;
+	MemoryContext old;
+
+	if (!registered)
+	{
+		/* after fdw_connection: postgres_fdw has registered its callbacks */
+		RegisterXactCallback(copies_xact_callback, NULL);
+		RegisterSubXactCallback(copies_subxact_callback, NULL);
+		registered = true;
+	}
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	open_copies = lappend(open_copies, rc);
+	MemoryContextSwitchTo(old);
+}
+
+static void
+untrack(WcRemoteCopy *rc)
+{
+	open_copies = list_delete_ptr(open_copies, rc);
+}
 
 static PGconn *
 fdw_connection(Oid foreign_relid, const char **server)
@@ -97,8 +161,7 @@ remote_error(WcRemoteCopy *rc, PGresult *res)
 	context = context ? pstrdup(context) : NULL;
 	if (res)
 		PQclear(res);
-	rc->state = RC_DONE;
-	(void) PQsetnonblocking(rc->conn, 0);
+	abandon(rc);
 	ereport(ERROR,
 			(errcode(code),
 			 errmsg("%s", msg),
@@ -114,13 +177,17 @@ wait_socket(WcRemoteCopy *rc, bool readable)
 {
 	int			rc_wait;
 
+	/*
+	 * A writer waits for either: a shard that sends while it is sent to
+	 * (notices) must be read, or both sides wait for the other.
+	 */
 	rc_wait = WaitLatchOrSocket(MyLatch,
-								WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-								(readable ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE),
+								WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | WL_SOCKET_READABLE |
+								(readable ? 0 : WL_SOCKET_WRITEABLE),
 								PQsocket(rc->conn), -1L, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
-	if (readable && (rc_wait & WL_SOCKET_READABLE) && !PQconsumeInput(rc->conn))
+	if ((rc_wait & WL_SOCKET_READABLE) && !PQconsumeInput(rc->conn))
 		remote_error(rc, NULL);
 }
 
@@ -183,10 +250,12 @@ wc_remote_query_true(Oid foreign_relid, const char *sql)
 WcRemoteCopy *
 wc_remote_copy_begin(Oid foreign_relid, const char *sql)
 {
-	WcRemoteCopy *rc = palloc0(sizeof(WcRemoteCopy));
+	/* in the transaction's memory: the abort callbacks may still need it */
+	WcRemoteCopy *rc = MemoryContextAllocZero(TopTransactionContext, sizeof(WcRemoteCopy));
 	PGresult   *res;
 
 	rc->conn = fdw_connection(foreign_relid, &rc->server);
+	rc->server = MemoryContextStrdup(TopTransactionContext, rc->server);
 	rc->state = RC_DONE;
 	if (!PQsendQuery(rc->conn, sql))
 		remote_error(rc, NULL);
@@ -202,6 +271,7 @@ wc_remote_copy_begin(Oid foreign_relid, const char *sql)
 	}
 	PQclear(res);
 	rc->state = RC_COPYING;
+	track(rc);
 	if (PQsetnonblocking(rc->conn, 1) != 0)
 		remote_error(rc, NULL);
 	return rc;
@@ -235,8 +305,8 @@ wc_remote_copy_end(WcRemoteCopy *rc)
 	send_pending(rc, true);
 	if (PQputCopyEnd(rc->conn, NULL) != 1)
 		remote_error(rc, NULL);
+	rc->state = RC_ENDED;		/* from here a CopyFail is too late */
 	send_pending(rc, true);
-	rc->state = RC_ENDED;
 	if (PQsetnonblocking(rc->conn, 0) != 0)
 		remote_error(rc, NULL);
 }
@@ -258,27 +328,39 @@ wc_remote_copy_finish(WcRemoteCopy *rc)
 	rows = strtou64(PQcmdTuples(res), NULL, 10);
 	PQclear(res);
 	rc->state = RC_DONE;
+	untrack(rc);
 	return rows;
 }
 
 /*
  * On error: end a COPY still in progress with CopyFail, so that the shard
- * stops it at once; postgres_fdw's abort callback reads the outcome and rolls
- * the remote (sub)transaction back.  Never raises an error.
+ * stops it at once, and leave the connection in blocking mode for
+ * postgres_fdw, whose abort callback reads the outcome and rolls the remote
+ * (sub)transaction back.  Never raises an error; waits a bounded time.
  */
-void
-wc_remote_copy_abandon(WcRemoteCopy *rc)
+static void
+abandon(WcRemoteCopy *rc)
 {
 	int			tries;
 
-	if (rc == NULL || rc->state != RC_COPYING)
+	untrack(rc);
+	if (rc->state == RC_DONE)
 		return;
+	if (rc->state == RC_COPYING &&
+		PQputCopyEnd(rc->conn, "COPY failed on the coordinator") != 1)
+		elog(DEBUG1, "widecol: could not end the COPY on server \"%s\": %s",
+			 rc->server, PQerrorMessage(rc->conn));
 	rc->state = RC_DONE;
-	if (PQputCopyEnd(rc->conn, "COPY failed on the coordinator") != 1)
-		return;
-	/* a bounded wait: the connection is dropped by postgres_fdw if stuck */
+	/* what libpq still holds (postgres_fdw drops a connection that is stuck) */
 	for (tries = 0; tries < 100 && PQflush(rc->conn) == 1; tries++)
 		(void) WaitLatchOrSocket(NULL, WL_SOCKET_WRITEABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 								 PQsocket(rc->conn), 100L, PG_WAIT_EXTENSION);
 	(void) PQsetnonblocking(rc->conn, 0);
+}
+
+void
+wc_remote_copy_abandon(WcRemoteCopy *rc)
+{
+	if (rc != NULL)
+		abandon(rc);
 }
