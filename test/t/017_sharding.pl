@@ -358,6 +358,36 @@ $locker->query_safe('COMMIT');
 $locker->quit;
 is(c(q{SELECT count(*) FROM pg_locks WHERE relation = 'img_local'::regclass}), '0', 'released at commit');
 
+# ------------------------------------------- a COPY terminated midway --
+# A slow shard (a trigger sleeping per row) keeps the COPY streaming; the
+# coordinator's backend is terminated mid-COPY.  It must exit: a FATAL
+# skips the COPY's error handling, and postgres_fdw's abort cleanup waited
+# forever on a connection left in COPY_IN.  Nothing may stay on the shards.
+my $rows_before = on_shards();
+$_->safe_psql('postgres', q{CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $f$
+                              BEGIN PERFORM pg_sleep(0.002); RETURN NEW; END $f$;
+                            CREATE TRIGGER slow BEFORE INSERT ON img FOR EACH ROW EXECUTE FUNCTION slow()})
+  for ($s1, $s2);
+my $big = write_rows('big.csv', 300001, 360000);
+my $copier = $coord->background_psql('postgres', on_error_stop => 0);
+$copier->query_until(qr/started/, qq{\\echo started\n\\copy img FROM '$big' (FORMAT csv)\n});
+$coord->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'COPY%img%STDIN%' AND wait_event IS NOT NULL})
+  or die 'the COPY did not start';
+$s1->poll_query_until('postgres', q{SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'COPY%' AND state = 'active'})
+  or die 'the COPY did not reach shard 1';
+c(q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'COPY%img%STDIN%'});
+ok( $coord->poll_query_until('postgres',
+		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE 'COPY%img%STDIN%'}),
+	'a backend terminated mid-COPY exits');
+eval { $copier->quit };
+ok( $s1->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE 'COPY%'})
+	  && $s2->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE 'COPY%'}),
+	'... its COPYs on the shards end');
+is(on_shards(), $rows_before, '... and leave no row there');
+$_->safe_psql('postgres', q{DROP TRIGGER slow ON img; DROP FUNCTION slow()}) for ($s1, $s2);
+is(c(q{SELECT count(*) FROM img}), c(q{SELECT count(*) FROM img_local}), 'the coordinator goes on');
+
 # ----------------------------------------------------------- a shard down --
 
 my $dev_s1 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
