@@ -23,6 +23,9 @@ TAP_TESTS   = 1
 PROVE_TESTS = test/t/*.pl
 
 SHLIB_LINK += -llz4
+# libpq: COPY to the shards over postgres_fdw's connections (access/shardconn.c)
+PG_CPPFLAGS += -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL += $(libpq)
 PG_CPPFLAGS += -I$(srcdir)/src
 # gcc only (the LLVM bitcode build does not see these)
 PG_CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \

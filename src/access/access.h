@@ -25,6 +25,23 @@ extern bool wc_copy_in_batches(PlannedStmt *pstmt, const char *queryString,
 							   ProcessUtilityContext context, ParamListInfo params,
 							   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc);
 
+/* ---------- sharded tables: COPY streamed to the shards ---------- */
+/* shardroute.c: tuple routing's partition for a row of a hash-partitioned table */
+extern int	wc_hash_partition_index(Relation rel, struct PartitionDescData *desc,
+									Datum *values, bool *isnull);
+/* shardconn.c: a remote COPY FROM STDIN over postgres_fdw's connection */
+typedef struct WcRemoteCopy WcRemoteCopy;
+extern bool wc_remote_query_true(Oid foreign_relid, const char *sql);
+extern WcRemoteCopy *wc_remote_copy_begin(Oid foreign_relid, const char *sql);
+extern bool wc_remote_copy_ready(WcRemoteCopy *rc);
+extern void wc_remote_copy_put(WcRemoteCopy *rc, const char *data, int len);
+extern void wc_remote_copy_end(WcRemoteCopy *rc);
+extern uint64 wc_remote_copy_finish(WcRemoteCopy *rc);
+extern void wc_remote_copy_abandon(WcRemoteCopy *rc);
+/* shardstream.c: COPY FROM parsed here, rows streamed to their shards */
+extern bool wc_copy_stream(PlannedStmt *pstmt, const char *queryString,
+						   QueryEnvironment *queryEnv, QueryCompletion *qc);
+
 /* ---------- explicit row locks escalate to a table lock (rowlocks.c) ---------- */
 extern bool wc_row_lock_covered(Relation rel, LOCKMODE rowmode, LockWaitPolicy wait_policy);
 extern void wc_install_row_lock_escalation(void);

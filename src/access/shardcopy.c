@@ -2,19 +2,26 @@
  * shardcopy.c — COPY into a table with foreign partitions, in batches.
  *
  * On PostgreSQL 15, COPY FROM routes each row to a foreign partition with
- * one remote INSERT per row (batching COPY into foreign tables came in 16),
- * while INSERT ... SELECT sends batch_size rows per remote statement.  So a
- * COPY into a partitioned table that has foreign partitions (a sharded
- * table) is run as: COPY into a temporary table of the same columns (the
- * statement's own options, column list and WHERE), then one INSERT INTO the
- * table SELECT * FROM it.  The INSERT checks the same privileges, fires the
- * same triggers and routes the rows as the COPY would; the temporary table
- * is emptied before and after.  widecol.batch_copy = off restores
- * PostgreSQL's row-by-row COPY.
+ * one remote INSERT per row (batching COPY into foreign tables came in 16).
+ * A COPY into a partitioned table that has foreign partitions (a sharded
+ * table) is taken here instead, one of two ways:
  *
- * Not done (PostgreSQL's COPY runs instead) where the INSERT would differ:
- * generated or identity columns, row-level security (COPY FROM refuses
- * it), FREEZE, or without the right to create temporary tables.
+ * - streamed (shardstream.c): the rows go to each shard with the COPY
+ *   protocol, over postgres_fdw's connections, all shards at once; for
+ *   hash-partitioned tables whose partitions are all postgres_fdw foreign
+ *   tables without INSERT triggers (what widecol.create_sharded_table
+ *   makes), unless widecol.stream_copy = off;
+ * - otherwise in batches: COPY into a temporary table of the same columns
+ *   (the statement's own options, column list and WHERE), then one INSERT
+ *   INTO the table SELECT * FROM it, so that postgres_fdw sends batch_size
+ *   rows per remote INSERT.  The INSERT checks the same privileges, fires
+ *   the same triggers and routes the rows as the COPY would; the temporary
+ *   table is emptied before and after.
+ *
+ * widecol.batch_copy = off restores PostgreSQL's row-by-row COPY, which
+ * also runs where the other two would differ from it: generated or
+ * identity columns, row-level security (COPY FROM refuses it), FREEZE, and
+ * (batches only) without the right to create temporary tables.
  */
 #include "postgres.h"
 
@@ -38,6 +45,7 @@
 #include "access/access.h"
 
 static bool wc_batch_copy = true;
+static bool wc_stream_copy = true;
 
 /* A partitioned table with a foreign partition, that an INSERT can fill alike. */
 static bool
@@ -55,8 +63,7 @@ should_batch(CopyStmt *stmt, Oid relid)
 	foreach(lc, stmt->options)
 		if (strcmp(lfirst_node(DefElem, lc)->defname, "freeze") == 0)
 			return false;
-	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED ||
-		pg_database_aclcheck(MyDatabaseId, GetUserId(), ACL_CREATE_TEMP) != ACLCHECK_OK)
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
 		return false;
 	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
 		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
@@ -119,8 +126,8 @@ copy_in_batches(CopyStmt *stmt, Oid relid, PlannedStmt *pstmt, const char *query
 }
 
 /*
- * COPY FROM into a sharded table, from the utility hook (ddl.c): done here
- * in batches when batching applies (true), else left to the caller.
+ * COPY FROM into a sharded table, from the utility hook (ddl.c): streamed
+ * or in batches when either applies (true), else left to the caller.
  */
 bool
 wc_copy_in_batches(PlannedStmt *pstmt, const char *queryString,
@@ -135,6 +142,10 @@ wc_copy_in_batches(PlannedStmt *pstmt, const char *queryString,
 	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 	if (!should_batch(stmt, relid))
 		return false;
+	if (wc_stream_copy && wc_copy_stream(pstmt, queryString, queryEnv, qc))
+		return true;
+	if (pg_database_aclcheck(MyDatabaseId, GetUserId(), ACL_CREATE_TEMP) != ACLCHECK_OK)
+		return false;
 	copy_in_batches(stmt, relid, pstmt, queryString, context, params, queryEnv, qc);
 	return true;
 }
@@ -146,4 +157,8 @@ wc_install_copy_batching(void)
 							 "COPY into a table with foreign partitions goes through a temporary table and one INSERT ... SELECT.",
 							 "postgres_fdw then sends batch_size rows per remote INSERT instead of one (PostgreSQL 15 batches INSERT, not COPY).",
 							 &wc_batch_copy, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("widecol.stream_copy",
+							 "COPY into a sharded table streams the rows to the shards with the COPY protocol.",
+							 "Over postgres_fdw's connections, in its remote transactions; off: through a temporary table and INSERT ... SELECT (widecol.batch_copy).",
+							 &wc_stream_copy, true, PGC_USERSET, 0, NULL, NULL, NULL);
 }

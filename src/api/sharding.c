@@ -7,7 +7,8 @@
  * postgres_fdw foreign tables, one per shard.  widecol.shard_for(table, key
  * values...) hashes the values exactly as PostgreSQL's tuple routing does
  * (compute_partition_hash_value over the partition key's hash support
- * functions, then the bound's index for hash % greatest modulus), so an
+ * functions, then the bound's index for hash % greatest modulus, in
+ * access/shardroute.c), so an
  * application can send single-partition queries straight to the shard that
  * holds them, as Cassandra's token-aware drivers do.
  */
@@ -33,6 +34,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
+#include "access/access.h"
 #include "api/api.h"
 
 /* Libpq connection options of a foreign server worth passing to a client. */
@@ -106,17 +108,9 @@ key_value(FunctionCallInfo fcinfo, int argno, PartitionKey key, int col)
 static Oid
 partition_for(Relation rel, Datum *values, bool *isnull)
 {
-	PartitionKey key = RelationGetPartitionKey(rel);
 	PartitionDesc desc = RelationGetPartitionDesc(rel, true);
-	PartitionBoundInfo bound = desc->boundinfo;
-	uint64		hash;
-	int			idx;
+	int			idx = wc_hash_partition_index(rel, desc, values, isnull);
 
-	if (bound == NULL || desc->nparts == 0)
-		return InvalidOid;
-	hash = compute_partition_hash_value(key->partnatts, key->partsupfunc,
-										key->partcollation, values, isnull);
-	idx = bound->indexes[hash % bound->nindexes];
 	return idx < 0 ? InvalidOid : desc->oids[idx];
 }
 

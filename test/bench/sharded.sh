@@ -8,7 +8,7 @@
 #   bash test/bench/sharded.sh [--rows N] [--seconds S] [--batch-size B] [--out DIR]
 #
 # (copy) COPY of the same CSV file into the single-node table and through the
-#     coordinator (batched into the shards by widecol.batch_copy), rows/s;
+#     coordinator (streamed to the shards with COPY, widecol.stream_copy), rows/s;
 # (a) latest 100 of one (device, day) partition, (b) latest 100 across 7 day
 #     buckets of one device: pgbench, 1 client, S seconds each, p50/p95/p99
 #     from its per-query log; on the single node, through the coordinator
@@ -103,8 +103,9 @@ n_sharded=$("${PSQL[@]}" -At -c "SELECT count(*) FROM images")
 [ "$n_single" = "$n_sharded" ] || wc_die "row counts differ: single $n_single, sharded $n_sharded"
 echo "  rows: $n_single in each; per shard: $("${PSQL[@]}" -At -c "SELECT string_agg(n::text, ' ' ORDER BY s) FROM (SELECT tableoid::regclass::text s, count(*) n FROM images GROUP BY 1) x")"
 
-# The single node's COPY writes a few large sorted runs; through the
-# coordinator each shard gets one run per remote INSERT of batch_size rows
+# The single node's COPY writes a few large sorted runs, and so does each
+# shard's streamed COPY; with widecol.stream_copy = off (INSERT ... SELECT)
+# each shard gets one run per remote INSERT of batch_size rows
 # (--batch-size; postgres_fdw caps it at 65535 parameters, 7281 rows of these
 # 9 columns), each spanning every device for a few minutes, so a partition's
 # rows are spread over many runs until compaction merges them (a first run

@@ -8,9 +8,15 @@
 #   and the hash-partitioned parent with one foreign partition per shard;
 #   check_shards finds them equal, then finds an option and a column that a
 #   shard changed; bad calls fail with clear errors.
-# - COPY through the coordinator is batched (the shards get runs, not one
-#   level-0 row per remote INSERT; with widecol.batch_copy = off they get
-#   level-0 rows).
+# - COPY through the coordinator, as an ordinary role, is streamed to the
+#   shards (the shards get runs, not one level-0 row per remote INSERT; with
+#   widecol.batch_copy = off they get level-0 rows): every row lands on the
+#   shard widecol.shard_for names; a COPY that fails halfway (a bad row on
+#   the coordinator, a row a shard rejects), or that is rolled back (the
+#   transaction, a savepoint) leaves nothing on any shard; a column list
+#   with defaults and a WHERE give what they give on a single node; the
+#   INSERT ... SELECT path (widecol.stream_copy = off) gives the same rows;
+#   privileges are checked as COPY checks them.
 # - Queries through the coordinator return what the same queries return on a
 #   single-node copy of the data (a widecol table on the coordinator): one
 #   partition newest first with LIMIT, 7 day buckets, counts, the whole
@@ -29,7 +35,8 @@
 #   lock instead of a lock per row, and a writer waits for it.
 # - A shard down: queries that touch only the other shard work (simple and
 #   generic prepared plans), the others fail with postgres_fdw's connection
-#   error; check_shards reports it; after a restart everything works again.
+#   error, a COPY too (leaving nothing on the live shard); check_shards
+#   reports it; after a restart everything works again.
 use strict;
 use warnings;
 
@@ -94,18 +101,56 @@ is(c(q{SELECT to_regclass('dup') IS NULL}), 't', '... and leaves nothing on the 
 
 # --------------------------------------------------------------- load --
 
-my $csv = $coord->basedir . '/img.csv';
-c(qq{COPY (SELECT 'cam-' || (i % 60), date '2025-01-01' + (i / 60) % 10,
-                  timestamptz '2025-01-01' + ((i / 60) % 10) * interval '1 day' + i * interval '1 s',
-                  i, md5(i::text)
-             FROM generate_series(1, 12000) i) TO '$csv' (FORMAT csv)});
-is(c(qq{COPY img FROM '$csv' (FORMAT csv)}), '', 'COPY through the coordinator');
-is(c(q{SELECT count(*) FROM img}), '12000', 'all rows arrived');
+# an ordinary role loads: INSERT on the parent, its own user mappings (no
+# password on this test cluster), the shards' table granted to it there
 for my $s ($s1, $s2)
 {
-	is( $s->safe_psql('postgres', q{SELECT (SELECT count(*) > 0 FROM widecol.runs('img')) AND widecol.level0_pages('img') = 0}),
-		't', $s->name . ': the batched COPY wrote sorted runs (no row-by-row level-0 inserts)');
+	$s->safe_psql('postgres', q{CREATE ROLE loader LOGIN; GRANT SELECT, INSERT, UPDATE, DELETE ON img TO loader});
 }
+c(q{CREATE ROLE loader LOGIN;
+    GRANT SELECT, INSERT, UPDATE, DELETE ON img TO loader;
+    GRANT USAGE ON FOREIGN SERVER s1, s2 TO loader;
+    CREATE USER MAPPING FOR loader SERVER s1 OPTIONS (user 'loader', password_required 'false');
+    CREATE USER MAPPING FOR loader SERVER s2 OPTIONS (user 'loader', password_required 'false');});
+sub as_loader { return $coord->safe_psql('postgres', "SET ROLE loader;\n$_[0]"); }
+sub loader_fails_like { fails_like($coord, "SET ROLE loader;\n$_[0]", $_[1], $_[2]); }
+# rows on each shard, read there (not through the coordinator)
+sub on_shards
+{
+	return join ' ', map { $_->safe_psql('postgres', $_[0] // q{SELECT count(*) FROM img}) } ($s1, $s2);
+}
+
+my $dir = $coord->basedir;
+sub write_rows
+{
+	my ($file, $from, $to) = @_;
+	c(qq{COPY (SELECT 'cam-' || (i % 60), date '2025-01-01' + (i / 60) % 10,
+	                  timestamptz '2025-01-01' + ((i / 60) % 10) * interval '1 day' + i * interval '1 s',
+	                  i, md5(i::text)
+	             FROM generate_series($from, $to) i) TO '$dir/$file' (FORMAT csv)});
+	return "$dir/$file";
+}
+my $csv = write_rows('img.csv', 1, 12000);
+is(as_loader(qq{\\copy img FROM '$csv' (FORMAT csv)}), '', 'COPY through the coordinator, as an ordinary role');
+is(c(q{SELECT count(*) FROM img}), '12000', 'all rows arrived');
+is(on_shards(), c(q{SELECT string_agg(n::text, ' ' ORDER BY s) FROM (SELECT tableoid::regclass::text s, count(*) n FROM img GROUP BY 1) x}),
+	'the shards hold them (counted on the shards)');
+is( c(q{SELECT count(*) FROM img r WHERE (widecol.shard_for('img', r.dev)).partition <> r.tableoid}),
+	'0', 'every row is on the shard that widecol.shard_for names');
+for my $s ($s1, $s2)
+{
+	like(slurp_file($s->logfile), qr/statement: COPY public\.img \(dev, day, ts, id, v\) FROM STDIN \(FORMAT binary\)/,
+		$s->name . ': the rows came with COPY FROM STDIN, in binary format');
+	is( $s->safe_psql('postgres', q{SELECT (SELECT count(*) > 0 FROM widecol.runs('img')) AND widecol.level0_pages('img') = 0}),
+		't', $s->name . ': the streamed COPY wrote sorted runs (no row-by-row level-0 inserts)');
+}
+# a shard whose column has another type than the coordinator's gets text
+$s2->safe_psql('postgres', q{ALTER TABLE img ALTER COLUMN v TYPE varchar});
+as_loader(qq{\\copy img FROM PROGRAM 'head -n 600 $csv' (FORMAT csv)});
+like(slurp_file($s2->logfile), qr/statement: COPY public\.img \(dev, day, ts, id, v\) FROM STDIN\n/,
+	'a shard with a column of another type: COPY in text format');
+$s2->safe_psql('postgres', q{ALTER TABLE img ALTER COLUMN v TYPE text});
+is(c(q{SELECT count(*) FROM img}), '12000', '... the same rows again replace themselves');
 c(qq{SET widecol.batch_copy = off; COPY img FROM PROGRAM 'head -n 30 $csv' (FORMAT csv)});
 is( $s1->safe_psql('postgres', q{SELECT widecol.level0_pages('img') > 0})
 	  . $s2->safe_psql('postgres', q{SELECT widecol.level0_pages('img') > 0}),
@@ -117,6 +162,77 @@ c(qq{CREATE TABLE img_local ($cols) USING widecol
        WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC, id DESC');
      COPY img_local FROM '$csv' (FORMAT csv);
      ANALYZE img;});
+my $whole = q{SELECT count(*), md5(string_agg(x::text, '|' ORDER BY dev, day, ts, id)) FROM %s x};
+is(c(sprintf($whole, 'img')), c(sprintf($whole, 'img_local')), 'COPY through the coordinator = COPY on a single node');
+
+# failures halfway leave nothing on any shard (rows of ids 20001.. are new)
+my $before = on_shards();
+my $bad = write_rows('bad.csv', 20001, 32000);
+system_or_bail('sed', '-i', '6000s/,[0-9]*,\([0-9a-f]*\)$/,six thousand,\1/', $bad);
+loader_fails_like(qq{\\copy img FROM '$bad' (FORMAT csv)},
+	qr/22P02: invalid input syntax for type integer: "six thousand".*COPY img, line 6000, column id/s,
+	'COPY with a bad row in the middle');
+is(on_shards(), $before, '... leaves no row on any shard');
+my $rejected = write_rows('rejected.csv', 20001, 32000);
+system_or_bail('sed', '-i', '9000s/^\([^,]*\),[^,]*,/\1,,/', $rejected);
+loader_fails_like(qq{\\copy img FROM '$rejected' (FORMAT csv)},
+	qr/23502: null value in column "day".*remote COPY on server "s[12]"/s,
+	'COPY of a row that a shard rejects (NULL key column)');
+is(on_shards(), $before, '... leaves no row on any shard');
+is(c(q{SELECT count(*) FROM img}), '12000', '... and the coordinator reads what it did before');
+
+# rolled back: the transaction, a savepoint
+my $more = write_rows('more.csv', 20001, 26000);
+is(as_loader(qq{BEGIN; \\copy img FROM '$more' (FORMAT csv)
+               SELECT count(*) FROM img; ROLLBACK;}), '18000', 'COPY in a transaction sees its rows');
+is(on_shards(), $before, '... and a ROLLBACK leaves none on any shard');
+is(as_loader(qq{BEGIN; SAVEPOINT a; \\copy img FROM '$more' (FORMAT csv)
+               ROLLBACK TO a; \\copy img FROM PROGRAM 'head -n 60 $more' (FORMAT csv)
+               COMMIT; SELECT count(*) FROM img;}), '12060', 'COPY rolled back to a savepoint, then another committed');
+is( c(q{SELECT count(*) FROM img r WHERE id > 20000 AND (widecol.shard_for('img', r.dev)).partition = r.tableoid}),
+	'60', '... only the committed rows are on the shards, each on its own');
+c(q{DELETE FROM img WHERE id > 20000});
+
+# a row trigger on a foreign partition fires as in PostgreSQL's COPY (such
+# a COPY goes through INSERT ... SELECT)
+c(q{CREATE FUNCTION mark() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN NEW.v := 'trg'; RETURN NEW; END$$;
+    CREATE TRIGGER mark BEFORE INSERT ON img_shard_0 FOR EACH ROW EXECUTE FUNCTION mark()});
+my (undef, undef, $debug) = $coord->psql('postgres',
+	qq{SET client_min_messages = debug1; SET ROLE loader; \\copy img FROM PROGRAM 'head -n 100 $more' (FORMAT csv)});
+like($debug, qr/COPY into "img" is not streamed to the shards: a partition has INSERT triggers/,
+	'a row trigger on a foreign partition: not streamed (DEBUG1 says why)');
+is( c(q{SELECT count(*) || ' ' || bool_and((v = 'trg') = (tableoid = 'img_shard_0'::regclass)) || ' ' || bool_or(v = 'trg')
+          FROM img WHERE id > 20000}),
+	'100 true true', 'a row trigger on a foreign partition fires for its rows only');
+c(q{DROP TRIGGER mark ON img_shard_0; DELETE FROM img WHERE id > 20000});
+
+# a column list (with a default evaluated on the coordinator) and WHERE
+c(q{ALTER TABLE img ALTER COLUMN v SET DEFAULT 'dflt'; ALTER TABLE img_local ALTER COLUMN v SET DEFAULT 'dflt'});
+c(qq{COPY (SELECT 'cam-' || (i % 7), date '2025-02-01', timestamptz '2025-02-01' + i * interval '1 s', i
+             FROM generate_series(40001, 40300) i) TO '$dir/four.csv' (FORMAT csv)});
+# (the row count COPY returns, through a function)
+c(q{CREATE FUNCTION copy_count(cmd text) RETURNS bigint LANGUAGE plpgsql
+      AS $$DECLARE n bigint; BEGIN EXECUTE cmd; GET DIAGNOSTICS n = ROW_COUNT; RETURN n; END$$});
+is(c(qq{SELECT copy_count(\$\$COPY img (dev, day, ts, id) FROM '$dir/four.csv' (FORMAT csv) WHERE id % 3 = 0 AND dev <> 'cam-2'\$\$)}),
+	c(q{SELECT count(*) FROM generate_series(40001, 40300) i WHERE i % 3 = 0 AND i % 7 <> 2}),
+	'COPY with a column list and WHERE: the row count');
+c(qq{COPY img_local (dev, day, ts, id) FROM '$dir/four.csv' (FORMAT csv) WHERE id % 3 = 0 AND dev <> 'cam-2'});
+is(c(sprintf($whole, 'img')), c(sprintf($whole, 'img_local')), '... gives the rows a single node gets (defaults, filter)');
+is(c(q{SELECT count(*) FROM img WHERE v = 'dflt'}), c(q{SELECT count(*) FROM img WHERE id > 40000}), '... the unlisted column has its default');
+c(q{ALTER TABLE img ALTER COLUMN v DROP DEFAULT; ALTER TABLE img_local ALTER COLUMN v DROP DEFAULT;
+    DELETE FROM img WHERE id > 40000; DELETE FROM img_local WHERE id > 40000});
+
+# the INSERT ... SELECT path gives the same
+c(qq{SET widecol.stream_copy = off; COPY img FROM '$csv' (FORMAT csv)});
+is(c(sprintf($whole, 'img')), c(sprintf($whole, 'img_local')), 'widecol.stream_copy = off: INSERT ... SELECT, same rows');
+
+# privileges: COPY's own
+loader_fails_like(qq{COPY img FROM '$csv' (FORMAT csv)},
+	qr/42501: must be superuser or have privileges of the pg_read_server_files role/, 'an ordinary role: no COPY from a server file');
+c(q{REVOKE INSERT ON img FROM loader});
+loader_fails_like(qq{\\copy img FROM '$csv' (FORMAT csv)}, qr/42501: permission denied for table img/,
+	'COPY without INSERT privilege');
+c(q{GRANT INSERT ON img TO loader});
 
 # ------------------------------------------------ same answers as one node --
 
@@ -242,6 +358,36 @@ $locker->query_safe('COMMIT');
 $locker->quit;
 is(c(q{SELECT count(*) FROM pg_locks WHERE relation = 'img_local'::regclass}), '0', 'released at commit');
 
+# ------------------------------------------- a COPY terminated midway --
+# A slow shard (a trigger sleeping per row) keeps the COPY streaming; the
+# coordinator's backend is terminated mid-COPY.  It must exit: a FATAL
+# skips the COPY's error handling, and postgres_fdw's abort cleanup waited
+# forever on a connection left in COPY_IN.  Nothing may stay on the shards.
+my $rows_before = on_shards();
+$_->safe_psql('postgres', q{CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $f$
+                              BEGIN PERFORM pg_sleep(0.002); RETURN NEW; END $f$;
+                            CREATE TRIGGER slow BEFORE INSERT ON img FOR EACH ROW EXECUTE FUNCTION slow()})
+  for ($s1, $s2);
+my $big = write_rows('big.csv', 300001, 360000);
+my $copier = $coord->background_psql('postgres', on_error_stop => 0);
+$copier->query_until(qr/started/, qq{\\echo started\n\\copy img FROM '$big' (FORMAT csv)\n});
+$coord->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'COPY%img%STDIN%' AND wait_event IS NOT NULL})
+  or die 'the COPY did not start';
+$s1->poll_query_until('postgres', q{SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'COPY%' AND state = 'active'})
+  or die 'the COPY did not reach shard 1';
+c(q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'COPY%img%STDIN%'});
+ok( $coord->poll_query_until('postgres',
+		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE 'COPY%img%STDIN%'}),
+	'a backend terminated mid-COPY exits');
+eval { $copier->quit };
+ok( $s1->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE 'COPY%'})
+	  && $s2->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity WHERE query LIKE 'COPY%'}),
+	'... its COPYs on the shards end');
+is(on_shards(), $rows_before, '... and leave no row there');
+$_->safe_psql('postgres', q{DROP TRIGGER slow ON img; DROP FUNCTION slow()}) for ($s1, $s2);
+is(c(q{SELECT count(*) FROM img}), c(q{SELECT count(*) FROM img_local}), 'the coordinator goes on');
+
 # ----------------------------------------------------------- a shard down --
 
 my $dev_s1 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
@@ -261,6 +407,10 @@ fails_like($coord, qq{INSERT INTO img VALUES ('$dev_s2', '2025-01-01', now(), -1
 	qr/08001: could not connect to server "s2"/, 'shard 2 down: an INSERT for it');
 is(c(qq{INSERT INTO img VALUES ('$dev_s1', '2025-01-01', now(), -1, 'x'); SELECT count(*) FROM img WHERE dev = '$dev_s1' AND id = -1}),
 	'1', 'shard 2 down: an INSERT for shard 1 works');
+my $s1_rows = $s1->safe_psql('postgres', q{SELECT count(*) FROM img});
+loader_fails_like(qq{\\copy img FROM '$more' (FORMAT csv)},
+	qr/08001: could not connect to server "s2"/, 'shard 2 down: a COPY with rows for it');
+is($s1->safe_psql('postgres', q{SELECT count(*) FROM img}), $s1_rows, '... leaves nothing on shard 1');
 like(c(q{SELECT shard || ' ' || ok || ' ' || coalesce(problem, '') FROM widecol.check_shards('img') ORDER BY shard}),
 	qr/^0 true \n1 false shard unreachable: could not establish connection/, 'check_shards reports the dead shard');
 $s2->start;
