@@ -31,6 +31,7 @@
 #include "commands/copy.h"
 #include "commands/defrem.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "libpq/pqformat.h"
 #include "mb/pg_wchar.h"
@@ -145,6 +146,23 @@ partition_refused(Oid relid, List **servers)
  * Why this COPY cannot be streamed (NULL if it can).  Decided before
  * anything is read, so that the INSERT ... SELECT path can still take it.
  */
+/* Is relid registered in widecol.sharded_table? */
+static bool
+is_widecol_sharded_table(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(relid)};
+	bool		found;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT 1 FROM widecol.sharded_table WHERE parent = $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "widecol: could not read widecol.sharded_table");
+	found = SPI_processed > 0;
+	SPI_finish();
+	return found;
+}
+
 static const char *
 stream_refused(Relation rel)
 {
@@ -153,6 +171,13 @@ stream_refused(Relation rel)
 	List	   *servers = NIL;
 	int			i;
 
+	/*
+	 * Only into shards widecol made: a COPY skips what an INSERT would go
+	 * through on the remote side (rules, an updatable view's definition),
+	 * which only the shard knows of.
+	 */
+	if (!is_widecol_sharded_table(RelationGetRelid(rel)))
+		return "the table was not made by widecol.create_sharded_table";
 	if (DateStyle != USE_ISO_DATES || IntervalStyle != INTSTYLE_POSTGRES ||
 		extra_float_digits <= 0)
 		return "DateStyle, IntervalStyle or extra_float_digits is not postgres_fdw's";
@@ -285,10 +310,11 @@ stream_open(Relation rel)
 		 * Binary only for built-in types (their format is PostgreSQL's own),
 		 * and, as send functions write text in the client's encoding while
 		 * postgres_fdw's connection uses the database's, only for text
-		 * (sent as is here) and fixed-size types when the two differ.
+		 * (sent as is here) and fixed-size types other than name when the
+		 * two differ.
 		 */
 		if (!OidIsValid(sendfunc) || att->atttypid >= FirstNormalObjectId ||
-			(!same_encoding && !s->as_text[i] && att->attlen < 0))
+			(!same_encoding && !s->as_text[i] && (att->attlen < 0 || att->atttypid == NAMEOID)))
 			s->binary_ok = false;
 		else
 			fmgr_info(sendfunc, &s->send[i]);
