@@ -22,7 +22,7 @@ ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso --temp-instance=./t
 TAP_TESTS   = 1
 PROVE_TESTS = test/t/*.pl
 
-SHLIB_LINK += -llz4
+SHLIB_LINK += -llz4 -lzstd
 PG_CPPFLAGS += -I$(srcdir)/src
 # gcc only (the LLVM bitcode build does not see these)
 PG_CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \

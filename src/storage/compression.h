@@ -15,16 +15,21 @@
 typedef enum WcCodec
 {
 	WC_CODEC_LZ4 = 0,
-	WC_CODEC_NONE = 1			/* stored as is */
+	WC_CODEC_NONE = 1,			/* stored as is */
+	WC_CODEC_ZSTD = 2			/* run format 5 on */
 } WcCodec;
 
 #define WC_CODEC_MASK		0x000F	/* of a page's (or key block's) flags */
 #define WcFlagsCodec(flags) ((WcCodec) ((flags) & WC_CODEC_MASK))
 
 extern Size wc_compress_bound(Size rawsize);
-extern const char *wc_compress(WcCodec codec, const char *raw, Size rawsize, Size capacity,
+extern int	wc_compaction_zstd_level;
+extern int	wc_ingest_zstd_level;
+
+extern const char *wc_compress(WcCodec codec, int level, const char *raw, Size rawsize, Size capacity,
 							   char *buf, Size *len, WcCodec *used);
 extern const char *wc_decompress(WcCodec codec, const char *src, Size len,
 								 char *dst, Size rawsize);
+extern const char *wc_codec_name(WcCodec codec);
 
 #endif
