@@ -22,6 +22,7 @@
 #include "storage/level0.h"
 #include "storage/merge.h"
 #include "storage/manifest.h"
+#include "storage/run.h"
 #include "storage/stats.h"
 #include "storage/wal.h"
 
@@ -289,6 +290,10 @@ static const IntSetting int_settings[] = {
 		"zstd level of the runs flushes and bulk writes (COPY) write (0 = lz4, negative = zstd's fast levels).",
 		"Fast levels keep entropy-coded literals, so they compress hex and random bytes almost as well as level 1, at lz4's cost.",
 		&wc_ingest_zstd_level, -5, -20, 19, PGC_USERSET, 0},
+	{"widecol.debug_run_format",
+		"Test only: 4 writes runs in run format 4 (lz4 pages), as builds before format 5 did (0 = the current format).",
+		NULL,
+		&wc_debug_run_format, 0, 0, 4, PGC_SUSET, GUC_NOT_IN_SAMPLE},
 	{"widecol.debug_fail_run_write",
 		"Test only: a run write fails (as if the disk were full) once it has written this many pages (0 = off).",
 		NULL,

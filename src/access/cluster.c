@@ -142,10 +142,11 @@ wc_cluster_copy(Relation old, Relation new, TransactionId oldest_xmin,
 		WcRowHeader *row;
 		ItemPointerData tid;
 
-		wc_run_writer_set_zstd(w, wc_compaction_zstd_level);
 		char	   *key = palloc(WC_MAX_KEY_SIZE);
 		int			keylen = -1;
 		bool		shadowed = false;
+
+		wc_run_writer_set_zstd(w, wc_compaction_zstd_level);
 
 		while ((row = wc_merge_next(it, &tid)) != NULL)
 		{

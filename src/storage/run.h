@@ -48,6 +48,7 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 typedef struct WcRunWriter WcRunWriter;
 
 extern WcRunWriter *wc_run_writer_begin(Relation rel, int level);
+extern int	wc_debug_run_format;
 extern void wc_run_writer_set_zstd(WcRunWriter *w, int level);
 extern void wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row,
 							  ItemPointer tid_out);

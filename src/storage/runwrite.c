@@ -132,6 +132,9 @@ struct WcRunWriter
 /* test only: a run write fails once it has written this many data pages */
 int			wc_debug_fail_run_write = 0;
 
+/* test only: 4 = write runs in format 4 (lz4 pages), as earlier builds did */
+int			wc_debug_run_format = 0;
+
 WcRunWriter *
 wc_run_writer_begin(Relation rel, int level)
 {
@@ -153,6 +156,13 @@ wc_run_writer_begin(Relation rel, int level)
 	/* runs of flushes and bulk writes; compaction sets its own level */
 	w->codec = wc_ingest_zstd_level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
 	w->codec_level = wc_ingest_zstd_level;
+	if (wc_debug_run_format == 4)
+	{
+		/* test only: a run as builds before format 5 wrote it (lz4) */
+		w->hdr.version = 4;
+		w->codec = WC_CODEC_LZ4;
+		w->codec_level = 0;
+	}
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
@@ -271,6 +281,8 @@ void
 wc_run_writer_set_zstd(WcRunWriter *w, int level)
 {
 	Assert(w->hdr.st.nrows == 0);
+	if (w->hdr.version < WC_RUN_VERSION_ZSTD)
+		return;					/* widecol.debug_run_format: lz4 */
 	w->codec = level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
 	w->codec_level = level;
 }
