@@ -9,7 +9,8 @@
 # order) are generated once into CSV chunks; chunk i is loaded into heap, then
 # into widecol, so both see the same cache and checkpoint conditions.  Prints
 # rows/s per chunk (does ingest stay flat as the table grows?), totals, bytes
-# on disk and WAL bytes, as ratios widecol/heap; writes results.csv and
+# on disk and WAL bytes, as ratios widecol/heap, then the bytes of widecol's
+# runs after a major compaction (as the workers would leave them); writes results.csv and
 # ingest.png into --out (default test/bench/results).
 #
 # As root it installs what it needs (python3-matplotlib for the plot), builds
@@ -61,6 +62,15 @@ awk -F, -v hsize="$hsize" -v wsize="$wsize" -v rows="$hcount" -v runs="$nruns" '
 	printf "%-22s %14.1f %14.1f\n", "bytes per row", hsize / rows, wsize / rows
 	printf "rows: %d, widecol runs: %d\n", rows, runs
 }' "$csv" | tee "$OUT/ingest.txt"
+
+# What production keeps once the workers have compacted: one major
+# compaction (zstd level 1 by default), then the pages of the live runs
+# (the file keeps the input runs' pages as free space for reuse).
+"${PSQL[@]}" -c "SET widecol.compaction_throughput = 0" -c "SELECT widecol.compact('wc_images', true)" >/dev/null
+"${PSQL[@]}" -At -c "SELECT run_pages FROM widecol.page_usage('wc_images')" |
+	awk -v hsize="$hsize" -v rows="$hcount" '{
+	printf "%-22s %14.1f %14.1f %8.2f\n", "run bytes compacted", hsize / 1048576, $1 * 8192 / 1048576, $1 * 8192 / hsize
+	printf "%-22s %14.1f %14.1f\n", "  per row", hsize / rows, $1 * 8192 / rows }' | tee -a "$OUT/ingest.txt"
 
 python3 - "$csv" "$OUT/ingest.png" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
 import csv, sys
