@@ -3,7 +3,7 @@
 # widecol table and into a heap table with the equivalent btree primary key,
 # in one run, on one throwaway instance.
 #
-#   bash test/bench/ingest.sh [--rows N] [--chunks K] [--out DIR]
+#   bash test/bench/ingest.sh [--rows N] [--chunks K] [--out DIR] [--ingest-zstd-level L]
 #
 # Rows (design brief's device_daily_images, keys arriving in capture-time
 # order) are generated once into CSV chunks; chunk i is loaded into heap, then
@@ -13,6 +13,9 @@
 # runs after a major compaction (as the workers would leave them); writes results.csv and
 # ingest.png into --out (default test/bench/results).
 #
+# --ingest-zstd-level sets widecol.ingest_zstd_level for the COPYs (0 = lz4,
+# as runs were written before run format 5; default: the setting's default).
+#
 # As root it installs what it needs (python3-matplotlib for the plot), builds
 # and installs widecol and runs as user postgres; as another user it uses the
 # widecol already installed.
@@ -20,9 +23,12 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results"
-bench_main bench/ingest.sh --rows=ROWS --chunks=CHUNKS --out=OUT -- "$@"
+ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results" LEVEL=""
+bench_main bench/ingest.sh --rows=ROWS --chunks=CHUNKS --out=OUT --ingest-zstd-level=LEVEL -- "$@"
 bench_instance
+if [ -n "$LEVEL" ]; then
+	"${PSQL[@]}" -c "ALTER SYSTEM SET widecol.ingest_zstd_level = $LEVEL" -c "SELECT pg_reload_conf()" >/dev/null
+fi
 bench_generate "$ROWS" "$CHUNKS"
 bench_tables
 
