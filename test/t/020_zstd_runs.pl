@@ -19,6 +19,7 @@ my $primary = widecol_node('zprimary', q{
 widecol.max_workers = 0
 wal_consistency_checking = 'all,widecol'
 autovacuum = off
+wal_keep_size = '256MB'
 }, allows_streaming => 1);
 $primary->safe_psql('postgres', 'CREATE EXTENSION widecol');
 $primary->backup('b');
