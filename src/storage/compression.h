@@ -4,8 +4,10 @@
  * A run page (key block or value page) records its codec in the low bits
  * of its flags; lz4 is codec 0 and "stored as is" codec 1, which is what
  * the earlier RAW flag meant, so pages written before the seam read the
- * same.  A new codec (zstd for runs that compaction writes, say) is a new
- * id here and a case in compression.c; nothing else changes.
+ * same; zstd is codec 2, in runs of format 5 on (src/README.md, "Codecs").
+ * A writer picks zstd's level: widecol.ingest_zstd_level for flushes and
+ * bulk writes, widecol.compaction_zstd_level for compaction and VACUUM
+ * FULL (0 = lz4).
  */
 #ifndef WC_STORAGE_COMPRESSION_H
 #define WC_STORAGE_COMPRESSION_H
