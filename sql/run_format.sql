@@ -55,5 +55,108 @@ SELECT widecol.compact('rf_del', major => true) >= 0 AS compacted;
 SELECT count(*), sum(b), count(v) FROM rf_del;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_del');
 
+
+-- Run format 5: pages compressed with zstd (flushes and bulk writes at
+-- widecol.ingest_zstd_level, compaction at widecol.compaction_zstd_level).
+-- A run of format 4 (lz4 pages, as builds before wrote it; test-only
+-- widecol.debug_run_format) next to runs of format 5: every column type,
+-- NULLs, large values (compressed in line and out of line), rows with a
+-- TTL, tombstones; read together, verified, compacted into format 5.
+CREATE TABLE rf_z_h (k int, kt text, c bigint, cu uuid,
+    b bool, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, n numeric, t text,
+    vc varchar(30), ch char(5), by bytea, d date, ts timestamp, tz timestamptz,
+    iv interval, j jsonb, a int[], ta text[], big text);
+CREATE TABLE rf_z (LIKE rf_z_h) USING widecol
+  WITH (widecol.partition_key = 'k, kt', widecol.clustering_key = 'c, cu');
+CREATE FUNCTION rf_z_rows(lo int, hi int) RETURNS SETOF rf_z_h LANGUAGE sql AS $$
+  SELECT g % 7, 'p' || (g % 3), g::bigint, md5(g::text)::uuid,
+         CASE WHEN g % 5 = 0 THEN NULL ELSE g % 2 = 0 END,
+         (g % 30000)::int2, CASE WHEN g % 11 = 0 THEN NULL ELSE g END, g::int8 * 1000003,
+         g / 7.0::float4, g / 3.0::float8, g * 1.0001::numeric,
+         CASE WHEN g % 13 = 0 THEN NULL ELSE md5(g::text) || repeat('x', g % 40) END,
+         'vc' || g, 'c' || (g % 100), decode(md5(g::text), 'hex'),
+         date '2025-01-01' + g % 400, timestamp '2025-01-01' + g * interval '1 min',
+         timestamptz '2025-01-01 00:00+00' + g * interval '1 s', g * interval '1 ms',
+         jsonb_build_object('g', g, 'h', md5(g::text)), ARRAY[g, g + 1, NULL],
+         ARRAY['a' || g, NULL],
+         CASE WHEN g % 500 = 0 THEN repeat(md5(g::text), 400)        -- 12.8 kB, compresses in line
+              WHEN g % 500 = 1 THEN (SELECT string_agg(md5((g * 100 + i)::text), '')
+                                       FROM generate_series(1, 400) i)   -- 12.8 kB of hex: out of line
+              ELSE NULL END
+    FROM generate_series(lo, hi) g $$;
+INSERT INTO rf_z_h SELECT * FROM rf_z_rows(1, 6000);
+SET ROLE NONE;  -- a superuser's setting
+SET widecol.debug_run_format = 4;
+RESET ROLE;
+INSERT INTO rf_z SELECT * FROM rf_z_rows(1, 3000);
+SET ROLE NONE;
+RESET widecol.debug_run_format;
+RESET ROLE;
+INSERT INTO rf_z SELECT * FROM rf_z_rows(3001, 6000);
+-- rows with a TTL (a run of their own), updates of rows of the format-4 run
+SET widecol.ttl = '1d';
+INSERT INTO rf_z SELECT * FROM rf_z_rows(6001, 6500);
+INSERT INTO rf_z_h SELECT * FROM rf_z_rows(6001, 6500);
+RESET widecol.ttl;
+UPDATE rf_z SET t = 'updated ' || c, big = NULL WHERE c % 1000 IN (0, 1, 2);
+UPDATE rf_z_h SET t = 'updated ' || c, big = NULL WHERE c % 1000 IN (0, 1, 2);
+-- tombstones, in a run of their own (a DELETE of many rows)
+DELETE FROM rf_z WHERE c % 10 = 3;
+DELETE FROM rf_z_h WHERE c % 10 = 3;
+SELECT widecol.flush('rf_z') >= 0 AS flushed;
+-- the format-4 run's pages are lz4, the others zstd (index, bloom and
+-- directory pages are never compressed)
+SELECT dense_rank() OVER (ORDER BY run_id) AS run, kind, codec
+  FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value') ORDER BY run, kind, codec;
+SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
+SELECT sum(out_of_line) > 0 AS some_out_of_line, sum(ntombstones) AS tombstones FROM widecol.runs('rf_z');
+SELECT count(*) FILTER (WHERE widecol.ttl(tableoid, ctid) > interval '23 hours') AS with_ttl FROM rf_z;
+SELECT c, t, length(big), md5(big) = (SELECT md5(big) FROM rf_z_h h WHERE h.c = z.c) AS same_big
+  FROM rf_z z WHERE c IN (1000, 1500, 2501, 3501, 4001, 4500, 6001) ORDER BY c;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_z');
+-- compaction reads both formats and writes format 5 with zstd pages
+SELECT widecol.compact('rf_z', major => true) > 0 AS compacted;
+SELECT count(*) AS runs, sum(ntombstones) AS tombstones FROM widecol.runs('rf_z');
+SELECT kind, codec FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
+SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
+SELECT count(*) FILTER (WHERE widecol.ttl(tableoid, ctid) > interval '23 hours') AS with_ttl FROM rf_z;
+SELECT c, t, length(big), md5(big) = (SELECT md5(big) FROM rf_z_h h WHERE h.c = z.c) AS same_big
+  FROM rf_z z WHERE c IN (1000, 1500, 2501, 3501, 4001, 4500, 6001) ORDER BY c;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_z');
+-- zstd at a positive level on ingest, and compaction back to lz4 (format 5
+-- runs may hold either)
+SET widecol.ingest_zstd_level = 3;
+INSERT INTO rf_z SELECT * FROM rf_z_rows(6501, 7000);
+INSERT INTO rf_z_h SELECT * FROM rf_z_rows(6501, 7000);
+RESET widecol.ingest_zstd_level;
+SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
+SET widecol.compaction_zstd_level = 0;
+SELECT widecol.compact('rf_z', major => true) > 0 AS compacted;
+RESET widecol.compaction_zstd_level;
+SELECT kind, codec FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
+SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_z');
+-- zstd packs image-like rows (a hex content hash, a uuid) tighter than
+-- lz4: entropy coding; the value pages hold the same bytes
+CREATE TABLE rf_z_lz4 (k int, c int, id uuid, hash text) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+CREATE TABLE rf_z_zstd (LIKE rf_z_lz4) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+SET widecol.ingest_zstd_level = 0;
+INSERT INTO rf_z_lz4 SELECT g % 10, g, md5(g::text)::uuid, md5((-g)::text) || md5((g * 7)::text)
+  FROM generate_series(1, 20000) g;
+RESET widecol.ingest_zstd_level;
+INSERT INTO rf_z_zstd SELECT * FROM rf_z_lz4;
+SELECT (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value')) <
+       0.75 * (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind IN ('key', 'value'))
+       AS zstd_under_three_quarters_of_lz4;
+SELECT (SELECT sum(raw_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind = 'value') =
+       (SELECT sum(raw_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind = 'value') AS same_value_bytes;
+SELECT rf_same('rf_z_zstd', 'rf_z_lz4') AS same;
+-- the debug setting is for superusers only
+SET widecol.debug_run_format = 4;
+DROP FUNCTION rf_z_rows(int, int);
+DROP TABLE rf_z, rf_z_h, rf_z_lz4, rf_z_zstd;
+
 DROP TABLE rf_bigkey, rf_bigkey_h, rf_wide, rf_wide_h, rf_keys, rf_keys_h, rf_del;
 DROP FUNCTION rf_same(regclass, regclass);

@@ -14,6 +14,7 @@
 #include "utils/timestamp.h"
 
 #include "widecol.h"
+#include "storage/compression.h"
 #include "api/api.h"
 #include "access/access.h"
 #include "executor/seek.h"
@@ -21,6 +22,7 @@
 #include "storage/level0.h"
 #include "storage/merge.h"
 #include "storage/manifest.h"
+#include "storage/run.h"
 #include "storage/stats.h"
 #include "storage/wal.h"
 
@@ -280,6 +282,18 @@ static const IntSetting int_settings[] = {
 		"The background worker deletes rows of widecol.compaction_history older than this (0 = keep them).",
 		NULL,
 		&wc_history_retention_s, 30 * 24 * 3600, 0, INT_MAX, PGC_SIGHUP, GUC_UNIT_S},
+	{"widecol.compaction_zstd_level",
+		"zstd level of the runs compaction and VACUUM FULL write (0 = lz4, negative = zstd's fast levels).",
+		"Higher levels cost compaction time and gain little on 8 kB pages.",
+		&wc_compaction_zstd_level, 1, -20, 19, PGC_USERSET, 0},
+	{"widecol.ingest_zstd_level",
+		"zstd level of the runs flushes and bulk writes (COPY) write (0 = lz4, negative = zstd's fast levels).",
+		"Fast levels keep entropy-coded literals, so they compress hex and random bytes almost as well as level 1, at lz4's cost.",
+		&wc_ingest_zstd_level, -5, -20, 19, PGC_USERSET, 0},
+	{"widecol.debug_run_format",
+		"Test only: 4 writes runs in run format 4 (lz4 pages), as builds before format 5 did (0 = the current format).",
+		NULL,
+		&wc_debug_run_format, 0, 0, 4, PGC_SUSET, GUC_NOT_IN_SAMPLE},
 	{"widecol.debug_fail_run_write",
 		"Test only: a run write fails (as if the disk were full) once it has written this many pages (0 = off).",
 		NULL,

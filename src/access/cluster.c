@@ -34,6 +34,7 @@
 #include "storage/merge.h"
 #include "storage/metapage.h"
 #include "storage/row.h"
+#include "storage/compression.h"
 #include "storage/run.h"
 
 typedef struct Copy
@@ -125,6 +126,8 @@ wc_cluster_copy(Relation old, Relation new, TransactionId oldest_xmin,
 	{
 		WcRunWriter *w = wc_run_writer_begin(new, 1);
 
+		wc_run_writer_set_zstd(w, wc_compaction_zstd_level);
+
 		wc_sort_rows(c.l0, c.nl0, NULL);
 		for (int64 i = 0; i < c.nl0; i++)
 			add(&c, w, c.l0[i]);
@@ -138,9 +141,12 @@ wc_cluster_copy(Relation old, Relation new, TransactionId oldest_xmin,
 		WcMergeIter *it = wc_merge_begin_runs(old, m->runs, m->nruns);
 		WcRowHeader *row;
 		ItemPointerData tid;
+
 		char	   *key = palloc(WC_MAX_KEY_SIZE);
 		int			keylen = -1;
 		bool		shadowed = false;
+
+		wc_run_writer_set_zstd(w, wc_compaction_zstd_level);
 
 		while ((row = wc_merge_next(it, &tid)) != NULL)
 		{

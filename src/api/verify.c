@@ -33,6 +33,7 @@
 #include "storage/metapage.h"
 #include "storage/page.h"
 #include "storage/row.h"
+#include "storage/compression.h"
 #include "storage/run.h"
 #include "storage/tableinfo.h"
 
@@ -216,6 +217,19 @@ read_value_dir(RunCheck *c)
 				c->nvaluedir, c->hdr.nvalue_pages);
 }
 
+/*
+ * A page's codec must be one its run's format has: zstd since format 5
+ * (a codec id no build writes is reported by the decoder).  NULL or what
+ * is wrong.
+ */
+static const char *
+codec_problem(RunCheck *c, uint16 flags)
+{
+	if (WcFlagsCodec(flags) == WC_CODEC_ZSTD && c->hdr.version < WC_RUN_VERSION_ZSTD)
+		return psprintf("zstd page in a run of format %u", c->hdr.version);
+	return NULL;
+}
+
 /* The value pages of the decoded key page dblk (the first may be the last one's too). */
 static void
 check_value_pages(RunCheck *c, BlockNumber dblk)
@@ -243,6 +257,8 @@ check_value_pages(RunCheck *c, BlockNumber dblk)
 		p = (vblk >= c->nblocks) ? "value page past the end of the relation" :
 			wc_read_run_page_soft(c->rel, vblk, WC_PAGE_RUN_VALUES, c->run->run_id,
 								  vpayload.data, &len, &op, NULL);
+		if (p == NULL)
+			p = codec_problem(c, op.flags);
 		if (p == NULL)
 			p = wc_decode_values(vpayload.data, len, &op, &c->block, v);
 		if (p)
@@ -376,6 +392,8 @@ check_leaves(RunCheck *c)
 			}
 			p = wc_read_run_page_soft(c->rel, dblk, WC_PAGE_RUN_DATA, c->run->run_id,
 									  payload.data, &len, &op, NULL);
+			if (p == NULL && len >= sizeof(WcKeyPageHeader))
+				p = codec_problem(c, ((WcKeyPageHeader *) payload.data)->flags);
 			if (p == NULL)
 				p = wc_decode_block(payload.data, len, &op, &c->block);
 			if (p)

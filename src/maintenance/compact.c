@@ -30,6 +30,7 @@
 #include "storage/merge.h"
 #include "storage/metapage.h"
 #include "storage/row.h"
+#include "storage/compression.h"
 #include "storage/run.h"
 #include "storage/tableinfo.h"
 
@@ -308,6 +309,7 @@ output_for(Outputs *o, const WcRowHeader *row)
 			 WC_MAX_OPEN_WINDOWS);
 	o->window[o->n] = win;
 	o->writer[o->n] = wc_run_writer_begin(o->rel, o->level);
+	wc_run_writer_set_zstd(o->writer[o->n], wc_compaction_zstd_level);
 	return o->writer[o->n++];
 }
 

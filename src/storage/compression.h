@@ -4,8 +4,10 @@
  * A run page (key block or value page) records its codec in the low bits
  * of its flags; lz4 is codec 0 and "stored as is" codec 1, which is what
  * the earlier RAW flag meant, so pages written before the seam read the
- * same.  A new codec (zstd for runs that compaction writes, say) is a new
- * id here and a case in compression.c; nothing else changes.
+ * same; zstd is codec 2, in runs of format 5 on (src/README.md, "Codecs").
+ * A writer picks zstd's level: widecol.ingest_zstd_level for flushes and
+ * bulk writes, widecol.compaction_zstd_level for compaction and VACUUM
+ * FULL (0 = lz4).
  */
 #ifndef WC_STORAGE_COMPRESSION_H
 #define WC_STORAGE_COMPRESSION_H
@@ -15,16 +17,21 @@
 typedef enum WcCodec
 {
 	WC_CODEC_LZ4 = 0,
-	WC_CODEC_NONE = 1			/* stored as is */
+	WC_CODEC_NONE = 1,			/* stored as is */
+	WC_CODEC_ZSTD = 2			/* run format 5 on */
 } WcCodec;
 
 #define WC_CODEC_MASK		0x000F	/* of a page's (or key block's) flags */
 #define WcFlagsCodec(flags) ((WcCodec) ((flags) & WC_CODEC_MASK))
 
 extern Size wc_compress_bound(Size rawsize);
-extern const char *wc_compress(WcCodec codec, const char *raw, Size rawsize, Size capacity,
+extern int	wc_compaction_zstd_level;
+extern int	wc_ingest_zstd_level;
+
+extern const char *wc_compress(WcCodec codec, int level, const char *raw, Size rawsize, Size capacity,
 							   char *buf, Size *len, WcCodec *used);
 extern const char *wc_decompress(WcCodec codec, const char *src, Size len,
 								 char *dst, Size rawsize);
+extern const char *wc_codec_name(WcCodec codec);
 
 #endif

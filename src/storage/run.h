@@ -38,14 +38,18 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 4			/* 2: keys and tuples on separate pages;
+#define WC_RUN_VERSION 5			/* 2: keys and tuples on separate pages;
 									 * 3: out-of-line value count;
-									 * 4: key-column ranges */
-#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) and 4 */
+									 * 4: key-column ranges;
+									 * 5: pages may be zstd-compressed */
+#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 5 */
+#define WC_RUN_VERSION_ZSTD 5		/* first format whose pages may use zstd */
 
 typedef struct WcRunWriter WcRunWriter;
 
 extern WcRunWriter *wc_run_writer_begin(Relation rel, int level);
+extern int	wc_debug_run_format;
+extern void wc_run_writer_set_zstd(WcRunWriter *w, int level);
 extern void wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row,
 							  ItemPointer tid_out);
 extern bool wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary);

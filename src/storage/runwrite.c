@@ -75,6 +75,8 @@ struct WcRunWriter
 	int			closed[WC_MAX_CLOSED_BLOCKS];	/* ends of closed key blocks */
 	int			nclosed;
 	double		kratio;			/* running estimate of raw/compressed */
+	WcCodec		codec;			/* of its pages (zstd: run format 5) */
+	int			codec_level;	/* zstd's level */
 
 	/* tuples of rows [vstart, nrows), not yet in a value page */
 	char	   *vraw;
@@ -130,6 +132,9 @@ struct WcRunWriter
 /* test only: a run write fails once it has written this many data pages */
 int			wc_debug_fail_run_write = 0;
 
+/* test only: 4 = write runs in format 4 (lz4 pages), as earlier builds did */
+int			wc_debug_run_format = 0;
+
 WcRunWriter *
 wc_run_writer_begin(Relation rel, int level)
 {
@@ -148,6 +153,16 @@ wc_run_writer_begin(Relation rel, int level)
 	w->storage_id = meta.storage_id;
 	w->hdr.magic = WC_RUN_MAGIC;
 	w->hdr.version = WC_RUN_VERSION;
+	/* runs of flushes and bulk writes; compaction sets its own level */
+	w->codec = wc_ingest_zstd_level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
+	w->codec_level = wc_ingest_zstd_level;
+	if (wc_debug_run_format == 4)
+	{
+		/* test only: a run as builds before format 5 wrote it (lz4) */
+		w->hdr.version = 4;
+		w->codec = WC_CODEC_LZ4;
+		w->codec_level = 0;
+	}
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
@@ -256,6 +271,20 @@ patch_value_refs(WcRunWriter *w, Page page, const PendingPage *pi)
 		refs[j].blkno = w->vp_blk[pi->vfirst + j];
 	}
 	WcPageGetOpaque(page)->crc = wc_page_crc(page);
+}
+
+/*
+ * Compress the run's pages with zstd at `level` (0: lz4).  Compaction and
+ * VACUUM FULL call it before the first row (src/README.md, "Codecs").
+ */
+void
+wc_run_writer_set_zstd(WcRunWriter *w, int level)
+{
+	Assert(w->hdr.st.nrows == 0);
+	if (w->hdr.version < WC_RUN_VERSION_ZSTD)
+		return;					/* widecol.debug_run_format: lz4 */
+	w->codec = level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
+	w->codec_level = level;
 }
 
 /*
@@ -387,7 +416,8 @@ compress_for_page(WcRunWriter *w, const char *raw, Size rawsize, Size capacity,
 				  Size *len, uint16 *flags)
 {
 	WcCodec		used;
-	const char *out = wc_compress(WC_CODEC_LZ4, raw, rawsize, capacity, w->cbuf, len, &used);
+	const char *out = wc_compress(w->codec, w->codec_level, raw, rawsize, capacity,
+								  w->cbuf, len, &used);
 
 	*flags = (uint16) used;
 	return out;

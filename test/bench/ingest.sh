@@ -3,14 +3,18 @@
 # widecol table and into a heap table with the equivalent btree primary key,
 # in one run, on one throwaway instance.
 #
-#   bash test/bench/ingest.sh [--rows N] [--chunks K] [--out DIR]
+#   bash test/bench/ingest.sh [--rows N] [--chunks K] [--out DIR] [--ingest-zstd-level L]
 #
 # Rows (design brief's device_daily_images, keys arriving in capture-time
 # order) are generated once into CSV chunks; chunk i is loaded into heap, then
 # into widecol, so both see the same cache and checkpoint conditions.  Prints
 # rows/s per chunk (does ingest stay flat as the table grows?), totals, bytes
-# on disk and WAL bytes, as ratios widecol/heap; writes results.csv and
+# on disk and WAL bytes, as ratios widecol/heap, then the bytes of widecol's
+# runs after a major compaction (as the workers would leave them); writes results.csv and
 # ingest.png into --out (default test/bench/results).
+#
+# --ingest-zstd-level sets widecol.ingest_zstd_level for the COPYs (0 = lz4,
+# as runs were written before run format 5; default: the setting's default).
 #
 # As root it installs what it needs (python3-matplotlib for the plot), builds
 # and installs widecol and runs as user postgres; as another user it uses the
@@ -19,9 +23,12 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results"
-bench_main bench/ingest.sh --rows=ROWS --chunks=CHUNKS --out=OUT -- "$@"
+ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results" LEVEL=""
+bench_main bench/ingest.sh --rows=ROWS --chunks=CHUNKS --out=OUT --ingest-zstd-level=LEVEL -- "$@"
 bench_instance
+if [ -n "$LEVEL" ]; then
+	"${PSQL[@]}" -c "ALTER SYSTEM SET widecol.ingest_zstd_level = $LEVEL" -c "SELECT pg_reload_conf()" >/dev/null
+fi
 bench_generate "$ROWS" "$CHUNKS"
 bench_tables
 
@@ -61,6 +68,15 @@ awk -F, -v hsize="$hsize" -v wsize="$wsize" -v rows="$hcount" -v runs="$nruns" '
 	printf "%-22s %14.1f %14.1f\n", "bytes per row", hsize / rows, wsize / rows
 	printf "rows: %d, widecol runs: %d\n", rows, runs
 }' "$csv" | tee "$OUT/ingest.txt"
+
+# What production keeps once the workers have compacted: one major
+# compaction (zstd level 1 by default), then the pages of the live runs
+# (the file keeps the input runs' pages as free space for reuse).
+"${PSQL[@]}" -c "SET widecol.compaction_throughput = 0" -c "SELECT widecol.compact('wc_images', true)" >/dev/null
+"${PSQL[@]}" -At -c "SELECT run_pages FROM widecol.page_usage('wc_images')" |
+	awk -v hsize="$hsize" -v rows="$hcount" '{
+	printf "%-22s %14.1f %14.1f %8.2f\n", "run bytes compacted", hsize / 1048576, $1 * 8192 / 1048576, $1 * 8192 / hsize
+	printf "%-22s %14.1f %14.1f\n", "  per row", hsize / rows, $1 * 8192 / rows }' | tee -a "$OUT/ingest.txt"
 
 python3 - "$csv" "$OUT/ingest.png" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
 import csv, sys

@@ -44,6 +44,10 @@ wal_consistency_checking = 'all,widecol'
 allow_in_place_tablespaces = on
 # no autovacuum snapshots holding back the primary's horizon (last section)
 autovacuum = off
+# the standby has no slot: a checkpoint (the pg_basebackup's) must not
+# recycle a segment it has not received yet when its replay lags (seen on
+# a loaded machine: "requested WAL segment ... has already been removed")
+wal_keep_size = '256MB'
 }, allows_streaming => 1, extra => ['--data-checksums']);
 $primary->safe_psql('postgres', 'CREATE EXTENSION widecol');
 

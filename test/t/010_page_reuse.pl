@@ -118,12 +118,15 @@ unlike($log, qr/maintenance of table .* failed|could not|PANIC|TRAP/,
 	'the workers met no error');
 cmp_ok(sql("SELECT count(*) FROM widecol.compaction_history WHERE relid = 'wc'::regclass AND by_worker"),
 	'>', 0, 'the workers compacted during the run');
-# runs written (flushes, bulk writes, compactions) far exceed the file: pages
-# were reused (without reuse the file holds at least what was written; 3.3x
-# alone, 1.96x on a machine busy with two other suites, so 1.5x)
+# runs written (flushes, bulk writes, compactions) exceed the file: pages
+# were reused (without reuse the file holds at least what was written, as
+# run pages are never full; lz4 runs: 3.3x alone, 1.96x on a machine busy
+# with two other suites; zstd runs (format 5), load average 5: 2.54x, and
+# the same with lz4 1.90x, but once 1.24x with zstd during a full suite
+# beside another suite, so 1.1x)
 my ($written, $size) = split /\|/, sql("SELECT bytes_ingested + bytes_compacted, "
 	  . "pg_relation_size('wc') FROM widecol.compaction_stats('wc')");
-cmp_ok($written, '>', 1.5 * $size, "pages were reused ($written bytes of runs written, file $size bytes)");
+cmp_ok($written, '>', 1.1 * $size, "pages were reused ($written bytes of runs written, file $size bytes)");
 
 my $bad = sql("SELECT string_agg(segment || ' ' || id || ': ' || problems, E'\\n') "
 	  . "FROM widecol.verify('wc') WHERE NOT ok");

@@ -1,0 +1,142 @@
+# 020_zstd_runs: runs of format 5 (zstd pages) next to a run of format 4
+# (lz4 pages, as builds before format 5 wrote it), on a primary with
+# wal_consistency_checking and a streaming standby: the standby reads both
+# formats and the compaction that merges them into zstd pages.  Then damage:
+# a zstd value page with bytes flipped fails its checksum, naming relation,
+# block and run; a zstd frame damaged under a recomputed checksum (so only
+# the decoder can tell) fails in zstd, also naming them, with no crash and
+# no rows returned; widecol.verify reports both blocks.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use lib 'test/perl';
+use WidecolTest;
+
+my $primary = widecol_node('zprimary', q{
+widecol.max_workers = 0
+wal_consistency_checking = 'all,widecol'
+autovacuum = off
+wal_keep_size = '256MB'
+}, allows_streaming => 1);
+$primary->safe_psql('postgres', 'CREATE EXTENSION widecol');
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('zstandby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+
+sub p { return $primary->safe_psql('postgres', $_[0]); }
+
+p(q{
+CREATE TABLE t (dev text, day date, ts timestamptz, id uuid, key text, w int, hash text)
+  USING widecol WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC, id');
+CREATE TABLE h (LIKE t);
+CREATE VIEW rows AS
+  SELECT 'cam-' || (g % 20) AS dev, date '2025-01-01' + g % 5 AS day,
+         timestamptz '2025-01-01 00:00+00' + g * interval '7 s' AS ts, md5(g::text)::uuid AS id,
+         'raw/' || md5(g::text) || '.jpg' AS key, CASE WHEN g % 9 = 0 THEN NULL ELSE g % 4000 END AS w,
+         md5(g::text) || md5((g + 1)::text) AS hash, g
+    FROM generate_series(1, 30000) g;
+SET widecol.debug_run_format = 4;
+INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g <= 15000;
+RESET widecol.debug_run_format;
+INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g > 15000;
+INSERT INTO h SELECT dev, day, ts, id, key, w, hash FROM rows;
+DELETE FROM t WHERE w % 100 = 7;
+DELETE FROM h WHERE w % 100 = 7;
+});
+is(p(q{SELECT string_agg(DISTINCT codec, ',' ORDER BY codec) FROM widecol.run_pages('t') WHERE kind = 'value'}),
+	'lz4,zstd', 'a run of lz4 pages next to runs of zstd pages');
+my $same = q{SELECT (SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) FROM t x) =
+                    (SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) FROM h x)};
+is(p($same), 't', 'primary: both formats read back the rows');
+is(p(q{SELECT bool_and(ok) FROM widecol.verify('t')}), 't', 'primary: verify ok');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $same), 't', 'standby: both formats read back the rows');
+
+p(q{SELECT widecol.compact('t', true)});
+is(p(q{SELECT string_agg(DISTINCT codec, ',') FROM widecol.run_pages('t') WHERE kind IN ('key', 'value')}),
+	'zstd', 'compaction writes zstd pages');
+is(p($same), 't', 'primary: rows after compaction');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $same), 't', 'standby: rows after compaction');
+is($standby->safe_psql('postgres', q{SELECT bool_and(ok) FROM widecol.verify('t')}), 't',
+	'standby: verify ok');
+$standby->stop;
+
+# damage: two value pages of the compacted run
+my $run = p(q{SELECT run_id FROM widecol.runs('t')});
+my $path = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('t')});
+p('CHECKPOINT');
+$primary->stop;
+my @vpages = pages_of_type($path, 8, $run);
+ok(@vpages >= 3, 'the run has value pages (' . scalar(@vpages) . ')');
+my $flags = unpack('v', substr($vpages[-1][1], 8192 - 24 + 2, 2));
+is($flags & 15, 2, 'its value pages are zstd (codec 2)');
+
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xffffffff;
+	for my $byte (unpack('C*', $data))
+	{
+		$crc ^= $byte;
+		$crc = ($crc & 1) ? (($crc >> 1) ^ 0x82F63B78) : ($crc >> 1) for 1 .. 8;
+	}
+	return $crc ^ 0xffffffff;
+}
+
+# (1) the zstd frame of the last value page damaged, its checksum
+# recomputed: only the decoder can tell (not the first value page: an
+# aggregate keeps a copy of its first input row, so even count(*) reads it)
+my $blk2 = $vpages[-1][0];
+open(my $fh, '+<', $path) or die "open $path: $!";
+binmode $fh;
+seek($fh, $blk2 * 8192, 0) or die;
+read($fh, my $page, 8192) == 8192 or die;
+my $lower = unpack('v', substr($page, 12, 2));
+# the frame header (magic, descriptor, window, dictionary id, content size)
+# stays; the first block's header after it claims a block larger than zstd
+# allows (payload from byte 24)
+is(unpack('V', substr($page, 24, 4)), 0xFD2FB528, 'the payload is a zstd frame');
+my $fhd = unpack('C', substr($page, 28, 1));
+my $fhsize = 4 + 1 + (($fhd >> 5) & 1 ? 0 : 1) + (0, 1, 2, 4)[$fhd & 3]
+	+ ((($fhd >> 5) & 1) ? (1, 2, 4, 8) : (0, 2, 4, 8))[$fhd >> 6];
+substr($page, 24 + $fhsize, 3) = "\xff\xff\xff";
+my $special = 8192 - 24;
+my $crc = crc32c(substr($page, 24, $lower - 24) . substr($page, $special + 8, 8)
+	. substr($page, $special + 16, 4) . substr($page, $special + 20, 4));
+substr($page, $special + 4, 4) = pack('V', $crc);
+seek($fh, $blk2 * 8192, 0) or die;
+print $fh $page;
+close $fh;
+$primary->start;
+
+is(p(q{SELECT count(*) > 0 FROM t}), 't', 'a read of key columns only does not touch value pages');
+my ($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(hash) FROM t});
+isnt($ret, 0, 'a read of the damaged frame fails');
+like($stderr, qr/widecol: zstd (decompression failed|frame of the wrong size) in block $blk2 of relation "t" \(run $run\)/,
+	'the error names the problem, relation, block and run');
+unlike($stdout, qr/\d/, 'no rows returned');
+like(p(q{SELECT problems FROM widecol.verify('t') WHERE segment = 'run'}),
+	qr/block $blk2: value page: zstd (decompression failed|frame of the wrong size)/,
+	'verify: the damaged frame under a valid checksum');
+$primary->stop;
+
+# (2) bytes flipped in another value page: its checksum catches it
+my $blk1 = $vpages[-2][0];
+flip_bytes($path, $blk1, 100, 8);
+$primary->start;
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(hash) FROM t});
+isnt($ret, 0, 'a read of the values fails');
+like($stderr, qr/widecol: (checksum mismatch|zstd decompression failed|zstd frame of the wrong size) in block ($blk1|$blk2) of relation "t" \(run $run\)/,
+	'the error names the problem, relation, block and run');
+my $report = p(q{SELECT problems FROM widecol.verify('t') WHERE segment = 'run'});
+like($report, qr/block $blk1: value page: checksum mismatch/, 'verify: the flipped bytes');
+like($report, qr/block $blk2: value page: zstd/, 'verify: and the damaged frame');
+is(p('SELECT 1'), '1', 'server still up');
+$primary->stop;
+
+done_testing();
