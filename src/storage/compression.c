@@ -29,6 +29,15 @@ static ZSTD_CCtx *zstd_cctx = NULL;
 static ZSTD_DCtx *zstd_dctx = NULL;
 static int	zstd_cctx_level = 0;	/* what zstd_cctx is set up for (0: nothing) */
 
+static void
+zstd_out_of_memory(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("Could not create a zstd %s context.", what)));
+}
+
 /*
  * zstd's fast levels (negative) skip ahead faster where nothing matches,
  * and by default also store literals raw; the rows' hashes and uuids are
@@ -59,7 +68,6 @@ static void
 zstd_setup(int level)
 {
 	size_t		r;
-
 	int			use = level;
 
 	if (zstd_cctx_level == level)
@@ -90,15 +98,8 @@ zstd_compress(const char *raw, Size rawsize, char *buf, int level)
 {
 	size_t		clen;
 
-	if (zstd_cctx == NULL)
-	{
-		zstd_cctx = ZSTD_createCCtx();
-		if (zstd_cctx == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory"),
-					 errdetail("Could not create a zstd compression context.")));
-	}
+	if (zstd_cctx == NULL && (zstd_cctx = ZSTD_createCCtx()) == NULL)
+		zstd_out_of_memory("compression");
 	zstd_setup(level);
 	/* one frame; it records its content size, which the reader checks */
 	clen = ZSTD_compress2(zstd_cctx, buf, ZSTD_compressBound(rawsize), raw, rawsize);
@@ -164,15 +165,8 @@ wc_decompress(WcCodec codec, const char *src, Size len, char *dst, Size rawsize)
 			{
 				size_t		n;
 
-				if (zstd_dctx == NULL)
-				{
-					zstd_dctx = ZSTD_createDCtx();
-					if (zstd_dctx == NULL)
-						ereport(ERROR,
-								(errcode(ERRCODE_OUT_OF_MEMORY),
-								 errmsg("out of memory"),
-								 errdetail("Could not create a zstd decompression context.")));
-				}
+				if (zstd_dctx == NULL && (zstd_dctx = ZSTD_createDCtx()) == NULL)
+					zstd_out_of_memory("decompression");
 				/* the frame records its size: it must be exactly rawsize */
 				if (ZSTD_getFrameContentSize(src, len) != (unsigned long long) rawsize)
 					return "zstd frame of the wrong size";

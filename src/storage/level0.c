@@ -6,6 +6,7 @@
  */
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "port/pg_crc32c.h"
 #include "storage/bufmgr.h"
 
@@ -208,7 +209,9 @@ wc_l0_append(Relation rel, WcRowHeader *row, ItemPointer tid)
 /*
  * Add to the active generation's tail page as many of the n versions as fit
  * there, in one record; returns how many (0 when there is no tail, or it is
- * an old-format page or full).  *full as for wc_l0_append.
+ * an old-format page or full).  *full as for wc_l0_append.  Each item
+ * (version and CRC) is written once, into the record's data, which the
+ * page takes its items from.
  */
 static int64
 append_to_tail_page(Relation rel, WcRowHeader **rows, int64 n, bool *full)
@@ -219,8 +222,6 @@ append_to_tail_page(Relation rel, WcRowHeader **rows, int64 n, bool *full)
 	Buffer		tailbuf;
 	Page		page;
 	const char *problem;
-	char	  **items;
-	Size	   *lens;
 	int64		k = 0;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -238,8 +239,6 @@ append_to_tail_page(Relation rel, WcRowHeader **rows, int64 n, bool *full)
 	page = BufferGetPage(tailbuf);
 	if ((problem = wc_l0_page_problem(page, WcPageGetOpaque(page)->segment)) != NULL)
 		l0_page_corrupt(rel, BufferGetBlockNumber(tailbuf), problem);
-	items = palloc(sizeof(char *) * n);
-	lens = palloc(sizeof(Size) * n);
 	if (WcPageGetOpaque(page)->flags & WC_L0_CHECKSUMS)
 	{
 		/* the free space already counts one line pointer */
@@ -247,29 +246,34 @@ append_to_tail_page(Relation rel, WcRowHeader **rows, int64 n, bool *full)
 
 		for (; k < n && k < MaxOffsetNumber; k++)
 		{
-			Size		need;
+			Size		need = MAXALIGN(rows[k]->len + WC_L0_CRC_SIZE) +
+				(k > 0 ? sizeof(ItemIdData) : 0);
 
-			items[k] = l0_item(rows[k], &lens[k]);
-			need = MAXALIGN(lens[k]) + (k > 0 ? sizeof(ItemIdData) : 0);
 			if (need > room)
-			{
-				pfree(items[k]);
 				break;
-			}
 			room -= need;
 		}
 	}
 	if (k > 0)
 	{
-		wc_l0_add_items(rel, tailbuf, items, lens, (int) k);
+		StringInfoData data;
+
+		initStringInfo(&data);
+		for (int64 i = 0; i < k; i++)
+		{
+			uint16		itemlen = rows[i]->len + WC_L0_CRC_SIZE;
+			uint32		crc = l0_row_crc(rows[i]);
+
+			appendBinaryStringInfo(&data, (char *) &itemlen, sizeof(uint16));
+			appendBinaryStringInfo(&data, (char *) rows[i], rows[i]->len);
+			appendBinaryStringInfo(&data, (char *) &crc, WC_L0_CRC_SIZE);
+		}
+		wc_l0_add_items(rel, tailbuf, data.data, data.len, (int) k);
 		*full |= l0_wants_flush(meta);
+		pfree(data.data);
 	}
 	UnlockReleaseBuffer(tailbuf);
 	UnlockReleaseBuffer(metabuf);
-	for (int64 i = 0; i < k; i++)
-		pfree(items[i]);
-	pfree(items);
-	pfree(lens);
 	return k;
 }
 

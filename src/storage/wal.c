@@ -20,7 +20,6 @@
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "access/xlogutils.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/standby.h"
@@ -92,6 +91,40 @@ redo_l0_add(XLogReaderState *record)
 		UnlockReleaseBuffer(buf);
 }
 
+/*
+ * Add the n items of data (each its uint16 length, then its bytes) to a
+ * level-0 page at consecutive line pointers from `first` (InvalidOffsetNumber:
+ * the next free one), as the backend and redo both do; returns the first
+ * item's line pointer.  In a critical section: a failure is a PANIC.
+ */
+static OffsetNumber
+add_items(Page page, const char *data, Size datalen, OffsetNumber first, int n)
+{
+	const char *p = data;
+	const char *end = data + datalen;
+	bool		placed = OffsetNumberIsValid(first);	/* redo: where the backend put them */
+	OffsetNumber off = first;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint16		itemlen;
+		OffsetNumber want = placed ? first + i : InvalidOffsetNumber;
+
+		if (p + sizeof(uint16) > end)
+			elog(PANIC, "widecol: level-0 items end early");
+		memcpy(&itemlen, p, sizeof(uint16));
+		p += sizeof(uint16);
+		if (p + itemlen > end ||
+			(off = PageAddItem(page, (Item) p, itemlen, want, false, false)) == InvalidOffsetNumber)
+			elog(PANIC, "widecol: could not add a level-0 item of %u bytes", itemlen);
+		if (i == 0)
+			first = off;
+		p += itemlen;
+	}
+	WcPageGetOpaque(page)->count = off;
+	return first;
+}
+
 static void
 redo_l0_add_items(XLogReaderState *record)
 {
@@ -102,24 +135,9 @@ redo_l0_add_items(XLogReaderState *record)
 	{
 		Page		page = BufferGetPage(buf);
 		Size		len;
-		char	   *p = XLogRecGetBlockData(record, 0, &len);
-		char	   *end = p + len;
+		char	   *data = XLogRecGetBlockData(record, 0, &len);
 
-		for (uint16 i = 0; i < xlrec->nitems; i++)
-		{
-			uint16		itemlen;
-			OffsetNumber off = xlrec->off + i;
-
-			if (p + sizeof(uint16) > end)
-				elog(PANIC, "widecol redo: level-0 items record ends early");
-			memcpy(&itemlen, p, sizeof(uint16));
-			p += sizeof(uint16);
-			if (p + itemlen > end ||
-				PageAddItem(page, (Item) p, itemlen, off, false, false) != off)
-				elog(PANIC, "widecol redo: could not add a level-0 item at offset %u", off);
-			p += itemlen;
-		}
-		WcPageGetOpaque(page)->count = xlrec->off + xlrec->nitems - 1;
+		add_items(page, data, len, xlrec->off, xlrec->nitems);
 		PageSetLSN(page, record->EndRecPtr);
 		MarkBufferDirty(buf);
 	}
@@ -356,56 +374,32 @@ wc_l0_add_item(Relation rel, Buffer buf, const char *item, Size itemlen)
 /*
  * Append n items to a locked level-0 page that has room for all of them, as
  * one record (a statement's few versions of one table: one lock and one
- * record instead of one each).  Returns the first item's line pointer.
+ * record instead of one each).  data holds each item's length (uint16,
+ * unaligned) followed by its bytes, as the record carries them.
  */
-OffsetNumber
-wc_l0_add_items(Relation rel, Buffer buf, char *const *items, const Size *lens, int n)
+void
+wc_l0_add_items(Relation rel, Buffer buf, const char *data, Size datalen, int n)
 {
 	Page		page = BufferGetPage(buf);
-	OffsetNumber first = InvalidOffsetNumber;
-	OffsetNumber off = InvalidOffsetNumber;
-	StringInfoData data;
 	xl_wc_l0_add_items xlrec;
 
 	Assert(n > 0 && n <= MaxOffsetNumber);
-	/* the record's data, built before the critical section */
-	initStringInfo(&data);
-	for (int i = 0; i < n; i++)
-	{
-		uint16		len = lens[i];
-
-		Assert(lens[i] <= BLCKSZ);
-		appendBinaryStringInfo(&data, (char *) &len, sizeof(uint16));
-		appendBinaryStringInfo(&data, items[i], lens[i]);
-	}
-
 	START_CRIT_SECTION();
-	for (int i = 0; i < n; i++)
-	{
-		off = PageAddItem(page, (Item) items[i], lens[i], InvalidOffsetNumber, false, false);
-		if (off == InvalidOffsetNumber)
-			elog(PANIC, "widecol: no room for a level-0 item of %zu bytes", lens[i]);
-		if (i == 0)
-			first = off;
-	}
-	WcPageGetOpaque(page)->count = off;
+	xlrec.off = add_items(page, data, datalen, InvalidOffsetNumber, n);
+	xlrec.nitems = n;
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(rel))
 	{
 		XLogRecPtr	recptr;
 
-		xlrec.off = first;
-		xlrec.nitems = n;
 		XLogBeginInsert();
 		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		XLogRegisterBufData(0, data.data, data.len);
+		XLogRegisterBufData(0, (char *) data, datalen);
 		recptr = XLogInsert(WC_RMGR_ID, XLOG_WC_L0_ADD_ITEMS);
 		PageSetLSN(page, recptr);
 	}
 	END_CRIT_SECTION();
-	pfree(data.data);
-	return first;
 }
 
 /*

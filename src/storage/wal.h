@@ -14,7 +14,6 @@ extern void wc_free_buffer(Relation rel, Buffer buf);
 extern OffsetNumber wc_l0_add_item(Relation rel, Buffer buf, const char *item, Size itemlen);
 extern void wc_l0_log_new_page(Relation rel, Buffer metabuf, Buffer newbuf, Buffer tailbuf,
 							   uint64 gen, const char *item, Size itemlen);
-extern OffsetNumber wc_l0_add_items(Relation rel, Buffer buf, char *const *items,
-									const Size *lens, int n);
+extern void wc_l0_add_items(Relation rel, Buffer buf, const char *data, Size datalen, int n);
 
 #endif
