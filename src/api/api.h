@@ -19,6 +19,7 @@ struct WcManifest;
 struct WcMetaData;
 extern Relation wc_srf_open_widecol(FunctionCallInfo fcinfo);
 extern void wc_srf_put(FunctionCallInfo fcinfo, Datum *values, bool *nulls);
+extern int	wc_run_id_cmp(const void *a, const void *b);
 extern Datum wc_result_row(FunctionCallInfo fcinfo, Datum *values, bool *nulls);
 extern struct WcManifest *wc_visible_manifest(Relation rel, struct WcMetaData *meta);
 

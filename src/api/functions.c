@@ -226,8 +226,9 @@ widecol_level0_pages(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(pages);
 }
 
-static int
-run_id_cmp(const void *a, const void *b)
+/* qsort order of WcRunSummary by run id */
+int
+wc_run_id_cmp(const void *a, const void *b)
 {
 	uint64		x = ((const WcRunSummary *) a)->run_id;
 	uint64		y = ((const WcRunSummary *) b)->run_id;
@@ -269,7 +270,7 @@ widecol_runs(PG_FUNCTION_ARGS)
 	WcMetaData	meta;
 	WcManifest *m = wc_visible_manifest(rel, &meta);
 
-	qsort(m->runs, m->nruns, sizeof(WcRunSummary), run_id_cmp);
+	qsort(m->runs, m->nruns, sizeof(WcRunSummary), wc_run_id_cmp);
 	for (int i = 0; i < m->nruns; i++)
 	{
 		WcRunSummary *r = &m->runs[i];

@@ -94,15 +94,6 @@ rp_kind(uint16 type)
 	return -1;
 }
 
-static int
-run_summary_id_cmp(const void *a, const void *b)
-{
-	uint64		x = ((const WcRunSummary *) a)->run_id;
-	uint64		y = ((const WcRunSummary *) b)->run_id;
-
-	return (x > y) - (x < y);
-}
-
 PG_FUNCTION_INFO_V1(widecol_run_pages);
 Datum
 widecol_run_pages(PG_FUNCTION_ARGS)
@@ -114,7 +105,7 @@ widecol_run_pages(PG_FUNCTION_ARGS)
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 	RunPageCount *counts;
 
-	qsort(m->runs, m->nruns, sizeof(WcRunSummary), run_summary_id_cmp);
+	qsort(m->runs, m->nruns, sizeof(WcRunSummary), wc_run_id_cmp);
 	counts = palloc0(sizeof(RunPageCount) * Max(m->nruns, 1) * RP_KINDS * RP_CODECS);
 	for (BlockNumber b = WC_META_BLOCK + 1; b < nblocks; b++)
 	{
@@ -161,7 +152,7 @@ widecol_run_pages(PG_FUNCTION_ARGS)
 		if (kind < 0 || codec >= RP_CODECS)
 			continue;
 		key.run_id = op.segment;
-		run = bsearch(&key, m->runs, m->nruns, sizeof(WcRunSummary), run_summary_id_cmp);
+		run = bsearch(&key, m->runs, m->nruns, sizeof(WcRunSummary), wc_run_id_cmp);
 		if (run == NULL)
 			continue;			/* a run being written or dropped */
 		cnt = &counts[((run - m->runs) * RP_KINDS + kind) * RP_CODECS + codec];
