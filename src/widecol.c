@@ -338,6 +338,7 @@ _PG_init(void)
 	wc_install_planner_hooks();
 	/* sharded tables (issue 17): the outermost planner hook, the COPY batching setting */
 	wc_install_router();
+	wc_install_shard_reads();
 	wc_install_copy_batching();
 	wc_install_row_lock_escalation();
 	wc_modify_init();

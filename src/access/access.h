@@ -38,6 +38,15 @@ extern void wc_remote_copy_put(WcRemoteCopy *rc, const char *data, int len);
 extern void wc_remote_copy_end(WcRemoteCopy *rc);
 extern uint64 wc_remote_copy_finish(WcRemoteCopy *rc);
 extern void wc_remote_copy_abandon(WcRemoteCopy *rc);
+/* shardsession.c: widecol's own connections for reads sent as one statement */
+typedef struct WcShardSession WcShardSession;
+struct pg_result;
+extern WcShardSession *wc_shard_session(Oid serverid, Oid userid);
+extern const char *wc_shard_session_server(WcShardSession *s);
+extern void wc_shard_session_send(WcShardSession *s, const char *sql, int nparams,
+								  const char *const *values, bool binary);
+extern struct pg_result *wc_shard_session_next(WcShardSession *s);
+extern void wc_shard_session_stop(WcShardSession *s);
 /* shardstream.c: COPY FROM parsed here, rows streamed to their shards */
 extern bool wc_copy_stream(PlannedStmt *pstmt, const char *queryString,
 						   QueryEnvironment *queryEnv, QueryCompletion *qc);

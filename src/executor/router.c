@@ -258,9 +258,10 @@ wc_router_planner(Query *parse, const char *query_string, int cursorOptions,
 			routed->planTree->startup_cost = stmt->planTree->startup_cost;
 			routed->planTree->total_cost = stmt->planTree->total_cost;
 			routed->jitFlags = stmt->jitFlags;
-			return routed;
+			stmt = routed;
 		}
 	}
+	wc_plan_shard_reads(stmt);
 	return stmt;
 }
 

@@ -46,6 +46,10 @@ extern bool wc_delete_needs_rows(Relation rel);
 /* router.c: single-shard queries of a sharded table planned on the foreign partition */
 extern void wc_install_router(void);
 
+/* shardread.c: a read of one shard as one autocommit statement (WidecolShardRead) */
+extern void wc_install_shard_reads(void);
+extern void wc_plan_shard_reads(PlannedStmt *stmt);
+
 /* ---------- what the plan hands the executor (seekplan.c -> seekexec.c) ---------- */
 
 /* The most partitions one seek reads. */

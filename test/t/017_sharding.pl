@@ -24,6 +24,13 @@
 # - Single-shard queries are sent whole: EXPLAIN VERBOSE shows Remote SQL
 #   with WHERE, ORDER BY and LIMIT (also for a prepared statement), and a
 #   count(*) is computed on the shard.
+# - Direct reads (WidecolShardRead): outside a transaction block a read is
+#   one autocommit statement on the shard, equal to postgres_fdw's read and
+#   the single node (custom and generic plans, an ordinary role); postgres_fdw
+#   reads in a transaction block and after a write of the transaction (a DO
+#   block reads its own INSERT), and where a statement reads a server twice;
+#   a remote error keeps its SQLSTATE; a read stopped early or cancelled by
+#   statement_timeout leaves the session reading on.
 # - widecol.shard_for names the partition that holds each device, and its
 #   connection string reaches the shard that returns the same rows.
 # - An UPDATE of the shard key is refused (through the parent and through a
@@ -268,9 +275,12 @@ c(q{SELECT widecol.create_shard_view('img_per_day', 'img',
 is( c(q{SELECT day, sum(images) FROM img_per_day GROUP BY day ORDER BY day}),
 	c(q{SELECT day, count(*) FROM img_local GROUP BY day ORDER BY day}),
 	'shard view: per-shard counts summed = GROUP BY on the single node');
-my $plan = c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT day, sum(images) FROM img_per_day WHERE day >= '2025-01-05' GROUP BY day});
+my $plan = c(q{SET widecol.shard_direct_reads = off; EXPLAIN (VERBOSE, COSTS OFF) SELECT day, sum(images) FROM img_per_day WHERE day >= '2025-01-05' GROUP BY day});
 like($plan, qr/Async Foreign Scan.*Remote SQL: SELECT day, count\(\*\) FROM public.img WHERE \(\(day >= '2025-01-05'\)\) GROUP BY 1.*Async Foreign Scan/s,
-	'shard view: each shard counts (filter pushed), both at once');
+	'shard view through postgres_fdw: each shard counts (filter pushed), both at once');
+$plan = c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT day, sum(images) FROM img_per_day WHERE day >= '2025-01-05' GROUP BY day});
+like($plan, qr/WidecolShardRead.*Sent As: one statement.*Remote SQL: SELECT day, count\(\*\) FROM public.img WHERE \(\(day >= '2025-01-05'\)\) GROUP BY 1.*WidecolShardRead.*Sent As: one statement/s,
+	'shard view: each shard counts in one statement (both sent when the scan starts)');
 
 # ------------------------------------------------------------ pushdown --
 
@@ -298,8 +308,64 @@ like(c(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM img WHERE dev = 'cam-
 	qr/Remote SQL: SELECT count\(\*\) FROM public.img WHERE \(\(dev = 'cam-3'\)\)/,
 	'single-shard aggregate computed on the shard');
 like(c(q{SET widecol.route_single_shard = off; EXPLAIN (VERBOSE, COSTS OFF) SELECT ts FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 5}),
-	qr/Limit\n.*\n\s+->  Foreign Scan/,
+	qr/Limit\n.*\n\s+->  Custom Scan \(WidecolShardRead\).*\n(.*\n)*\s+->  Foreign Scan.*\n.*\n\s+Remote SQL: [^\n]*NULLS FIRST$/,
 	'without routing, PostgreSQL 15 keeps the LIMIT on the coordinator');
+
+# ------------------------------------------------------- direct reads --
+# A read-only statement outside a transaction block reads a shard with one
+# autocommit statement (WidecolShardRead); postgres_fdw reads wherever a
+# second connection could see something else.
+
+my $q7 = q{SELECT ts, id, v FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 5};
+like(c("EXPLAIN (VERBOSE, COSTS OFF) $q7"), qr/Custom Scan \(WidecolShardRead\).*\n(.*\n)*\s+Sent As: one statement/,
+	'direct read: a single-partition query is sent as one statement');
+is(c($q7), c(sprintf($q7 =~ s/FROM img/FROM %s/r, 'img_local')), 'direct read = single node');
+is(c("SET widecol.shard_direct_reads = off; $q7"), c($q7), 'direct read = postgres_fdw read');
+like(c("BEGIN; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q7; COMMIT"),
+	qr/Sent As: postgres_fdw cursor \(in a transaction block\)/, 'in a transaction block postgres_fdw reads');
+# read-your-writes: the write is in postgres_fdw's open remote transaction
+is(c(q{BEGIN; INSERT INTO img VALUES ('cam-7', '2025-01-03', '2030-01-01', -1, 'mine');
+       SELECT v FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 1; ROLLBACK}),
+	'mine', 'a transaction block reads its own write through the coordinator');
+my ($ret, $out, $err) = $coord->psql('postgres', q{
+       CREATE TABLE seen (v text);
+       DO $$ BEGIN
+         INSERT INTO img VALUES ('cam-7', '2025-01-03', '2030-01-01', -2, 'in do');
+         INSERT INTO seen SELECT v FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 1;
+       END $$;
+       SELECT v FROM seen;
+       DELETE FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' AND ts = '2030-01-01' AND id = -2;
+       DROP TABLE seen;});
+is($out, 'in do', 'a DO block (no transaction block) reads its own earlier write: postgres_fdw reads after a write');
+# a generic plan (parameters sent as text, partitions pruned at run time)
+is(c(q{SET plan_cache_mode = force_generic_plan;
+       PREPARE g(text, date) AS SELECT ts, id, v FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC, id DESC LIMIT 5;
+       EXECUTE g('cam-7', '2025-01-03')}), c($q7), 'direct read with a generic plan and parameters = custom plan');
+like(c(q{SET plan_cache_mode = force_generic_plan;
+       PREPARE g(text, date) AS SELECT ts, id, v FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC, id DESC LIMIT 5;
+       EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE g('cam-7', '2025-01-03')}),
+	qr/Subplans Removed: 1\n.*WidecolShardRead.*\n.*\n\s+Sent As: one statement/, '... the pruned shard is not read');
+# a remote error keeps its SQLSTATE; the next read reconnects
+my ($r2, $o2, $e2) = $coord->psql('postgres',
+	q{\set VERBOSITY verbose
+	  SELECT * FROM img WHERE dev = 'cam-7' AND id / (id - id) = 1});
+like($e2, qr/22012: division by zero.*read of server "s\d"/s, 'a remote error is raised with its SQLSTATE and the server');
+# a read stopped early (LIMIT kept on the coordinator), a read cancelled by
+# statement_timeout: the same session reads on
+is(c(q{SELECT count(*) FROM (SELECT * FROM img LIMIT 3) x;
+       SELECT count(*) FROM img WHERE dev = 'cam-7'}), "3\n" . c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}),
+	'a read stopped early leaves the connection usable');
+($r2, $o2, $e2) = $coord->psql('postgres', q{SET statement_timeout = '1ms';
+	SELECT count(*) FROM img a JOIN img_local b USING (dev, day, ts, id) WHERE a.v <> 'x';
+	RESET statement_timeout;
+	SELECT count(*) FROM img WHERE dev = 'cam-7'}, on_error_stop => 0);
+like($e2, qr/canceling statement due to statement timeout/, 'statement_timeout cancels a direct read');
+is($o2, c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the session reads on');
+# the same server twice in one statement: postgres_fdw's one snapshot
+unlike(c(q{EXPLAIN (COSTS OFF) SELECT * FROM img a JOIN img b USING (id) WHERE a.dev = 'cam-7' AND b.dev = 'cam-7'}),
+	qr/WidecolShardRead/, 'a statement reading one server twice is left to postgres_fdw');
+# an ordinary role reads through its own user mapping
+is(as_loader($q7), c($q7), 'an ordinary role reads directly through its user mapping');
 
 # ------------------------------------------------------------ shard_for --
 

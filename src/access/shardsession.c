@@ -1,0 +1,369 @@
+/*
+ * shardsession.c — widecol's own connections to the shards, for reads sent
+ * as one autocommit statement (executor/shardread.c).
+ *
+ * postgres_fdw's connections always run a remote transaction; a lone read
+ * needs none, so it gets a connection of ours: one per user mapping, made
+ * from the same server and user mapping options that postgres_fdw uses
+ * (those libpq knows), with the same rules for non-superusers (a password
+ * in the user mapping and a server that asks for it, unless a superuser
+ * set password_required 'false') and the same session settings
+ * (search_path pg_catalog, UTC, ISO dates, exact floats), so that the SQL
+ * postgres_fdw deparsed means the same on it.
+ *
+ * One statement at a time per connection (wc_shard_session_busy tells);
+ * a statement still running when its (sub)transaction aborts has its
+ * connection closed, so the next read starts clean.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "foreign/foreign.h"
+#include "libpq-fe.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+#include "utils/wait_event.h"
+
+#include "access/access.h"
+
+struct WcShardSession
+{
+	Oid			umid;			/* hash key: the user mapping */
+	PGconn	   *conn;
+	char	   *server;			/* in TopMemoryContext */
+	bool		busy;			/* a statement's results are not all read */
+	bool		stale;			/* server or user mapping changed: reconnect */
+	SubTransactionId busy_subid;	/* the subtransaction that sent it */
+};
+
+static HTAB *sessions = NULL;
+
+static void
+close_session(WcShardSession *s)
+{
+	if (s->conn)
+		PQfinish(s->conn);
+	s->conn = NULL;
+	s->busy = false;
+}
+
+/* A statement still running when its (sub)transaction aborts: drop it. */
+static void
+close_busy(SubTransactionId subid)
+{
+	HASH_SEQ_STATUS seq;
+	WcShardSession *s;
+
+	hash_seq_init(&seq, sessions);
+	while ((s = hash_seq_search(&seq)) != NULL)
+		if (s->busy && (subid == InvalidSubTransactionId || s->busy_subid == subid))
+			close_session(s);
+}
+
+static void
+sessions_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		close_busy(InvalidSubTransactionId);
+}
+
+static void
+sessions_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						  SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		close_busy(mySubid);
+}
+
+/* A server or user mapping changed: connect again before the next read. */
+static void
+sessions_inval_callback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	HASH_SEQ_STATUS seq;
+	WcShardSession *s;
+
+	hash_seq_init(&seq, sessions);
+	while ((s = hash_seq_search(&seq)) != NULL)
+		s->stale = true;
+}
+
+static void
+init_sessions(void)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(WcShardSession);
+	sessions = hash_create("widecol shard sessions", 8, &ctl, HASH_ELEM | HASH_BLOBS);
+	RegisterXactCallback(sessions_xact_callback, NULL);
+	RegisterSubXactCallback(sessions_subxact_callback, NULL);
+	CacheRegisterSyscacheCallback(FOREIGNSERVEROID, sessions_inval_callback, (Datum) 0);
+	CacheRegisterSyscacheCallback(USERMAPPINGOID, sessions_inval_callback, (Datum) 0);
+}
+
+static bool
+is_libpq_option(const char *name)
+{
+	static PQconninfoOption *libpq_options = NULL;
+
+	if (libpq_options == NULL && (libpq_options = PQconndefaults()) == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	for (PQconninfoOption *o = libpq_options; o->keyword; o++)
+		if (strcmp(o->keyword, name) == 0)
+			return true;
+	return false;
+}
+
+static bool
+password_required(UserMapping *user)
+{
+	ListCell   *lc;
+
+	foreach(lc, user->options)
+	{
+		DefElem    *d = lfirst(lc);
+
+		if (strcmp(d->defname, "password_required") == 0)
+			return defGetBoolean(d);
+	}
+	return true;
+}
+
+static PGconn *
+connect_shard(ForeignServer *server, UserMapping *user)
+{
+	List	   *options = list_concat_copy(server->options, user->options);
+	int			n = list_length(options) + 3;
+	const char **keywords = palloc(n * sizeof(char *));
+	const char **values = palloc(n * sizeof(char *));
+	bool		has_password = false;
+	bool		superuser = superuser_arg(user->userid);
+	int			i = 0;
+	ListCell   *lc;
+	PGconn	   *conn;
+	PGresult   *res;
+
+	foreach(lc, options)
+	{
+		DefElem    *d = lfirst(lc);
+
+		if (!is_libpq_option(d->defname))
+			continue;			/* postgres_fdw's own: fetch_size, ... */
+		keywords[i] = d->defname;
+		values[i] = defGetString(d);
+		has_password |= strcmp(d->defname, "password") == 0 && values[i][0] != '\0';
+		i++;
+	}
+	keywords[i] = "fallback_application_name";
+	values[i++] = "widecol";
+	keywords[i] = "client_encoding";
+	values[i++] = GetDatabaseEncodingName();
+	keywords[i] = values[i] = NULL;
+
+	/* postgres_fdw's rules: a non-superuser may not borrow the server's OS identity */
+	if (!superuser && !has_password && password_required(user))
+		ereport(ERROR,
+				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
+				 errmsg("password is required"),
+				 errdetail("Non-superusers must provide a password in the user mapping.")));
+	conn = PQconnectdbParams(keywords, values, false);
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+	{
+		char	   *msg = conn ? pchomp(PQerrorMessage(conn)) : "out of memory";
+
+		if (conn)
+			PQfinish(conn);
+		ereport(ERROR,
+				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+				 errmsg("could not connect to server \"%s\"", server->servername),
+				 errdetail_internal("%s", msg)));
+	}
+	if (!superuser && password_required(user) && !PQconnectionUsedPassword(conn))
+	{
+		PQfinish(conn);
+		ereport(ERROR,
+				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
+				 errmsg("password is required"),
+				 errdetail("Non-superuser cannot connect if the server does not request a password."),
+				 errhint("Target server's authentication method must be changed or password_required=false set in the user mapping attributes.")));
+	}
+	/* what postgres_fdw's deparsed SQL and its text values assume */
+	res = PQexec(conn, "SET search_path = pg_catalog; SET timezone = 'UTC'; SET datestyle = ISO; "
+				 "SET intervalstyle = postgres; SET extra_float_digits = 3");
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		char	   *msg = pchomp(PQerrorMessage(conn));
+
+		PQclear(res);
+		PQfinish(conn);
+		ereport(ERROR,
+				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+				 errmsg("could not set up a session on server \"%s\"", server->servername),
+				 errdetail_internal("%s", msg)));
+	}
+	PQclear(res);
+	return conn;
+}
+
+/*
+ * The session for reads of server `serverid` as `userid`; NULL if its
+ * connection is running another statement (the caller reads through
+ * postgres_fdw instead).
+ */
+WcShardSession *
+wc_shard_session(Oid serverid, Oid userid)
+{
+	UserMapping *user = GetUserMapping(userid, serverid);
+	WcShardSession *s;
+	bool		found;
+
+	if (sessions == NULL)
+		init_sessions();
+	s = hash_search(sessions, &user->umid, HASH_ENTER, &found);
+	if (!found)
+	{
+		s->conn = NULL;
+		s->server = NULL;
+		s->busy = false;
+		s->stale = false;
+	}
+	if (s->busy)
+		return NULL;
+	if (s->conn && (s->stale || PQstatus(s->conn) != CONNECTION_OK))
+		close_session(s);
+	if (s->conn == NULL)
+	{
+		ForeignServer *server = GetForeignServer(serverid);
+
+		s->stale = false;
+		s->conn = connect_shard(server, user);
+		if (s->server)
+			pfree(s->server);
+		s->server = MemoryContextStrdup(TopMemoryContext, server->servername);
+	}
+	return s;
+}
+
+const char *
+wc_shard_session_server(WcShardSession *s)
+{
+	return s->server;
+}
+
+/* Raise a remote error, or a connection failure (res NULL); closes the session. */
+static void
+session_error(WcShardSession *s, PGresult *res)
+{
+	char	   *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	char	   *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	char	   *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	char	   *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
+	int			code = state ? MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4])
+		: ERRCODE_CONNECTION_FAILURE;
+
+	/* copies: the result and the connection are freed before ereport */
+	msg = pstrdup(msg ? msg : (s->conn ? pchomp(PQerrorMessage(s->conn)) : "connection lost"));
+	detail = detail ? pstrdup(detail) : NULL;
+	hint = hint ? pstrdup(hint) : NULL;
+	if (res)
+		PQclear(res);
+	close_session(s);
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("%s", msg),
+			 detail ? errdetail_internal("%s", detail) : 0,
+			 hint ? errhint("%s", hint) : 0,
+			 errcontext("read of server \"%s\" (widecol.shard_direct_reads)", s->server)));
+}
+
+/*
+ * Send one statement (its results in binary if binary); its rows then come
+ * one by one (wc_shard_session_next).
+ */
+void
+wc_shard_session_send(WcShardSession *s, const char *sql, int nparams, const char *const *values,
+					  bool binary)
+{
+	if (!PQsendQueryParams(s->conn, sql, nparams, NULL, values, NULL, NULL, binary ? 1 : 0))
+		session_error(s, NULL);
+	s->busy = true;
+	s->busy_subid = GetCurrentSubTransactionId();
+	if (!PQsetSingleRowMode(s->conn))
+		session_error(s, NULL);
+}
+
+/* The next result of the statement, waiting for it interruptibly. */
+static PGresult *
+next_result(WcShardSession *s)
+{
+	while (PQisBusy(s->conn))
+	{
+		int			rc = WaitLatchOrSocket(MyLatch,
+										   WL_LATCH_SET | WL_SOCKET_READABLE | WL_EXIT_ON_PM_DEATH,
+										   PQsocket(s->conn), -1L, PG_WAIT_EXTENSION);
+
+		if (rc & WL_LATCH_SET)
+		{
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(s->conn))
+			session_error(s, NULL);
+	}
+	return PQgetResult(s->conn);
+}
+
+/*
+ * The next row (a PGresult of one tuple, for the caller to PQclear), or NULL
+ * at the end of the statement's rows.
+ */
+PGresult *
+wc_shard_session_next(WcShardSession *s)
+{
+	PGresult   *res = next_result(s);
+	PGresult   *more;
+
+	if (res && PQresultStatus(res) == PGRES_SINGLE_TUPLE)
+		return res;
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+		session_error(s, res);
+	PQclear(res);
+	/* the statement's end: libpq has nothing more */
+	if ((more = next_result(s)) != NULL)
+		session_error(s, more);
+	s->busy = false;
+	return NULL;
+}
+
+/* Stop a statement whose rows are no longer wanted, keeping the connection. */
+void
+wc_shard_session_stop(WcShardSession *s)
+{
+	PGcancel   *cancel;
+	char		errbuf[256];
+	PGresult   *res;
+
+	if (!s->busy || s->conn == NULL)
+		return;
+	cancel = PQgetCancel(s->conn);
+	if (cancel == NULL || !PQcancel(cancel, errbuf, sizeof(errbuf)))
+	{
+		if (cancel)
+			PQfreeCancel(cancel);
+		close_session(s);
+		return;
+	}
+	PQfreeCancel(cancel);
+	/* the remaining rows, then the cancellation's error, then the end */
+	while ((res = next_result(s)) != NULL)
+		PQclear(res);
+	s->busy = false;
+}

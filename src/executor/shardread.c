@@ -1,0 +1,595 @@
+/*
+ * shardread.c — WidecolShardRead: a read of one shard sent as one statement.
+ *
+ * postgres_fdw reads a foreign table in five round trips even for 100 rows:
+ * START TRANSACTION, DECLARE CURSOR, FETCH, CLOSE and, when the
+ * coordinator's transaction ends, COMMIT.  A single-partition query through
+ * a sharded table paid them all (8x the single-node latency).  A read-only
+ * statement outside a transaction block needs none of it: one autocommit
+ * statement on the shard sees one snapshot, which is what the remote
+ * REPEATABLE READ transaction gave a lone scan.
+ *
+ * So after planning, each foreign scan of a sharded table's partition
+ * (widecol.create_sharded_table) becomes WidecolShardRead: it sends the SQL
+ * postgres_fdw deparsed (the same WHERE, ORDER BY, LIMIT; its parameters
+ * as text, as postgres_fdw sends them) in one message over a connection of
+ * ours (access/shardsession.c) and reads the rows as they come.  Scans not
+ * pruned at startup send at once, so the shards of a fan-out work at the
+ * same time.  The foreign scan stays below it and runs instead wherever a
+ * second connection could see something else than postgres_fdw's: in a
+ * transaction block, after a write of the transaction (postgres_fdw's
+ * remote writes are not committed yet), at SERIALIZABLE, and where the
+ * plan reads the same server twice (postgres_fdw gives one snapshot per
+ * server).  widecol.shard_direct_reads = off keeps postgres_fdw throughout.
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "access/access.h"
+#include "executor/seek.h"
+
+static bool wc_shard_direct_reads = true;
+
+static CustomScanMethods shard_read_scan_methods;
+static CustomExecMethods shard_read_exec_methods;
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+
+/* The transaction ran a statement that may have written (through postgres_fdw too). */
+static bool xact_wrote = false;
+
+/* Parents known to be in widecol.sharded_table (positives only: a table is registered once). */
+static List *sharded_parents = NIL;	/* in TopMemoryContext */
+
+typedef struct ShardReadState
+{
+	CustomScanState css;
+	bool		direct;			/* one statement on our connection */
+	const char *why_not;		/* else, why postgres_fdw reads */
+	PlanState  *child;			/* the foreign scan, when it reads */
+	char	   *sql;
+	List	   *retrieved;		/* columns the SQL returns, in order */
+	Oid			serverid;
+	Oid			userid;
+	WcShardSession *session;
+	List	   *param_exprs;	/* ExprStates of the SQL's $n */
+	FmgrInfo   *param_out;
+	const char **param_values;
+	bool		exec_params;	/* a $n waits for an executor parameter */
+	bool		binary;			/* rows come in binary (built-in types only) */
+	FmgrInfo   *in;				/* per scan column: input or receive function */
+	Oid		   *ioparam;
+	int32	   *typmod;
+	bool		sent;
+	bool		done;
+	MemoryContext rowcxt;
+} ShardReadState;
+
+/* ---------- planning ---------- */
+
+static void
+sharded_parent_inval(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid))
+		sharded_parents = NIL;	/* leaked, a few OIDs */
+	else
+		sharded_parents = list_delete_oid(sharded_parents, relid);
+}
+
+static bool
+is_sharded_parent(Oid parent)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(parent)};
+	bool		found;
+
+	if (list_member_oid(sharded_parents, parent))
+		return true;
+	SPI_connect();
+	found = SPI_execute_with_args("SELECT 1 FROM widecol.sharded_table WHERE parent = $1",
+								  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed > 0;
+	SPI_finish();
+	if (found)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		sharded_parents = lappend_oid(sharded_parents, parent);
+		MemoryContextSwitchTo(old);
+	}
+	return found;
+}
+
+static bool
+is_postgres_fdw(Oid serverid)
+{
+	ForeignDataWrapper *fdw = GetForeignDataWrapper(GetForeignServer(serverid)->fdwid);
+	char	   *handler = OidIsValid(fdw->fdwhandler) ? get_func_name(fdw->fdwhandler) : NULL;
+
+	return handler && strcmp(handler, "postgres_fdw_handler") == 0;
+}
+
+static bool
+has_system_column(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return ((Var *) node)->varattno < 0 && ((Var *) node)->varattno != TableOidAttributeNumber;
+	return expression_tree_walker(node, has_system_column, context);
+}
+
+static void
+count_servers(Plan *plan, List **servers)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	if (IsA(plan, ForeignScan))
+		*servers = lappend_oid(*servers, ((ForeignScan *) plan)->fs_server);
+	foreach(lc, wc_plan_children(plan))
+		count_servers(lfirst(lc), servers);
+	count_servers(plan->lefttree, servers);
+	count_servers(plan->righttree, servers);
+}
+
+static int
+max_plan_node_id(Plan *plan)
+{
+	int			max;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return -1;
+	max = plan->plan_node_id;
+	foreach(lc, wc_plan_children(plan))
+		max = Max(max, max_plan_node_id(lfirst(lc)));
+	max = Max(max, max_plan_node_id(plan->lefttree));
+	return Max(max, max_plan_node_id(plan->righttree));
+}
+
+typedef struct Rewrite
+{
+	PlannedStmt *stmt;
+	List	   *servers;		/* a server per foreign scan of the plan */
+	int			next_id;
+} Rewrite;
+
+static Plan *
+shard_read_or_same(Rewrite *rw, ForeignScan *fs)
+{
+	Index		rti = fs->scan.scanrelid;
+	RangeTblEntry *rte;
+	CustomScan *cs;
+	List	   *retrieved;
+	int			member;
+	int			n = 0;
+	ListCell   *lc;
+
+	if (rti == 0 && bms_get_singleton_member(fs->fs_relids, &member))
+		rti = member;			/* LIMIT, ORDER BY or aggregates sent too */
+	if (fs->operation != CMD_SELECT || rti == 0 || list_length(fs->fdw_private) < 2 ||
+		!IsA(linitial(fs->fdw_private), String) ||
+		(lsecond(fs->fdw_private) != NIL && !IsA(lsecond(fs->fdw_private), IntList)))
+		return (Plan *) fs;
+	foreach(lc, rw->servers)
+		n += lfirst_oid(lc) == fs->fs_server;
+	rte = rt_fetch(rti, rw->stmt->rtable);
+	if (n != 1 || rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_FOREIGN_TABLE ||
+		!get_rel_relispartition(rte->relid) ||
+		!is_sharded_parent(get_partition_parent(rte->relid, false)) ||
+		!is_postgres_fdw(fs->fs_server) ||
+		has_system_column((Node *) fs->scan.plan.targetlist, NULL) ||
+		has_system_column((Node *) fs->scan.plan.qual, NULL) ||
+		has_system_column((Node *) fs->fdw_scan_tlist, NULL))
+		return (Plan *) fs;
+	retrieved = lsecond(fs->fdw_private);
+	foreach(lc, retrieved)
+		if (lfirst_int(lc) <= 0)
+			return (Plan *) fs;
+
+	cs = makeNode(CustomScan);
+	cs->scan.plan.startup_cost = fs->scan.plan.startup_cost;
+	cs->scan.plan.total_cost = fs->scan.plan.total_cost;
+	cs->scan.plan.plan_rows = fs->scan.plan.plan_rows;
+	cs->scan.plan.plan_width = fs->scan.plan.plan_width;
+	cs->scan.plan.plan_node_id = rw->next_id++;
+	cs->scan.plan.targetlist = fs->scan.plan.targetlist;
+	cs->scan.plan.qual = fs->scan.plan.qual;
+	/* initplans run where their parameters are read: here, or in the child */
+	cs->scan.plan.initPlan = fs->scan.plan.initPlan;
+	fs->scan.plan.initPlan = NIL;
+	cs->scan.plan.extParam = bms_copy(fs->scan.plan.extParam);
+	cs->scan.plan.allParam = bms_copy(fs->scan.plan.allParam);
+	cs->scan.scanrelid = fs->scan.scanrelid;
+	cs->custom_plans = list_make1(fs);
+	cs->custom_exprs = fs->fdw_exprs;
+	cs->custom_private = list_make3(linitial(fs->fdw_private), retrieved,
+									list_make2_oid(fs->fs_server, rte->checkAsUser));
+	cs->custom_scan_tlist = fs->fdw_scan_tlist;
+	cs->custom_relids = fs->fs_relids;
+	cs->methods = &shard_read_scan_methods;
+	/* run by us, synchronously, if at all */
+	fs->scan.plan.async_capable = false;
+	return (Plan *) cs;
+}
+
+static Plan *
+rewrite_plan(Rewrite *rw, Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return NULL;
+	check_stack_depth();
+	if (IsA(plan, SubqueryScan))
+		((SubqueryScan *) plan)->subplan = rewrite_plan(rw, ((SubqueryScan *) plan)->subplan);
+	else
+		foreach(lc, wc_plan_children(plan))
+			lfirst(lc) = rewrite_plan(rw, lfirst(lc));
+	plan->lefttree = rewrite_plan(rw, plan->lefttree);
+	plan->righttree = rewrite_plan(rw, plan->righttree);
+	return IsA(plan, ForeignScan) ? shard_read_or_same(rw, (ForeignScan *) plan) : plan;
+}
+
+/*
+ * After planning (router.c, the outermost planner hook): foreign scans of
+ * sharded tables' partitions in a read-only statement as WidecolShardRead.
+ */
+void
+wc_plan_shard_reads(PlannedStmt *stmt)
+{
+	Rewrite		rw = {stmt, NIL, 0};
+	ListCell   *lc;
+
+	if (!wc_shard_direct_reads || stmt->commandType != CMD_SELECT || stmt->hasModifyingCTE ||
+		stmt->rowMarks != NIL || stmt->planTree == NULL)
+		return;
+	count_servers(stmt->planTree, &rw.servers);
+	foreach(lc, stmt->subplans)
+		count_servers(lfirst(lc), &rw.servers);
+	if (rw.servers == NIL)
+		return;
+	rw.next_id = max_plan_node_id(stmt->planTree) + 1;
+	foreach(lc, stmt->subplans)
+		rw.next_id = Max(rw.next_id, max_plan_node_id(lfirst(lc)) + 1);
+	stmt->planTree = rewrite_plan(&rw, stmt->planTree);
+	foreach(lc, stmt->subplans)
+		lfirst(lc) = rewrite_plan(&rw, lfirst(lc));
+}
+
+/* ---------- execution ---------- */
+
+static Node *
+shard_read_create_state(CustomScan *cs)
+{
+	ShardReadState *st = (ShardReadState *) newNode(sizeof(ShardReadState), T_CustomScanState);
+
+	st->css.methods = &shard_read_exec_methods;
+	return (Node *) st;
+}
+
+static bool
+has_exec_param(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return ((Param *) node)->paramkind == PARAM_EXEC;
+	return expression_tree_walker(node, has_exec_param, context);
+}
+
+/* Why a second connection could see something else than postgres_fdw's (NULL: it cannot). */
+static const char *
+direct_refused(void)
+{
+	if (!wc_shard_direct_reads)
+		return "widecol.shard_direct_reads is off";
+	if (IsTransactionBlock())
+		return "in a transaction block";
+	if (xact_wrote || GetCurrentCommandId(false) != FirstCommandId)
+		return "after a write of the transaction";
+	if (IsolationIsSerializable())
+		return "at SERIALIZABLE";
+	return NULL;
+}
+
+static void
+send_query(ShardReadState *st)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	int			n = list_length(st->param_exprs);
+	ListCell   *lc;
+	int			i = 0;
+
+	if (n > 0)
+	{
+		/* text as postgres_fdw sends it: ISO dates, postgres intervals, exact floats */
+		int			nestlevel = NewGUCNestLevel();
+		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+
+		(void) set_config_option("datestyle", "ISO", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+		(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+		(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+		foreach(lc, st->param_exprs)
+		{
+			bool		isnull;
+			Datum		d = ExecEvalExpr(lfirst(lc), econtext, &isnull);
+
+			st->param_values[i] = isnull ? NULL : OutputFunctionCall(&st->param_out[i], d);
+			i++;
+		}
+		AtEOXact_GUC(true, nestlevel);
+		MemoryContextSwitchTo(old);
+	}
+	wc_shard_session_send(st->session, st->sql, n, st->param_values, st->binary);
+	st->sent = true;
+	st->done = false;
+}
+
+static void
+shard_read_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	ShardReadState *st = (ShardReadState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	List	   *ids = lthird(cs->custom_private);
+	TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+	ListCell   *lc;
+	int			i = 0;
+
+	st->sql = strVal(linitial(cs->custom_private));
+	st->retrieved = lsecond(cs->custom_private);
+	st->serverid = linitial_oid(ids);
+	st->userid = OidIsValid(lsecond_oid(ids)) ? lsecond_oid(ids) : GetUserId();
+	st->why_not = direct_refused();
+	st->direct = st->why_not == NULL;
+	if (st->direct && !(eflags & EXEC_FLAG_EXPLAIN_ONLY) &&
+		(st->session = wc_shard_session(st->serverid, st->userid)) == NULL)
+	{
+		st->direct = false;
+		st->why_not = "its connection is busy with another read";
+	}
+	if (!st->direct || (eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		st->child = ExecInitNode(linitial(cs->custom_plans), estate, eflags);
+		node->custom_ps = list_make1(st->child);
+		return;
+	}
+
+	st->param_exprs = ExecInitExprList(cs->custom_exprs, &node->ss.ps);
+	st->param_out = palloc0(Max(1, list_length(cs->custom_exprs)) * sizeof(FmgrInfo));
+	st->param_values = palloc0(Max(1, list_length(cs->custom_exprs)) * sizeof(char *));
+	foreach(lc, cs->custom_exprs)
+	{
+		Oid			typoutput;
+		bool		varlena;
+
+		getTypeOutputInfo(exprType(lfirst(lc)), &typoutput, &varlena);
+		fmgr_info(typoutput, &st->param_out[i++]);
+	}
+	st->exec_params = has_exec_param((Node *) cs->custom_exprs, NULL);
+	st->in = palloc0(desc->natts * sizeof(FmgrInfo));
+	st->ioparam = palloc0(desc->natts * sizeof(Oid));
+	st->typmod = palloc0(desc->natts * sizeof(int32));
+	/*
+	 * Binary rows skip parsing text (uuid_in, timestamptz_in were most of a
+	 * 100-row read); only for built-in types, whose binary format and OIDs
+	 * (arrays name their element type) are the same on every shard.
+	 */
+	st->binary = true;
+	foreach(lc, st->retrieved)
+		st->binary &= TupleDescAttr(desc, lfirst_int(lc) - 1)->atttypid < FirstGenbkiObjectId;
+	foreach(lc, st->retrieved)
+	{
+		int			a = lfirst_int(lc) - 1;
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		Oid			fn;
+
+		if (st->binary)
+			getTypeBinaryInputInfo(att->atttypid, &fn, &st->ioparam[a]);
+		else
+			getTypeInputInfo(att->atttypid, &fn, &st->ioparam[a]);
+		fmgr_info(fn, &st->in[a]);
+		st->typmod[a] = att->atttypmod;
+	}
+	st->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol shard read row",
+									   ALLOCSET_SMALL_SIZES);
+	/* start the shard now: the others of an Append then work meanwhile */
+	if (!st->exec_params)
+		send_query(st);
+}
+
+static TupleTableSlot *
+shard_read_next(ScanState *ss)
+{
+	ShardReadState *st = (ShardReadState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	PGresult   *volatile res;
+	MemoryContext old;
+
+	if (!st->sent)
+		send_query(st);
+	ExecClearTuple(slot);
+	if (st->done || (res = wc_shard_session_next(st->session)) == NULL)
+	{
+		st->done = true;
+		return slot;
+	}
+	MemoryContextReset(st->rowcxt);
+	old = MemoryContextSwitchTo(st->rowcxt);
+	PG_TRY();
+	{
+		ListCell   *lc;
+		int			col = 0;
+
+		if (st->retrieved != NIL && PQnfields(res) != list_length(st->retrieved))
+			ereport(ERROR,		/* no columns asked for: postgres_fdw sends SELECT NULL */
+					(errcode(ERRCODE_FDW_INVALID_COLUMN_NUMBER),
+					 errmsg("server \"%s\" returned %d columns where %d were asked for",
+							wc_shard_session_server(st->session), PQnfields(res),
+							list_length(st->retrieved))));
+		memset(slot->tts_isnull, true, desc->natts * sizeof(bool));
+		foreach(lc, st->retrieved)
+		{
+			int			a = lfirst_int(lc) - 1;
+			char	   *value = PQgetisnull(res, 0, col) ? NULL : PQgetvalue(res, 0, col);
+
+			/* with NULL too: a domain's NOT NULL is checked */
+			if (!st->binary)
+				slot->tts_values[a] = InputFunctionCall(&st->in[a], value, st->ioparam[a], st->typmod[a]);
+			else if (value == NULL)
+				slot->tts_values[a] = ReceiveFunctionCall(&st->in[a], NULL, st->ioparam[a], st->typmod[a]);
+			else
+			{
+				/* libpq ends every value with a zero byte, as a StringInfo's */
+				StringInfoData buf = {value, PQgetlength(res, 0, col), PQgetlength(res, 0, col) + 1, 0};
+
+				slot->tts_values[a] = ReceiveFunctionCall(&st->in[a], &buf, st->ioparam[a], st->typmod[a]);
+				if (buf.cursor != buf.len)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+							 errmsg("incorrect binary data format in column %d of a row from server \"%s\"",
+									col + 1, wc_shard_session_server(st->session))));
+			}
+			slot->tts_isnull[a] = value == NULL;
+			col++;
+		}
+	}
+	PG_FINALLY();
+	{
+		PQclear(res);
+		MemoryContextSwitchTo(old);
+	}
+	PG_END_TRY();
+	if (ss->ss_currentRelation)
+		slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
+	return ExecStoreVirtualTuple(slot);
+}
+
+static bool
+shard_read_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+shard_read_exec(CustomScanState *node)
+{
+	ShardReadState *st = (ShardReadState *) node;
+
+	if (!st->direct)
+		return ExecProcNode(st->child);
+	return ExecScan(&node->ss, shard_read_next, shard_read_recheck);
+}
+
+static void
+shard_read_end(CustomScanState *node)
+{
+	ShardReadState *st = (ShardReadState *) node;
+
+	if (st->child)
+		ExecEndNode(st->child);
+	else if (st->session && st->sent && !st->done)
+		wc_shard_session_stop(st->session);
+}
+
+static void
+shard_read_rescan(CustomScanState *node)
+{
+	ShardReadState *st = (ShardReadState *) node;
+
+	if (!st->direct)
+	{
+		if (node->ss.ps.chgParam != NULL)
+			UpdateChangedParamSet(st->child, node->ss.ps.chgParam);
+		ExecReScan(st->child);
+		return;
+	}
+	if (st->sent && !st->done)
+		wc_shard_session_stop(st->session);
+	st->sent = false;
+	st->done = false;
+}
+
+static void
+shard_read_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	ShardReadState *st = (ShardReadState *) node;
+
+	ExplainPropertyText("Server", GetForeignServer(st->serverid)->servername, es);
+	ExplainPropertyText("Sent As", st->direct ? "one statement" : psprintf("postgres_fdw cursor (%s)", st->why_not), es);
+	/* the foreign scan below shows it when it is initialized */
+	if (es->verbose && st->child == NULL)
+		ExplainPropertyText("Remote SQL", st->sql, es);
+}
+
+/* ---------- setup ---------- */
+
+static void
+shard_read_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (queryDesc->operation != CMD_SELECT || queryDesc->plannedstmt->hasModifyingCTE ||
+		queryDesc->plannedstmt->rowMarks != NIL)
+		xact_wrote = true;
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+shard_read_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		xact_wrote = false;
+}
+
+void
+wc_install_shard_reads(void)
+{
+	DefineCustomBoolVariable("widecol.shard_direct_reads",
+							 "Reads a shard of a sharded table with one autocommit statement where postgres_fdw would open a transaction and a cursor.",
+							 "Only for read-only statements outside a transaction block; postgres_fdw reads otherwise.",
+							 &wc_shard_direct_reads, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	shard_read_scan_methods.CustomName = "WidecolShardRead";
+	shard_read_scan_methods.CreateCustomScanState = shard_read_create_state;
+	RegisterCustomScanMethods(&shard_read_scan_methods);
+	shard_read_exec_methods.CustomName = "WidecolShardRead";
+	shard_read_exec_methods.BeginCustomScan = shard_read_begin;
+	shard_read_exec_methods.ExecCustomScan = shard_read_exec;
+	shard_read_exec_methods.EndCustomScan = shard_read_end;
+	shard_read_exec_methods.ReScanCustomScan = shard_read_rescan;
+	shard_read_exec_methods.ExplainCustomScan = shard_read_explain;
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = shard_read_executor_start;
+	RegisterXactCallback(shard_read_xact_callback, NULL);
+	CacheRegisterRelcacheCallback(sharded_parent_inval, (Datum) 0);
+}
