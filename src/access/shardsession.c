@@ -19,6 +19,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_foreign_server.h"
+#include "common/hashfn.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
@@ -34,10 +35,22 @@
 
 #include "access/access.h"
 
+/* A statement prepared on a session's connection, by its SQL's hash. */
+typedef struct PreparedSql
+{
+	uint64		hash;
+	char	   *sql;			/* in TopMemoryContext */
+	char		name[32];
+} PreparedSql;
+
+/* So many statements prepared per connection; others are sent unprepared. */
+#define WC_SHARD_MAX_PREPARED 200
+
 struct WcShardSession
 {
 	Oid			umid;			/* hash key: the user mapping */
 	PGconn	   *conn;
+	HTAB	   *prepared;		/* PreparedSql, of this connection */
 	char	   *server;			/* in TopMemoryContext */
 	bool		busy;			/* a statement's results are not all read */
 	bool		stale;			/* server or user mapping changed: reconnect */
@@ -53,6 +66,17 @@ close_session(WcShardSession *s)
 		PQfinish(s->conn);
 	s->conn = NULL;
 	s->busy = false;
+	if (s->prepared)
+	{
+		HASH_SEQ_STATUS seq;
+		PreparedSql *p;
+
+		hash_seq_init(&seq, s->prepared);
+		while ((p = hash_seq_search(&seq)) != NULL)
+			pfree(p->sql);
+		hash_destroy(s->prepared);
+		s->prepared = NULL;
+	}
 }
 
 /* A statement still running when its (sub)transaction aborts: drop it. */
@@ -231,13 +255,20 @@ wc_shard_session(Oid serverid, Oid userid)
 	if (!found)
 	{
 		s->conn = NULL;
+		s->prepared = NULL;
 		s->server = NULL;
 		s->busy = false;
 		s->stale = false;
 	}
 	if (s->busy)
 		return NULL;
-	if (s->conn && (s->stale || PQstatus(s->conn) != CONNECTION_OK))
+	/*
+	 * A connection whose server went away since (a restart, a terminated
+	 * backend) has its error and end of file waiting: reading them (twice:
+	 * the message, then the end) finds it dead before a statement fails on it.
+	 */
+	if (s->conn && (s->stale || !PQconsumeInput(s->conn) || !PQconsumeInput(s->conn) ||
+					PQstatus(s->conn) != CONNECTION_OK))
 		close_session(s);
 	if (s->conn == NULL)
 	{
@@ -284,6 +315,53 @@ session_error(WcShardSession *s, PGresult *res)
 			 errcontext("read of server \"%s\" (widecol.shard_direct_reads)", s->server)));
 }
 
+static PGresult *next_result(WcShardSession *s);
+
+/*
+ * The name of sql prepared on the session's connection (prepared now if it
+ * is new), or NULL.  A statement with parameters is planned once by the
+ * shard, as a prepared statement sent to it directly would be: its parse
+ * and planning were as much as its execution for a 100-row read.
+ */
+static const char *
+prepared_name(WcShardSession *s, const char *sql, int nparams)
+{
+	uint64		hash = hash_bytes_extended((const unsigned char *) sql, strlen(sql), 0);
+	PreparedSql *p;
+	PGresult   *res;
+	bool		found;
+
+	if (s->prepared == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(uint64);
+		ctl.entrysize = sizeof(PreparedSql);
+		s->prepared = hash_create("widecol shard prepared statements", 16, &ctl,
+								  HASH_ELEM | HASH_BLOBS);
+	}
+	p = hash_search(s->prepared, &hash, HASH_FIND, NULL);
+	if (p != NULL)
+		return strcmp(p->sql, sql) == 0 ? p->name : NULL;
+	if (hash_get_num_entries(s->prepared) >= WC_SHARD_MAX_PREPARED)
+		return NULL;
+	p = hash_search(s->prepared, &hash, HASH_ENTER, &found);
+	snprintf(p->name, sizeof(p->name), "widecol_%ld", hash_get_num_entries(s->prepared));
+	p->sql = MemoryContextStrdup(TopMemoryContext, sql);
+	if (!PQsendPrepare(s->conn, p->name, sql, nparams, NULL))
+		session_error(s, NULL);
+	s->busy = true;
+	s->busy_subid = GetCurrentSubTransactionId();
+	res = next_result(s);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		session_error(s, res);	/* forgets the entry with the connection */
+	PQclear(res);
+	while ((res = next_result(s)) != NULL)
+		PQclear(res);
+	s->busy = false;
+	return p->name;
+}
+
 /*
  * Send one statement (its results in binary if binary); its rows then come
  * one by one (wc_shard_session_next).
@@ -292,7 +370,10 @@ void
 wc_shard_session_send(WcShardSession *s, const char *sql, int nparams, const char *const *values,
 					  bool binary)
 {
-	if (!PQsendQueryParams(s->conn, sql, nparams, NULL, values, NULL, NULL, binary ? 1 : 0))
+	const char *name = nparams > 0 ? prepared_name(s, sql, nparams) : NULL;
+
+	if (!(name ? PQsendQueryPrepared(s->conn, name, nparams, values, NULL, NULL, binary ? 1 : 0) :
+		  PQsendQueryParams(s->conn, sql, nparams, NULL, values, NULL, NULL, binary ? 1 : 0)))
 		session_error(s, NULL);
 	s->busy = true;
 	s->busy_subid = GetCurrentSubTransactionId();

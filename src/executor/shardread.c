@@ -58,8 +58,8 @@ static ExecutorStart_hook_type prev_executor_start = NULL;
 /* The transaction ran a statement that may have written (through postgres_fdw too). */
 static bool xact_wrote = false;
 
-/* Parents known to be in widecol.sharded_table (positives only: a table is registered once). */
-static List *sharded_parents = NIL;	/* in TopMemoryContext */
+/* Foreign partitions known to be shards of a table in widecol.sharded_table (a table is registered once). */
+static List *shard_relids = NIL;	/* in TopMemoryContext */
 
 typedef struct ShardReadState
 {
@@ -88,23 +88,26 @@ typedef struct ShardReadState
 /* ---------- planning ---------- */
 
 static void
-sharded_parent_inval(Datum arg, Oid relid)
+shard_relid_inval(Datum arg, Oid relid)
 {
 	if (!OidIsValid(relid))
-		sharded_parents = NIL;	/* leaked, a few OIDs */
+		shard_relids = NIL;		/* leaked, a few OIDs */
 	else
-		sharded_parents = list_delete_oid(sharded_parents, relid);
+		shard_relids = list_delete_oid(shard_relids, relid);
 }
 
 static bool
-is_sharded_parent(Oid parent)
+is_shard(Oid relid)
 {
 	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(parent)};
+	Datum		args[1];
 	bool		found;
 
-	if (list_member_oid(sharded_parents, parent))
+	if (list_member_oid(shard_relids, relid))
 		return true;
+	if (!get_rel_relispartition(relid))
+		return false;
+	args[0] = ObjectIdGetDatum(get_partition_parent(relid, false));
 	SPI_connect();
 	found = SPI_execute_with_args("SELECT 1 FROM widecol.sharded_table WHERE parent = $1",
 								  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
@@ -114,7 +117,7 @@ is_sharded_parent(Oid parent)
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-		sharded_parents = lappend_oid(sharded_parents, parent);
+		shard_relids = lappend_oid(shard_relids, relid);
 		MemoryContextSwitchTo(old);
 	}
 	return found;
@@ -198,8 +201,7 @@ shard_read_or_same(Rewrite *rw, ForeignScan *fs)
 		n += lfirst_oid(lc) == fs->fs_server;
 	rte = rt_fetch(rti, rw->stmt->rtable);
 	if (n != 1 || rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_FOREIGN_TABLE ||
-		!get_rel_relispartition(rte->relid) ||
-		!is_sharded_parent(get_partition_parent(rte->relid, false)) ||
+		!is_shard(rte->relid) ||
 		!is_postgres_fdw(fs->fs_server) ||
 		has_system_column((Node *) fs->scan.plan.targetlist, NULL) ||
 		has_system_column((Node *) fs->scan.plan.qual, NULL) ||
@@ -591,5 +593,5 @@ wc_install_shard_reads(void)
 	prev_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = shard_read_executor_start;
 	RegisterXactCallback(shard_read_xact_callback, NULL);
-	CacheRegisterRelcacheCallback(sharded_parent_inval, (Datum) 0);
+	CacheRegisterRelcacheCallback(shard_relid_inval, (Datum) 0);
 }

@@ -30,7 +30,8 @@
 #   reads in a transaction block and after a write of the transaction (a DO
 #   block reads its own INSERT), and where a statement reads a server twice;
 #   a remote error keeps its SQLSTATE; a read stopped early or cancelled by
-#   statement_timeout leaves the session reading on.
+#   statement_timeout leaves the session reading on; a session whose
+#   connection to a shard died with the shard reads again once it is back.
 # - widecol.shard_for names the partition that holds each device, and its
 #   connection string reaches the shard that returns the same rows.
 # - An UPDATE of the shard key is refused (through the parent and through a
@@ -459,6 +460,11 @@ is(c(q{SELECT count(*) FROM img}), c(q{SELECT count(*) FROM img_local}), 'the co
 my $dev_s1 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
 my $dev_s2 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's2')});
 my $expect_s1 = c(qq{SELECT count(*) FROM img_local WHERE dev = '$dev_s1'});
+my $expect_s2 = c(qq{SELECT count(*) FROM img_local WHERE dev = '$dev_s2'});
+# a session whose direct-read connection to shard 2 outlives the shard
+my $long = $coord->background_psql('postgres');
+is($long->query_safe(qq{SELECT count(*) FROM img WHERE dev = '$dev_s2'}), $expect_s2,
+	'a long session reads shard 2 directly');
 $s2->stop('immediate');
 is(c(qq{SELECT count(*) FROM img WHERE dev = '$dev_s1'}), $expect_s1, 'shard 2 down: a query of shard 1 works');
 is(c(qq{SELECT ts FROM img WHERE dev = '$dev_s1' ORDER BY ts DESC, id DESC LIMIT 1}),
@@ -481,6 +487,9 @@ like(c(q{SELECT shard || ' ' || ok || ' ' || coalesce(problem, '') FROM widecol.
 	qr/^0 true \n1 false shard unreachable: could not establish connection/, 'check_shards reports the dead shard');
 $s2->start;
 is(c(q{SELECT count(*) FROM img}), c(q{SELECT count(*) + 1 FROM img_local}), 'shard 2 back: everything readable');
+is($long->query_safe(qq{SELECT count(*) FROM img WHERE dev = '$dev_s2'}), $expect_s2,
+	'... and the long session reads it again at once (its dead connection is made again)');
+$long->quit;
 
 # ---------------------------------------------------------------- drop --
 
