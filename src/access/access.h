@@ -44,7 +44,7 @@ struct pg_result;
 extern WcShardSession *wc_shard_session(Oid serverid, Oid userid);
 extern const char *wc_shard_session_server(WcShardSession *s);
 extern void wc_shard_session_send(WcShardSession *s, const char *sql, int nparams,
-								  const char *const *values, bool binary);
+								  const char *const *values, bool binary, bool stream);
 extern struct pg_result *wc_shard_session_next(WcShardSession *s);
 extern void wc_shard_session_stop(WcShardSession *s);
 /* shardstream.c: COPY FROM parsed here, rows streamed to their shards */

@@ -364,11 +364,12 @@ prepared_name(WcShardSession *s, const char *sql, int nparams)
 
 /*
  * Send one statement (its results in binary if binary); its rows then come
- * one by one (wc_shard_session_next).
+ * one by one if stream (libpq's single-row mode), else all at once
+ * (wc_shard_session_next).
  */
 void
 wc_shard_session_send(WcShardSession *s, const char *sql, int nparams, const char *const *values,
-					  bool binary)
+					  bool binary, bool stream)
 {
 	const char *name = nparams > 0 ? prepared_name(s, sql, nparams) : NULL;
 
@@ -377,7 +378,7 @@ wc_shard_session_send(WcShardSession *s, const char *sql, int nparams, const cha
 		session_error(s, NULL);
 	s->busy = true;
 	s->busy_subid = GetCurrentSubTransactionId();
-	if (!PQsetSingleRowMode(s->conn))
+	if (stream && !PQsetSingleRowMode(s->conn))
 		session_error(s, NULL);
 }
 
@@ -403,8 +404,8 @@ next_result(WcShardSession *s)
 }
 
 /*
- * The next row (a PGresult of one tuple, for the caller to PQclear), or NULL
- * at the end of the statement's rows.
+ * The next rows (a PGresult of one or more tuples, for the caller to
+ * PQclear), or NULL at the end of the statement's rows.
  */
 PGresult *
 wc_shard_session_next(WcShardSession *s)
@@ -412,14 +413,18 @@ wc_shard_session_next(WcShardSession *s)
 	PGresult   *res = next_result(s);
 	PGresult   *more;
 
-	if (res && PQresultStatus(res) == PGRES_SINGLE_TUPLE)
+	if (res && (PQresultStatus(res) == PGRES_SINGLE_TUPLE ||
+				(PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0)))
 		return res;
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
-		session_error(s, res);
-	PQclear(res);
-	/* the statement's end: libpq has nothing more */
-	if ((more = next_result(s)) != NULL)
-		session_error(s, more);
+	if (res != NULL)
+	{
+		/* streamed rows end with an empty result, then nothing */
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			session_error(s, res);
+		PQclear(res);
+		if ((more = next_result(s)) != NULL)
+			session_error(s, more);
+	}
 	s->busy = false;
 	return NULL;
 }

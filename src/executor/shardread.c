@@ -80,8 +80,12 @@ typedef struct ShardReadState
 	FmgrInfo   *in;				/* per scan column: input or receive function */
 	Oid		   *ioparam;
 	int32	   *typmod;
+	bool		stream;			/* rows one by one: the SQL has no small LIMIT */
 	bool		sent;
 	bool		done;
+	PGresult   *rows;			/* rows received, not all returned yet */
+	MemoryContextCallback free_rows;
+	int			next_row;
 	MemoryContext rowcxt;
 } ShardReadState;
 
@@ -318,6 +322,21 @@ direct_refused(void)
 	return NULL;
 }
 
+/* The rows received and not returned: libpq's memory, freed with the query's too. */
+static void
+drop_rows(ShardReadState *st)
+{
+	if (st->rows)
+		PQclear(st->rows);
+	st->rows = NULL;
+}
+
+static void
+drop_rows_callback(void *arg)
+{
+	drop_rows((ShardReadState *) arg);
+}
+
 static void
 send_query(ShardReadState *st)
 {
@@ -349,9 +368,28 @@ send_query(ShardReadState *st)
 		AtEOXact_GUC(true, nestlevel);
 		MemoryContextSwitchTo(old);
 	}
-	wc_shard_session_send(st->session, st->sql, n, st->param_values, st->binary);
+	wc_shard_session_send(st->session, st->sql, n, st->param_values, st->binary, st->stream);
 	st->sent = true;
 	st->done = false;
+}
+
+/* Does sql end with a LIMIT of at most 10000 (postgres_fdw's deparse)? */
+static bool
+small_limit(const char *sql)
+{
+	const char *suffix = "::bigint";
+	size_t		len = strlen(sql);
+	size_t		slen = strlen(suffix);
+	const char *p;
+
+	if (len < slen || strcmp(sql + len - slen, suffix) != 0)
+		return false;
+	p = sql + len - slen;
+	while (p > sql && isdigit((unsigned char) p[-1]))
+		p--;
+	if (p == sql + len - slen || p - sql < 7 || strncmp(p - 7, " LIMIT ", 7) != 0)
+		return false;
+	return (sql + len - slen) - p <= 5 && atoi(p) <= 10000;
 }
 
 static void
@@ -421,6 +459,16 @@ shard_read_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 	st->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol shard read row",
 									   ALLOCSET_SMALL_SIZES);
+	/* an error ends the query without EndCustomScan: its rows go with its memory */
+	st->free_rows.func = drop_rows_callback;
+	st->free_rows.arg = st;
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &st->free_rows);
+	/*
+	 * A small LIMIT sent with the SQL bounds the rows: they come in one
+	 * result, without one result per row (postgres_fdw deparses it last,
+	 * as "LIMIT n::bigint").  Any other read streams its rows.
+	 */
+	st->stream = !small_limit(st->sql);
 	/* start the shard now: the others of an Append then work meanwhile */
 	if (!st->exec_params)
 		send_query(st);
@@ -432,63 +480,64 @@ shard_read_next(ScanState *ss)
 	ShardReadState *st = (ShardReadState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
 	TupleDesc	desc = slot->tts_tupleDescriptor;
-	PGresult   *volatile res;
+	PGresult   *res;
+	int			row;
+	int			col = 0;
+	ListCell   *lc;
 	MemoryContext old;
 
 	if (!st->sent)
 		send_query(st);
 	ExecClearTuple(slot);
-	if (st->done || (res = wc_shard_session_next(st->session)) == NULL)
+	if (st->rows && st->next_row >= PQntuples(st->rows))
+		drop_rows(st);
+	if (st->rows == NULL && !st->done)
+	{
+		st->rows = wc_shard_session_next(st->session);
+		st->next_row = 0;
+	}
+	if (st->rows == NULL)
 	{
 		st->done = true;
 		return slot;
 	}
+	res = st->rows;
+	row = st->next_row++;
 	MemoryContextReset(st->rowcxt);
 	old = MemoryContextSwitchTo(st->rowcxt);
-	PG_TRY();
+	if (st->retrieved != NIL && PQnfields(res) != list_length(st->retrieved))
+		ereport(ERROR,			/* no columns asked for: postgres_fdw sends SELECT NULL */
+				(errcode(ERRCODE_FDW_INVALID_COLUMN_NUMBER),
+				 errmsg("server \"%s\" returned %d columns where %d were asked for",
+						wc_shard_session_server(st->session), PQnfields(res),
+						list_length(st->retrieved))));
+	memset(slot->tts_isnull, true, desc->natts * sizeof(bool));
+	foreach(lc, st->retrieved)
 	{
-		ListCell   *lc;
-		int			col = 0;
+		int			a = lfirst_int(lc) - 1;
+		char	   *value = PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
 
-		if (st->retrieved != NIL && PQnfields(res) != list_length(st->retrieved))
-			ereport(ERROR,		/* no columns asked for: postgres_fdw sends SELECT NULL */
-					(errcode(ERRCODE_FDW_INVALID_COLUMN_NUMBER),
-					 errmsg("server \"%s\" returned %d columns where %d were asked for",
-							wc_shard_session_server(st->session), PQnfields(res),
-							list_length(st->retrieved))));
-		memset(slot->tts_isnull, true, desc->natts * sizeof(bool));
-		foreach(lc, st->retrieved)
+		/* with NULL too: a domain's NOT NULL is checked */
+		if (!st->binary)
+			slot->tts_values[a] = InputFunctionCall(&st->in[a], value, st->ioparam[a], st->typmod[a]);
+		else if (value == NULL)
+			slot->tts_values[a] = ReceiveFunctionCall(&st->in[a], NULL, st->ioparam[a], st->typmod[a]);
+		else
 		{
-			int			a = lfirst_int(lc) - 1;
-			char	   *value = PQgetisnull(res, 0, col) ? NULL : PQgetvalue(res, 0, col);
+			/* libpq ends every value with a zero byte, as a StringInfo's */
+			StringInfoData buf = {value, PQgetlength(res, row, col), PQgetlength(res, row, col) + 1, 0};
 
-			/* with NULL too: a domain's NOT NULL is checked */
-			if (!st->binary)
-				slot->tts_values[a] = InputFunctionCall(&st->in[a], value, st->ioparam[a], st->typmod[a]);
-			else if (value == NULL)
-				slot->tts_values[a] = ReceiveFunctionCall(&st->in[a], NULL, st->ioparam[a], st->typmod[a]);
-			else
-			{
-				/* libpq ends every value with a zero byte, as a StringInfo's */
-				StringInfoData buf = {value, PQgetlength(res, 0, col), PQgetlength(res, 0, col) + 1, 0};
-
-				slot->tts_values[a] = ReceiveFunctionCall(&st->in[a], &buf, st->ioparam[a], st->typmod[a]);
-				if (buf.cursor != buf.len)
-					ereport(ERROR,
-							(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-							 errmsg("incorrect binary data format in column %d of a row from server \"%s\"",
-									col + 1, wc_shard_session_server(st->session))));
-			}
-			slot->tts_isnull[a] = value == NULL;
-			col++;
+			slot->tts_values[a] = ReceiveFunctionCall(&st->in[a], &buf, st->ioparam[a], st->typmod[a]);
+			if (buf.cursor != buf.len)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+						 errmsg("incorrect binary data format in column %d of a row from server \"%s\"",
+								col + 1, wc_shard_session_server(st->session))));
 		}
+		slot->tts_isnull[a] = value == NULL;
+		col++;
 	}
-	PG_FINALLY();
-	{
-		PQclear(res);
-		MemoryContextSwitchTo(old);
-	}
-	PG_END_TRY();
+	MemoryContextSwitchTo(old);
 	if (ss->ss_currentRelation)
 		slot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
 	return ExecStoreVirtualTuple(slot);
@@ -519,6 +568,7 @@ shard_read_end(CustomScanState *node)
 		ExecEndNode(st->child);
 	else if (st->session && st->sent && !st->done)
 		wc_shard_session_stop(st->session);
+	drop_rows(st);
 }
 
 static void
@@ -535,6 +585,7 @@ shard_read_rescan(CustomScanState *node)
 	}
 	if (st->sent && !st->done)
 		wc_shard_session_stop(st->session);
+	drop_rows(st);
 	st->sent = false;
 	st->done = false;
 }

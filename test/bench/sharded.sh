@@ -173,13 +173,15 @@ stats() {
 wc_section "Queries (pgbench, 1 client, $SECONDS_EACH s each)"
 printf '%-36s %9s %9s %9s %9s\n' query/variant qps p50_ms p95_ms p99_ms
 for q in a b; do
-	for v in single coordinator coordinator_simple routed; do
+	for v in single single_simple coordinator coordinator_simple routed; do
 		dir=$base/run/$q-$v
 		mkdir -p "$dir"
 		case $v in
-		single)
+		single | single_simple)
+			mode=prepared
+			[ $v = single_simple ] && mode=simple
 			write_script "$dir/s.sql" single_images $q "$DEVICES" "$ndev"
-			pgbench_run 5999 "$dir/s.sql" prepared "$SECONDS_EACH" "$dir" ;;
+			pgbench_run 5999 "$dir/s.sql" $mode "$SECONDS_EACH" "$dir" ;;
 		coordinator | coordinator_simple)
 			mode=prepared
 			[ $v = coordinator_simple ] && mode=simple
@@ -244,13 +246,15 @@ def line(name, num, den, target, better_low=True):
     ok = ratio <= target if better_low else ratio >= target
     return "%-58s %7.2fx  target %s %.1fx  %s" % (name, ratio, "<=" if better_low else ">=", target, "met" if ok else "MISSED")
 out = ["%s rows (200 devices x 30 days), 1 coordinator + 3 shards on one machine (Unix sockets), pgbench 1 client %s s per variant, batch_size %s" % (sys.argv[3], sys.argv[4], sys.argv[5]),
-       "single node: %.3f ms p50 (a), %.3f ms p50 (b), report %.0f ms, COPY %.0f rows/s" % (
-           v[("a", "single")], v[("b", "single")], v[("r", "single")], v[("copy", "single")]),
+       "single node: %.3f ms p50 (a), %.3f ms p50 (b) prepared; %.3f ms (a), %.3f ms (b) simple; report %.0f ms, COPY %.0f rows/s" % (
+           v[("a", "single")], v[("b", "single")], v[("a", "single_simple")], v[("b", "single_simple")],
+           v[("r", "single")], v[("copy", "single")]),
+       "(each query protocol against the single node in the same protocol)",
        line("(a) one partition, latest 100: coordinator, prepared, p50", ("a", "coordinator"), ("a", "single"), 3),
-       line("(a) one partition, latest 100: coordinator, simple, p50", ("a", "coordinator_simple"), ("a", "single"), 3),
+       line("(a) one partition, latest 100: coordinator, simple, p50", ("a", "coordinator_simple"), ("a", "single_simple"), 3),
        line("(a) one partition, latest 100: routed by shard_for, p50", ("a", "routed"), ("a", "single"), 1.1),
        line("(b) 7 day buckets, latest 100: coordinator, prepared, p50", ("b", "coordinator"), ("b", "single"), 3),
-       line("(b) 7 day buckets, latest 100: coordinator, simple, p50", ("b", "coordinator_simple"), ("b", "single"), 3),
+       line("(b) 7 day buckets, latest 100: coordinator, simple, p50", ("b", "coordinator_simple"), ("b", "single_simple"), 3),
        line("(b) 7 day buckets, latest 100: routed by shard_for, p50", ("b", "routed"), ("b", "single"), 1.1),
        line("(r) images per day: shard view (counted on the shards)", ("r", "shard_view"), ("r", "single"), 1.0),
        line("(r) images per day: GROUP BY on the parent (not pushed)", ("r", "coordinator"), ("r", "single"), 1.0),
