@@ -34,6 +34,7 @@
 #include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "libpq-fe.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
@@ -439,9 +440,12 @@ shard_read_begin(CustomScanState *node, EState *estate, int eflags)
 	/*
 	 * Binary rows skip parsing text (uuid_in, timestamptz_in were most of a
 	 * 100-row read); only for built-in types, whose binary format and OIDs
-	 * (arrays name their element type) are the same on every shard.
+	 * (arrays name their element type) are the same on every shard, and
+	 * where the session's client encoding is the database's: the receive
+	 * functions of text types convert from the client encoding, while the
+	 * shard sends the database's.
 	 */
-	st->binary = true;
+	st->binary = pg_get_client_encoding() == GetDatabaseEncoding();	/* textrecv converts from the client's */
 	foreach(lc, st->retrieved)
 		st->binary &= TupleDescAttr(desc, lfirst_int(lc) - 1)->atttypid < FirstGenbkiObjectId;
 	foreach(lc, st->retrieved)

@@ -30,7 +30,8 @@
 #   reads in a transaction block and after a write of the transaction (a DO
 #   block reads its own INSERT), and where a statement reads a server twice;
 #   a remote error keeps its SQLSTATE; a read stopped early or cancelled by
-#   statement_timeout leaves the session reading on; a session whose
+#   statement_timeout leaves the session reading on; text comes back
+#   unchanged to a client of another encoding; a session whose
 #   connection to a shard died with the shard reads again once it is back.
 # - widecol.shard_for names the partition that holds each device, and its
 #   connection string reaches the shard that returns the same rows.
@@ -365,6 +366,14 @@ is($o2, c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the s
 # the same server twice in one statement: postgres_fdw's one snapshot
 unlike(c(q{EXPLAIN (COSTS OFF) SELECT * FROM img a JOIN img b USING (id) WHERE a.dev = 'cam-7' AND b.dev = 'cam-7'}),
 	qr/WidecolShardRead/, 'a statement reading one server twice is left to postgres_fdw');
+# text of another encoding than the client's: rows in binary are converted as text is
+c(q{INSERT INTO img VALUES ('cam-7', '2025-01-03', '2031-01-01', -3, 'café ü');
+    INSERT INTO img_local VALUES ('cam-7', '2025-01-03', '2031-01-01', -3, 'café ü')});
+is(c(q{SET client_encoding = 'LATIN1'; SELECT convert_to(v, 'LATIN1') FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' AND id = -3})
+	 . ' ' . c(q{SET client_encoding = 'LATIN1'; SELECT convert_to(v, 'LATIN1') FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 1}),
+	'\x636166e920fc \x636166e920fc', 'a direct read with client_encoding LATIN1 returns the text unchanged');
+c(q{DELETE FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' AND id = -3;
+    DELETE FROM img_local WHERE dev = 'cam-7' AND day = '2025-01-03' AND id = -3});
 # an ordinary role reads through its own user mapping
 is(as_loader($q7), c($q7), 'an ordinary role reads directly through its user mapping');
 
