@@ -26,6 +26,7 @@
 #include "libpq-fe.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "storage/latch.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -55,6 +56,16 @@ struct WcShardSession
 	bool		busy;			/* a statement's results are not all read */
 	bool		stale;			/* server or user mapping changed: reconnect */
 	SubTransactionId busy_subid;	/* the subtransaction that sent it */
+	uint64		next_name;		/* prepared statements are widecol_<n> */
+	/* the statement sent, to send again if its prepared form went stale */
+	MemoryContext stmtcxt;
+	char	   *sql;
+	int			nparams;
+	char	  **values;
+	bool		binary;
+	bool		stream;
+	bool		got_rows;		/* a row of it was returned */
+	PreparedSql *used;			/* the prepared form it was sent as */
 };
 
 static HTAB *sessions = NULL;
@@ -63,7 +74,10 @@ static void
 close_session(WcShardSession *s)
 {
 	if (s->conn)
+	{
 		PQfinish(s->conn);
+		ReleaseExternalFD();
+	}
 	s->conn = NULL;
 	s->busy = false;
 	if (s->prepared)
@@ -79,23 +93,41 @@ close_session(WcShardSession *s)
 	}
 }
 
-/* A statement still running when its (sub)transaction aborts: drop it. */
+/*
+ * A statement still running when its (sub)transaction ends (an error, or
+ * a portal whose executor was never ended): ask the shard to stop it, then
+ * drop the connection.
+ */
 static void
 close_busy(SubTransactionId subid)
 {
 	HASH_SEQ_STATUS seq;
 	WcShardSession *s;
 
+	if (sessions == NULL)
+		return;
 	hash_seq_init(&seq, sessions);
 	while ((s = hash_seq_search(&seq)) != NULL)
-		if (s->busy && (subid == InvalidSubTransactionId || s->busy_subid == subid))
+		if (s->busy && s->conn && (subid == InvalidSubTransactionId || s->busy_subid == subid))
+		{
+			PGcancel   *cancel = PQgetCancel(s->conn);
+			char		errbuf[256];
+
+			if (cancel)
+			{
+				(void) PQcancel(cancel, errbuf, sizeof(errbuf));
+				PQfreeCancel(cancel);
+			}
 			close_session(s);
+		}
 }
 
 static void
 sessions_xact_callback(XactEvent event, void *arg)
 {
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PREPARE)
 		close_busy(InvalidSubTransactionId);
 }
 
@@ -198,6 +230,13 @@ connect_shard(ForeignServer *server, UserMapping *user)
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
 				 errmsg("password is required"),
 				 errdetail("Non-superusers must provide a password in the user mapping.")));
+	/* a socket fd.c does not open: counted against max_files_per_process */
+	if (!AcquireExternalFD())
+		ereport(ERROR,
+				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+				 errmsg("could not connect to server \"%s\"", server->servername),
+				 errdetail("There are too many open files on the local server."),
+				 errhint("Raise the server's max_files_per_process and/or \"ulimit -n\" limits.")));
 	conn = PQconnectdbParams(keywords, values, false);
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
 	{
@@ -205,6 +244,7 @@ connect_shard(ForeignServer *server, UserMapping *user)
 
 		if (conn)
 			PQfinish(conn);
+		ReleaseExternalFD();
 		ereport(ERROR,
 				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
 				 errmsg("could not connect to server \"%s\"", server->servername),
@@ -213,6 +253,7 @@ connect_shard(ForeignServer *server, UserMapping *user)
 	if (!superuser && password_required(user) && !PQconnectionUsedPassword(conn))
 	{
 		PQfinish(conn);
+		ReleaseExternalFD();
 		ereport(ERROR,
 				(errcode(ERRCODE_S_R_E_PROHIBITED_SQL_STATEMENT_ATTEMPTED),
 				 errmsg("password is required"),
@@ -228,6 +269,7 @@ connect_shard(ForeignServer *server, UserMapping *user)
 
 		PQclear(res);
 		PQfinish(conn);
+		ReleaseExternalFD();
 		ereport(ERROR,
 				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
 				 errmsg("could not set up a session on server \"%s\"", server->servername),
@@ -254,11 +296,9 @@ wc_shard_session(Oid serverid, Oid userid)
 	s = hash_search(sessions, &user->umid, HASH_ENTER, &found);
 	if (!found)
 	{
-		s->conn = NULL;
-		s->prepared = NULL;
-		s->server = NULL;
-		s->busy = false;
-		s->stale = false;
+		memset((char *) s + sizeof(Oid), 0, sizeof(WcShardSession) - sizeof(Oid));
+		s->stmtcxt = AllocSetContextCreate(TopMemoryContext, "widecol shard statement",
+										   ALLOCSET_SMALL_SIZES);
 	}
 	if (s->busy)
 		return NULL;
@@ -306,7 +346,17 @@ session_error(WcShardSession *s, PGresult *res)
 	hint = hint ? pstrdup(hint) : NULL;
 	if (res)
 		PQclear(res);
-	close_session(s);
+	if (res && s->conn && PQstatus(s->conn) == CONNECTION_OK)
+	{
+		/* a statement's error: the connection goes on once it is read to the end */
+		PGresult   *more;
+
+		while ((more = PQgetResult(s->conn)) != NULL)
+			PQclear(more);
+		s->busy = false;
+	}
+	else
+		close_session(s);
 	ereport(ERROR,
 			(errcode(code),
 			 errmsg("%s", msg),
@@ -317,14 +367,23 @@ session_error(WcShardSession *s, PGresult *res)
 
 static PGresult *next_result(WcShardSession *s);
 
+static void
+forget_prepared(WcShardSession *s, PreparedSql *p)
+{
+	uint64		hash = p->hash;
+
+	pfree(p->sql);
+	hash_search(s->prepared, &hash, HASH_REMOVE, NULL);
+}
+
 /*
- * The name of sql prepared on the session's connection (prepared now if it
- * is new), or NULL.  A statement with parameters is planned once by the
+ * sql prepared on the session's connection (prepared now if it is new), or
+ * NULL.  A statement with parameters is planned once by the
  * shard, as a prepared statement sent to it directly would be: its parse
  * and planning were as much as its execution for a 100-row read.
  */
-static const char *
-prepared_name(WcShardSession *s, const char *sql, int nparams)
+static PreparedSql *
+prepared_form(WcShardSession *s, const char *sql, int nparams)
 {
 	uint64		hash = hash_bytes_extended((const unsigned char *) sql, strlen(sql), 0);
 	PreparedSql *p;
@@ -342,11 +401,11 @@ prepared_name(WcShardSession *s, const char *sql, int nparams)
 	}
 	p = hash_search(s->prepared, &hash, HASH_FIND, NULL);
 	if (p != NULL)
-		return strcmp(p->sql, sql) == 0 ? p->name : NULL;
+		return strcmp(p->sql, sql) == 0 ? p : NULL;
 	if (hash_get_num_entries(s->prepared) >= WC_SHARD_MAX_PREPARED)
 		return NULL;
 	p = hash_search(s->prepared, &hash, HASH_ENTER, &found);
-	snprintf(p->name, sizeof(p->name), "widecol_%ld", hash_get_num_entries(s->prepared));
+	snprintf(p->name, sizeof(p->name), "widecol_" UINT64_FORMAT, ++s->next_name);
 	p->sql = MemoryContextStrdup(TopMemoryContext, sql);
 	if (!PQsendPrepare(s->conn, p->name, sql, nparams, NULL))
 		session_error(s, NULL);
@@ -354,12 +413,15 @@ prepared_name(WcShardSession *s, const char *sql, int nparams)
 	s->busy_subid = GetCurrentSubTransactionId();
 	res = next_result(s);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		session_error(s, res);	/* forgets the entry with the connection */
+	{
+		forget_prepared(s, p);
+		session_error(s, res);
+	}
 	PQclear(res);
 	while ((res = next_result(s)) != NULL)
 		PQclear(res);
 	s->busy = false;
-	return p->name;
+	return p;
 }
 
 /*
@@ -367,19 +429,40 @@ prepared_name(WcShardSession *s, const char *sql, int nparams)
  * one by one if stream (libpq's single-row mode), else all at once
  * (wc_shard_session_next).
  */
+static void
+send_statement(WcShardSession *s)
+{
+	PreparedSql *p = s->nparams > 0 ? prepared_form(s, s->sql, s->nparams) : NULL;
+	const char *const *values = (const char *const *) s->values;
+
+	s->used = p;
+	s->got_rows = false;
+	if (!(p ? PQsendQueryPrepared(s->conn, p->name, s->nparams, values, NULL, NULL, s->binary ? 1 : 0) :
+		  PQsendQueryParams(s->conn, s->sql, s->nparams, NULL, values, NULL, NULL, s->binary ? 1 : 0)))
+		session_error(s, NULL);
+	s->busy = true;
+	s->busy_subid = GetCurrentSubTransactionId();
+	if (s->stream && !PQsetSingleRowMode(s->conn))
+		session_error(s, NULL);
+}
+
 void
 wc_shard_session_send(WcShardSession *s, const char *sql, int nparams, const char *const *values,
 					  bool binary, bool stream)
 {
-	const char *name = nparams > 0 ? prepared_name(s, sql, nparams) : NULL;
+	MemoryContext old;
 
-	if (!(name ? PQsendQueryPrepared(s->conn, name, nparams, values, NULL, NULL, binary ? 1 : 0) :
-		  PQsendQueryParams(s->conn, sql, nparams, NULL, values, NULL, NULL, binary ? 1 : 0)))
-		session_error(s, NULL);
-	s->busy = true;
-	s->busy_subid = GetCurrentSubTransactionId();
-	if (stream && !PQsetSingleRowMode(s->conn))
-		session_error(s, NULL);
+	MemoryContextReset(s->stmtcxt);
+	old = MemoryContextSwitchTo(s->stmtcxt);
+	s->sql = pstrdup(sql);
+	s->nparams = nparams;
+	s->values = palloc0(Max(nparams, 1) * sizeof(char *));
+	for (int i = 0; i < nparams; i++)
+		s->values[i] = values[i] ? pstrdup(values[i]) : NULL;
+	s->binary = binary;
+	s->stream = stream;
+	MemoryContextSwitchTo(old);
+	send_statement(s);
 }
 
 /* The next result of the statement, waiting for it interruptibly. */
@@ -415,7 +498,32 @@ wc_shard_session_next(WcShardSession *s)
 
 	if (res && (PQresultStatus(res) == PGRES_SINGLE_TUPLE ||
 				(PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0)))
+	{
+		s->got_rows = true;
 		return res;
+	}
+	/*
+	 * The shard dropped or changed what the prepared form stands on (its
+	 * table altered: 0A000 "cached plan must not change result type"; a
+	 * pooler's new session: 26000): prepare it again, once, and resend.
+	 */
+	if (res && PQresultStatus(res) == PGRES_FATAL_ERROR && s->used && !s->got_rows)
+	{
+		char	   *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+		if (state && (strcmp(state, "0A000") == 0 || strcmp(state, "26000") == 0))
+		{
+			PQclear(res);
+			while ((more = next_result(s)) != NULL)
+				PQclear(more);
+			forget_prepared(s, s->used);
+			s->used = NULL;
+			send_statement(s);
+			if (s->used)
+				s->used = NULL;	/* no second retry */
+			return wc_shard_session_next(s);
+		}
+	}
 	if (res != NULL)
 	{
 		/* streamed rows end with an empty result, then nothing */
@@ -439,6 +547,21 @@ wc_shard_session_stop(WcShardSession *s)
 
 	if (!s->busy || s->conn == NULL)
 		return;
+	/* ended already (all its rows here)?  Then nothing to cancel */
+	if (!PQconsumeInput(s->conn))
+	{
+		close_session(s);
+		return;
+	}
+	while (!PQisBusy(s->conn))
+	{
+		if ((res = PQgetResult(s->conn)) == NULL)
+		{
+			s->busy = false;
+			return;
+		}
+		PQclear(res);
+	}
 	cancel = PQgetCancel(s->conn);
 	if (cancel == NULL || !PQcancel(cancel, errbuf, sizeof(errbuf)))
 	{

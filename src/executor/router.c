@@ -45,6 +45,7 @@
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 #include "partitioning/partdesc.h"
+#include "storage/lmgr.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/partcache.h"
@@ -322,6 +323,16 @@ known_partition(Query *q, ParamListInfo boundParams)
 			child = desc->oids[index];
 	}
 	table_close(rel, NoLock);
+	/*
+	 * Locked as planning the parent would have locked it; a partition
+	 * detached meanwhile is left to that planning.
+	 */
+	if (OidIsValid(child))
+	{
+		LockRelationOid(child, AccessShareLock);
+		if (!get_rel_relispartition(child) || get_partition_parent(child, true) != rte->relid)
+			child = InvalidOid;
+	}
 	return child;
 }
 

@@ -40,6 +40,8 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -59,6 +61,12 @@ static ExecutorStart_hook_type prev_executor_start = NULL;
 /* The transaction ran a statement that may have written (through postgres_fdw too). */
 static bool xact_wrote = false;
 
+/* Executors running (a query started while one runs is a function's). */
+static int	executor_depth = 0;
+static ExecutorRun_hook_type prev_executor_run = NULL;
+static ExecutorFinish_hook_type prev_executor_finish = NULL;
+static ProcessUtility_hook_type prev_utility = NULL;
+
 /* Foreign partitions known to be shards of a table in widecol.sharded_table (a table is registered once). */
 static List *shard_relids = NIL;	/* in TopMemoryContext */
 
@@ -76,7 +84,6 @@ typedef struct ShardReadState
 	List	   *param_exprs;	/* ExprStates of the SQL's $n */
 	FmgrInfo   *param_out;
 	const char **param_values;
-	bool		exec_params;	/* a $n waits for an executor parameter */
 	bool		binary;			/* rows come in binary (built-in types only) */
 	FmgrInfo   *in;				/* per scan column: input or receive function */
 	Oid		   *ioparam;
@@ -163,6 +170,16 @@ count_servers(Plan *plan, List **servers)
 	count_servers(plan->righttree, servers);
 }
 
+static bool
+has_exec_param(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return ((Param *) node)->paramkind == PARAM_EXEC;
+	return expression_tree_walker(node, has_exec_param, context);
+}
+
 static int
 max_plan_node_id(Plan *plan)
 {
@@ -210,7 +227,8 @@ shard_read_or_same(Rewrite *rw, ForeignScan *fs)
 		!is_postgres_fdw(fs->fs_server) ||
 		has_system_column((Node *) fs->scan.plan.targetlist, NULL) ||
 		has_system_column((Node *) fs->scan.plan.qual, NULL) ||
-		has_system_column((Node *) fs->fdw_scan_tlist, NULL))
+		has_system_column((Node *) fs->fdw_scan_tlist, NULL) ||
+		has_exec_param((Node *) fs->fdw_exprs, NULL))
 		return (Plan *) fs;
 	retrieved = lsecond(fs->fdw_private);
 	foreach(lc, retrieved)
@@ -243,6 +261,41 @@ shard_read_or_same(Rewrite *rw, ForeignScan *fs)
 	return (Plan *) cs;
 }
 
+/*
+ * Does a node run this child at most once per run of itself?  The scans
+ * below one that could run them again (a nested loop's inner side, a
+ * subplan, anything not listed) keep postgres_fdw: each run of ours would
+ * be a new statement, with a new snapshot, where postgres_fdw rescans in
+ * its one remote transaction.
+ */
+static bool
+runs_child_once(Plan *plan, Plan *child)
+{
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+		case T_MergeAppend:
+		case T_Limit:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Agg:
+		case T_Group:
+		case T_Result:
+		case T_ProjectSet:
+		case T_Unique:
+		case T_WindowAgg:
+		case T_SubqueryScan:
+		case T_Material:
+			return true;
+		case T_NestLoop:
+		case T_MergeJoin:
+		case T_HashJoin:
+			return child == plan->lefttree;	/* the outer side */
+		default:
+			return false;
+	}
+}
+
 static Plan *
 rewrite_plan(Rewrite *rw, Plan *plan)
 {
@@ -251,19 +304,24 @@ rewrite_plan(Rewrite *rw, Plan *plan)
 	if (plan == NULL)
 		return NULL;
 	check_stack_depth();
+	if (IsA(plan, ForeignScan))
+		return shard_read_or_same(rw, (ForeignScan *) plan);
 	if (IsA(plan, SubqueryScan))
 		((SubqueryScan *) plan)->subplan = rewrite_plan(rw, ((SubqueryScan *) plan)->subplan);
-	else
+	else if (IsA(plan, Append) || IsA(plan, MergeAppend))
 		foreach(lc, wc_plan_children(plan))
 			lfirst(lc) = rewrite_plan(rw, lfirst(lc));
-	plan->lefttree = rewrite_plan(rw, plan->lefttree);
-	plan->righttree = rewrite_plan(rw, plan->righttree);
-	return IsA(plan, ForeignScan) ? shard_read_or_same(rw, (ForeignScan *) plan) : plan;
+	if (plan->lefttree && runs_child_once(plan, plan->lefttree))
+		plan->lefttree = rewrite_plan(rw, plan->lefttree);
+	if (plan->righttree && runs_child_once(plan, plan->righttree))
+		plan->righttree = rewrite_plan(rw, plan->righttree);
+	return plan;
 }
 
 /*
  * After planning (router.c, the outermost planner hook): foreign scans of
- * sharded tables' partitions in a read-only statement as WidecolShardRead.
+ * sharded tables' partitions in a read-only statement as WidecolShardRead,
+ * those the statement runs once (not in subplans, not rescanned).
  */
 void
 wc_plan_shard_reads(PlannedStmt *stmt)
@@ -283,8 +341,6 @@ wc_plan_shard_reads(PlannedStmt *stmt)
 	foreach(lc, stmt->subplans)
 		rw.next_id = Max(rw.next_id, max_plan_node_id(lfirst(lc)) + 1);
 	stmt->planTree = rewrite_plan(&rw, stmt->planTree);
-	foreach(lc, stmt->subplans)
-		lfirst(lc) = rewrite_plan(&rw, lfirst(lc));
 }
 
 /* ---------- execution ---------- */
@@ -298,16 +354,6 @@ shard_read_create_state(CustomScan *cs)
 	return (Node *) st;
 }
 
-static bool
-has_exec_param(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param))
-		return ((Param *) node)->paramkind == PARAM_EXEC;
-	return expression_tree_walker(node, has_exec_param, context);
-}
-
 /* Why a second connection could see something else than postgres_fdw's (NULL: it cannot). */
 static const char *
 direct_refused(void)
@@ -317,9 +363,12 @@ direct_refused(void)
 	if (IsTransactionBlock())
 		return "in a transaction block";
 	if (xact_wrote || GetCurrentCommandId(false) != FirstCommandId)
-		return "after a write of the transaction";
-	if (IsolationIsSerializable())
-		return "at SERIALIZABLE";
+		return "after a write or command of the transaction";
+	if (XactIsoLevel >= XACT_REPEATABLE_READ)
+		return "a transaction snapshot";
+	/* a function's query: the function may read the shard again */
+	if (executor_depth > 0)
+		return "in a function";
 	return NULL;
 }
 
@@ -374,8 +423,8 @@ send_query(ShardReadState *st)
 	st->done = false;
 }
 
-/* Does sql end with a LIMIT of at most 10000 (postgres_fdw's deparse)? */
-static bool
+/* The LIMIT that sql ends with (postgres_fdw's deparse), if at most 10000; else 0. */
+static int
 small_limit(const char *sql)
 {
 	const char *suffix = "::bigint";
@@ -384,13 +433,14 @@ small_limit(const char *sql)
 	const char *p;
 
 	if (len < slen || strcmp(sql + len - slen, suffix) != 0)
-		return false;
+		return 0;
 	p = sql + len - slen;
 	while (p > sql && isdigit((unsigned char) p[-1]))
 		p--;
-	if (p == sql + len - slen || p - sql < 7 || strncmp(p - 7, " LIMIT ", 7) != 0)
-		return false;
-	return (sql + len - slen) - p <= 5 && atoi(p) <= 10000;
+	if (p == sql + len - slen || p - sql < 7 || strncmp(p - 7, " LIMIT ", 7) != 0 ||
+		(sql + len - slen) - p > 5 || atoi(p) > 10000)
+		return 0;
+	return atoi(p);
 }
 
 static void
@@ -402,6 +452,7 @@ shard_read_begin(CustomScanState *node, EState *estate, int eflags)
 	TupleDesc	desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 	ListCell   *lc;
 	int			i = 0;
+	int			limit;
 
 	st->sql = strVal(linitial(cs->custom_private));
 	st->retrieved = lsecond(cs->custom_private);
@@ -433,7 +484,7 @@ shard_read_begin(CustomScanState *node, EState *estate, int eflags)
 		getTypeOutputInfo(exprType(lfirst(lc)), &typoutput, &varlena);
 		fmgr_info(typoutput, &st->param_out[i++]);
 	}
-	st->exec_params = has_exec_param((Node *) cs->custom_exprs, NULL);
+
 	st->in = palloc0(desc->natts * sizeof(FmgrInfo));
 	st->ioparam = palloc0(desc->natts * sizeof(Oid));
 	st->typmod = palloc0(desc->natts * sizeof(int32));
@@ -468,14 +519,41 @@ shard_read_begin(CustomScanState *node, EState *estate, int eflags)
 	st->free_rows.arg = st;
 	MemoryContextRegisterResetCallback(estate->es_query_cxt, &st->free_rows);
 	/*
-	 * A small LIMIT sent with the SQL bounds the rows: they come in one
-	 * result, without one result per row (postgres_fdw deparses it last,
-	 * as "LIMIT n::bigint").  Any other read streams its rows.
+	 * A small LIMIT sent with the SQL bounds the rows: if they are small
+	 * too (by the planner's width), they come in one result, without one
+	 * result per row (postgres_fdw deparses it last, as "LIMIT n::bigint").
+	 * Any other read streams its rows.
 	 */
-	st->stream = !small_limit(st->sql);
+	limit = small_limit(st->sql);
+	st->stream = limit == 0 || (double) limit * Max(cs->scan.plan.plan_width, 1) > 4.0 * 1024 * 1024;
 	/* start the shard now: the others of an Append then work meanwhile */
-	if (!st->exec_params)
-		send_query(st);
+	send_query(st);
+}
+
+/*
+ * Binary values are read by the local column's type: a shard whose column
+ * has another type (check_shards would say so) must not be read as if not.
+ */
+static void
+check_types(ShardReadState *st, PGresult *res)
+{
+	TupleDesc	desc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+	ListCell   *lc;
+	int			col = 0;
+
+	foreach(lc, st->retrieved)
+	{
+		Oid			expected = TupleDescAttr(desc, lfirst_int(lc) - 1)->atttypid;
+
+		if (col < PQnfields(res) && PQftype(res, col) != expected)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column %d of a row from server \"%s\" has type %u, not %s",
+							col + 1, wc_shard_session_server(st->session), PQftype(res, col),
+							format_type_be(expected)),
+					 errhint("widecol.check_shards() compares the shards' columns; widecol.shard_direct_reads = off reads through postgres_fdw.")));
+		col++;
+	}
 }
 
 static TupleTableSlot *
@@ -507,6 +585,8 @@ shard_read_next(ScanState *ss)
 	}
 	res = st->rows;
 	row = st->next_row++;
+	if (row == 0 && st->binary)
+		check_types(st, res);
 	MemoryContextReset(st->rowcxt);
 	old = MemoryContextSwitchTo(st->rowcxt);
 	if (st->retrieved != NIL && PQnfields(res) != list_length(st->retrieved))
@@ -621,12 +701,83 @@ shard_read_executor_start(QueryDesc *queryDesc, int eflags)
 }
 
 static void
+shard_read_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once)
+{
+	executor_depth++;
+	PG_TRY();
+	{
+		if (prev_executor_run)
+			prev_executor_run(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+	}
+	PG_FINALLY();
+	{
+		executor_depth--;
+	}
+	PG_END_TRY();
+}
+
+static void
+shard_read_executor_finish(QueryDesc *queryDesc)
+{
+	executor_depth++;
+	PG_TRY();
+	{
+		if (prev_executor_finish)
+			prev_executor_finish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		executor_depth--;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Utility statements that may write (COPY and TRUNCATE into a sharded table
+ * go into postgres_fdw's remote transaction) or run queries (DO, CALL) end
+ * direct reads for the rest of the transaction.
+ */
+static void
+shard_read_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	switch (nodeTag(pstmt->utilityStmt))
+	{
+		case T_ExplainStmt:
+		case T_VariableSetStmt:
+		case T_VariableShowStmt:
+		case T_PrepareStmt:
+		case T_ExecuteStmt:
+		case T_DeallocateStmt:
+		case T_TransactionStmt:
+		case T_DeclareCursorStmt:
+		case T_FetchStmt:
+		case T_ClosePortalStmt:
+			break;
+		default:
+			xact_wrote = true;
+	}
+	if (prev_utility)
+		prev_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+}
+
+static void
 shard_read_xact_callback(XactEvent event, void *arg)
 {
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT)
+	{
 		xact_wrote = false;
+		executor_depth = 0;
+	}
 }
 
 void
@@ -647,6 +798,12 @@ wc_install_shard_reads(void)
 	shard_read_exec_methods.ExplainCustomScan = shard_read_explain;
 	prev_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = shard_read_executor_start;
+	prev_executor_run = ExecutorRun_hook;
+	ExecutorRun_hook = shard_read_executor_run;
+	prev_executor_finish = ExecutorFinish_hook;
+	ExecutorFinish_hook = shard_read_executor_finish;
+	prev_utility = ProcessUtility_hook;
+	ProcessUtility_hook = shard_read_utility;
 	RegisterXactCallback(shard_read_xact_callback, NULL);
 	CacheRegisterRelcacheCallback(shard_relid_inval, (Datum) 0);
 }

@@ -29,8 +29,12 @@
 #   the single node (custom and generic plans, an ordinary role); postgres_fdw
 #   reads in a transaction block and after a write of the transaction (a DO
 #   block reads its own INSERT), and where a statement reads a server twice;
-#   a remote error keeps its SQLSTATE; a read stopped early or cancelled by
-#   statement_timeout leaves the session reading on; text comes back
+#   so does a read at REPEATABLE READ, a function's read, a rescanned scan
+#   (correlated subquery, lateral join: same rows as the single node) and a
+#   cursor in a DO block fetched across a failed subtransaction (every row);
+#   a remote error keeps its SQLSTATE; a read stopped early, or cancelled by
+#   statement_timeout while the shard waits on a lock (the shard's statement
+#   is cancelled too), leaves the session reading on; text comes back
 #   unchanged to a client of another encoding; a session whose
 #   connection to a shard died with the shard reads again once it is back.
 # - widecol.shard_for names the partition that holds each device, and its
@@ -357,12 +361,46 @@ like($e2, qr/22012: division by zero.*read of server "s\d"/s, 'a remote error is
 is(c(q{SELECT count(*) FROM (SELECT * FROM img LIMIT 3) x;
        SELECT count(*) FROM img WHERE dev = 'cam-7'}), "3\n" . c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}),
 	'a read stopped early leaves the connection usable');
-($r2, $o2, $e2) = $coord->psql('postgres', q{SET statement_timeout = '1ms';
-	SELECT count(*) FROM img a JOIN img_local b USING (dev, day, ts, id) WHERE a.v <> 'x';
-	RESET statement_timeout;
-	SELECT count(*) FROM img WHERE dev = 'cam-7'}, on_error_stop => 0);
-like($e2, qr/canceling statement due to statement timeout/, 'statement_timeout cancels a direct read');
-is($o2, c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the session reads on');
+# a read waiting on the shard (its table locked there) is cancelled by
+# statement_timeout: the shard's statement is cancelled too, and the
+# session reads on
+my $dev_s1_direct = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
+my $blocker = $s1->background_psql('postgres');
+$blocker->query_safe(q{BEGIN; LOCK TABLE img IN ACCESS EXCLUSIVE MODE});
+my $reader = $coord->background_psql('postgres', on_error_stop => 0);
+$reader->query(qq{SET statement_timeout = '1s'; SELECT count(*) FROM img WHERE dev = '$dev_s1_direct'});
+like($reader->{stderr}, qr/canceling statement due to statement timeout/, 'statement_timeout cancels a direct read waiting on the shard');
+ok( $s1->poll_query_until('postgres',
+		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'widecol' AND wait_event_type = 'Lock'}),
+	'... and the shard is not left running it');
+$blocker->query_safe(q{COMMIT});
+$blocker->quit;
+is($reader->query(q{RESET statement_timeout; SELECT count(*) FROM img WHERE dev = 'cam-7'}),
+	c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the session reads on');
+$reader->quit;
+# where a second connection could see another snapshot, postgres_fdw reads:
+# a transaction snapshot, a function's query, a rescanned scan, a DO block
+like(c("SET default_transaction_isolation = 'repeatable read'; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q7"),
+	qr/Sent As: postgres_fdw cursor \(a transaction snapshot\)/, 'at REPEATABLE READ postgres_fdw reads');
+c(q{CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+      DECLARE l text; r text := '';
+      BEGIN FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP r := r || l || E'\n'; END LOOP; RETURN r; END $$});
+like(c(qq{SELECT plan_of(\$q\$$q7\$q\$)}), qr/Sent As: postgres_fdw cursor \(in a function\)/,
+	'a function\'s query is read through postgres_fdw');
+my $corr = q{SELECT l.dev, (SELECT count(*) FROM %s i WHERE i.dev = l.dev AND i.day = '2025-01-03') FROM (VALUES ('cam-7'), ('cam-8'), ('cam-7')) l(dev)};
+unlike(c('EXPLAIN (COSTS OFF) ' . sprintf($corr, 'img')), qr/WidecolShardRead/, 'a correlated subquery (rescanned) is left to postgres_fdw');
+is(c(sprintf($corr, 'img')), c(sprintf($corr, 'img_local')), '... and returns what the single node returns');
+my $lat = q{SELECT l.dev, x.n FROM (VALUES ('cam-7'), ('cam-8')) l(dev) CROSS JOIN LATERAL (SELECT count(*) n FROM %s i WHERE i.dev = l.dev) x ORDER BY 1};
+is(c(sprintf($lat, 'img')), c(sprintf($lat, 'img_local')), 'a lateral join (inner side rescanned) returns what the single node returns');
+# a cursor read across a subtransaction that fails: every row comes
+is(c(q{CREATE TEMP TABLE n (n int);
+       DO $$DECLARE c CURSOR FOR SELECT id FROM img WHERE dev = 'cam-7'; r record; k int := 0;
+       BEGIN OPEN c;
+         BEGIN FETCH c INTO r; k := 1; PERFORM 1 / 0; EXCEPTION WHEN division_by_zero THEN NULL; END;
+         LOOP FETCH c INTO r; EXIT WHEN NOT FOUND; k := k + 1; END LOOP;
+         INSERT INTO n VALUES (k); END $$;
+       SELECT n FROM n}), c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}),
+	'a cursor fetched across a failed subtransaction reads every row');
 # the same server twice in one statement: postgres_fdw's one snapshot
 unlike(c(q{EXPLAIN (COSTS OFF) SELECT * FROM img a JOIN img b USING (id) WHERE a.dev = 'cam-7' AND b.dev = 'cam-7'}),
 	qr/WidecolShardRead/, 'a statement reading one server twice is left to postgres_fdw');
@@ -376,6 +414,8 @@ c(q{DELETE FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' AND id = -3;
     DELETE FROM img_local WHERE dev = 'cam-7' AND day = '2025-01-03' AND id = -3});
 # an ordinary role reads through its own user mapping
 is(as_loader($q7), c($q7), 'an ordinary role reads directly through its user mapping');
+like(as_loader("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q7"), qr/Sent As: one statement/,
+	'... in one statement');
 
 # ------------------------------------------------------------ shard_for --
 
