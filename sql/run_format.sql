@@ -57,7 +57,9 @@ SELECT bool_and(ok) AS verified FROM widecol.verify('rf_del');
 
 
 -- Run format 5: pages compressed with zstd (flushes and bulk writes at
--- widecol.ingest_zstd_level, compaction at widecol.compaction_zstd_level).
+-- widecol.ingest_zstd_level, compaction at widecol.compaction_zstd_level);
+-- flushes and bulk writes write key pages with lz4 unless
+-- widecol.ingest_key_codec = zstd, so runs mix codecs.
 -- A run of format 4 (lz4 pages, as builds before wrote it; test-only
 -- widecol.debug_run_format) next to runs of format 5: every column type,
 -- NULLs, large values (compressed in line and out of line), rows with a
@@ -93,9 +95,12 @@ SET ROLE NONE;
 RESET widecol.debug_run_format;
 RESET ROLE;
 INSERT INTO rf_z SELECT * FROM rf_z_rows(3001, 6000);
--- rows with a TTL (a run of their own), updates of rows of the format-4 run
+-- rows with a TTL (a run of their own, its key pages zstd too), updates of
+-- rows of the format-4 run
 SET widecol.ttl = '1d';
+SET widecol.ingest_key_codec = zstd;
 INSERT INTO rf_z SELECT * FROM rf_z_rows(6001, 6500);
+RESET widecol.ingest_key_codec;
 INSERT INTO rf_z_h SELECT * FROM rf_z_rows(6001, 6500);
 RESET widecol.ttl;
 UPDATE rf_z SET t = 'updated ' || c, big = NULL WHERE c % 1000 IN (0, 1, 2);
@@ -104,8 +109,9 @@ UPDATE rf_z_h SET t = 'updated ' || c, big = NULL WHERE c % 1000 IN (0, 1, 2);
 DELETE FROM rf_z WHERE c % 10 = 3;
 DELETE FROM rf_z_h WHERE c % 10 = 3;
 SELECT widecol.flush('rf_z') >= 0 AS flushed;
--- the format-4 run's pages are lz4, the others zstd (index, bloom and
--- directory pages are never compressed)
+-- the format-4 run's pages are lz4; the other runs' value pages zstd, their
+-- key pages lz4 but those of the TTL run (index, bloom and directory pages
+-- are never compressed)
 SELECT dense_rank() OVER (ORDER BY run_id) AS run, kind, codec
   FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value') ORDER BY run, kind, codec;
 SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
@@ -137,7 +143,8 @@ SELECT kind, codec FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value')
 SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_z');
 -- zstd packs image-like rows (a hex content hash, a uuid) tighter than
--- lz4: entropy coding; the value pages hold the same bytes
+-- lz4: entropy coding; the value pages hold the same bytes.  By default
+-- only the value pages of a COPY's runs are zstd.
 CREATE TABLE rf_z_lz4 (k int, c int, id uuid, hash text) USING widecol
   WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
 CREATE TABLE rf_z_zstd (LIKE rf_z_lz4) USING widecol
@@ -146,17 +153,29 @@ SET widecol.ingest_zstd_level = 0;
 INSERT INTO rf_z_lz4 SELECT g % 10, g, md5(g::text)::uuid, md5((-g)::text) || md5((g * 7)::text)
   FROM generate_series(1, 20000) g;
 RESET widecol.ingest_zstd_level;
+CREATE TABLE rf_z_mixed (LIKE rf_z_lz4) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+INSERT INTO rf_z_mixed SELECT * FROM rf_z_lz4;
+SET widecol.ingest_key_codec = zstd;
 INSERT INTO rf_z_zstd SELECT * FROM rf_z_lz4;
+RESET widecol.ingest_key_codec;
+SELECT kind, codec FROM widecol.run_pages('rf_z_mixed') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
+SELECT kind, codec FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
 SELECT (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value')) <
        0.75 * (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind IN ('key', 'value'))
        AS zstd_under_three_quarters_of_lz4;
 SELECT (SELECT sum(raw_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind = 'value') =
        (SELECT sum(raw_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind = 'value') AS same_value_bytes;
-SELECT rf_same('rf_z_zstd', 'rf_z_lz4') AS same;
+SELECT (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_mixed') WHERE kind IN ('key', 'value'))
+       BETWEEN (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value'))
+       AND (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind IN ('key', 'value'))
+       AS mixed_between;
+SELECT rf_same('rf_z_zstd', 'rf_z_lz4') AS same, rf_same('rf_z_mixed', 'rf_z_lz4') AS same_mixed;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_z_mixed');
 -- the debug setting is for superusers only
 SET widecol.debug_run_format = 4;
 DROP FUNCTION rf_z_rows(int, int);
-DROP TABLE rf_z, rf_z_h, rf_z_lz4, rf_z_zstd;
+DROP TABLE rf_z, rf_z_h, rf_z_lz4, rf_z_zstd, rf_z_mixed;
 
 DROP TABLE rf_bigkey, rf_bigkey_h, rf_wide, rf_wide_h, rf_keys, rf_keys_h, rf_del;
 DROP FUNCTION rf_same(regclass, regclass);

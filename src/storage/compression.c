@@ -2,11 +2,11 @@
  * compression.c — compressing and decompressing page payloads, behind one
  * interface (storage/compression.h).
  *
- * Codecs: lz4 (the fast one, for runs written on the ingest path), zstd
- * (entropy-coded, for runs compaction writes; run format 5) and "stored as
- * is".  zstd keeps one compression and one decompression context per
- * backend, made on first use: a context costs more to make than a page
- * costs to compress.
+ * Codecs: lz4 (the fast one: key pages of runs written on the ingest
+ * path), zstd (entropy-coded: their value pages and every page compaction
+ * writes; run format 5) and "stored as is".  zstd keeps one compression
+ * and one decompression context per backend, made on first use: a context
+ * costs more to make than a page costs to compress.
  */
 #include "postgres.h"
 
@@ -20,10 +20,12 @@
 /*
  * zstd levels of the runs written (storage/compression.h): compaction and
  * VACUUM FULL at level 1, flushes and bulk writes at fast level -5 with
- * entropy-coded literals.  0 = lz4.
+ * entropy-coded literals.  0 = lz4.  The key pages of flushes and bulk
+ * writes are lz4 unless wc_ingest_key_codec is zstd.
  */
 int			wc_compaction_zstd_level = 1;
 int			wc_ingest_zstd_level = -5;
+int			wc_ingest_key_codec = WC_CODEC_LZ4;
 
 static ZSTD_CCtx *zstd_cctx = NULL;
 static ZSTD_DCtx *zstd_dctx = NULL;

@@ -7,7 +7,9 @@
  * same; zstd is codec 2, in runs of format 5 on (src/README.md, "Codecs").
  * A writer picks zstd's level: widecol.ingest_zstd_level for flushes and
  * bulk writes, widecol.compaction_zstd_level for compaction and VACUUM
- * FULL (0 = lz4).
+ * FULL (0 = lz4); and per page kind the codec: flushes and bulk writes
+ * write key pages with lz4 unless widecol.ingest_key_codec = zstd (they
+ * are what reads of runs not compacted yet decode most).
  */
 #ifndef WC_STORAGE_COMPRESSION_H
 #define WC_STORAGE_COMPRESSION_H
@@ -27,6 +29,7 @@ typedef enum WcCodec
 extern Size wc_compress_bound(Size rawsize);
 extern int	wc_compaction_zstd_level;
 extern int	wc_ingest_zstd_level;
+extern int	wc_ingest_key_codec;	/* WC_CODEC_LZ4 or WC_CODEC_ZSTD */
 
 extern const char *wc_compress(WcCodec codec, int level, const char *raw, Size rawsize, Size capacity,
 							   char *buf, Size *len, WcCodec *used);

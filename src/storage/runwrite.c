@@ -75,7 +75,8 @@ struct WcRunWriter
 	int			closed[WC_MAX_CLOSED_BLOCKS];	/* ends of closed key blocks */
 	int			nclosed;
 	double		kratio;			/* running estimate of raw/compressed */
-	WcCodec		codec;			/* of its pages (zstd: run format 5) */
+	WcCodec		key_codec;		/* of its key pages (zstd: run format 5) */
+	WcCodec		value_codec;	/* of its value pages */
 	int			codec_level;	/* zstd's level */
 
 	/* tuples of rows [vstart, nrows), not yet in a value page */
@@ -153,14 +154,19 @@ wc_run_writer_begin(Relation rel, int level)
 	w->storage_id = meta.storage_id;
 	w->hdr.magic = WC_RUN_MAGIC;
 	w->hdr.version = WC_RUN_VERSION;
-	/* runs of flushes and bulk writes; compaction sets its own level */
-	w->codec = wc_ingest_zstd_level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
+	/*
+	 * Runs of flushes and bulk writes: value pages zstd, key pages lz4
+	 * unless widecol.ingest_key_codec says zstd (src/README.md, "Codecs");
+	 * compaction sets its own codecs.
+	 */
+	w->value_codec = wc_ingest_zstd_level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
+	w->key_codec = wc_ingest_key_codec == WC_CODEC_ZSTD ? w->value_codec : WC_CODEC_LZ4;
 	w->codec_level = wc_ingest_zstd_level;
 	if (wc_debug_run_format == 4)
 	{
 		/* test only: a run as builds before format 5 wrote it (lz4) */
 		w->hdr.version = 4;
-		w->codec = WC_CODEC_LZ4;
+		w->key_codec = w->value_codec = WC_CODEC_LZ4;
 		w->codec_level = 0;
 	}
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
@@ -274,8 +280,9 @@ patch_value_refs(WcRunWriter *w, Page page, const PendingPage *pi)
 }
 
 /*
- * Compress the run's pages with zstd at `level` (0: lz4).  Compaction and
- * VACUUM FULL call it before the first row (src/README.md, "Codecs").
+ * Compress all the run's pages, key and value pages, with zstd at `level`
+ * (0: lz4).  Compaction and VACUUM FULL call it before the first row
+ * (src/README.md, "Codecs").
  */
 void
 wc_run_writer_set_zstd(WcRunWriter *w, int level)
@@ -283,7 +290,7 @@ wc_run_writer_set_zstd(WcRunWriter *w, int level)
 	Assert(w->hdr.st.nrows == 0);
 	if (w->hdr.version < WC_RUN_VERSION_ZSTD)
 		return;					/* widecol.debug_run_format: lz4 */
-	w->codec = level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
+	w->key_codec = w->value_codec = level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
 	w->codec_level = level;
 }
 
@@ -408,15 +415,15 @@ next_pending(WcRunWriter *w)
 }
 
 /*
- * Compress `raw` for a page of `capacity` payload bytes (see
+ * Compress `raw` with `codec` for a page of `capacity` payload bytes (see
  * wc_compress); flags get the codec used.
  */
 static const char *
-compress_for_page(WcRunWriter *w, const char *raw, Size rawsize, Size capacity,
-				  Size *len, uint16 *flags)
+compress_for_page(WcRunWriter *w, WcCodec codec, const char *raw, Size rawsize,
+				  Size capacity, Size *len, uint16 *flags)
 {
 	WcCodec		used;
-	const char *out = wc_compress(w->codec, w->codec_level, raw, rawsize, capacity,
+	const char *out = wc_compress(codec, w->codec_level, raw, rawsize, capacity,
 								  w->cbuf, len, &used);
 
 	*flags = (uint16) used;
@@ -439,7 +446,8 @@ write_values(WcRunWriter *w, int k)
 
 	if (bytes > 0)
 	{
-		payload = compress_for_page(w, w->vraw, bytes, WC_PAYLOAD_CAPACITY, &plen, &flags);
+		payload = compress_for_page(w, w->value_codec, w->vraw, bytes, WC_PAYLOAD_CAPACITY,
+									&plen, &flags);
 		if (payload == NULL)
 			return false;
 		if (w->next_vpno == w->vpcap)
@@ -563,7 +571,8 @@ write_keys(WcRunWriter *w, int k)
 	memcpy(w->image + rowbytes, w->koff, sizeof(uint32) * k);
 
 	hlen = sizeof(WcKeyPageHeader) + nvalues * sizeof(WcValueRef);
-	frame = compress_for_page(w, w->image, rawsize, WC_PAYLOAD_CAPACITY - hlen, &flen, &kh.flags);
+	frame = compress_for_page(w, w->key_codec, w->image, rawsize, WC_PAYLOAD_CAPACITY - hlen,
+							  &flen, &kh.flags);
 	if (frame == NULL)
 		return false;
 	kh.nvalues = nvalues;

@@ -4,6 +4,7 @@
 # in one run, on one throwaway instance.
 #
 #   bash test/bench/ingest.sh [--rows N] [--chunks K] [--out DIR] [--ingest-zstd-level L]
+#                             [--ingest-key-codec lz4|zstd]
 #
 # Rows (design brief's device_daily_images, keys arriving in capture-time
 # order) are generated once into CSV chunks; chunk i is loaded into heap, then
@@ -14,7 +15,9 @@
 # ingest.png into --out (default test/bench/results).
 #
 # --ingest-zstd-level sets widecol.ingest_zstd_level for the COPYs (0 = lz4,
-# as runs were written before run format 5; default: the setting's default).
+# as runs were written before run format 5; default: the setting's default),
+# --ingest-key-codec widecol.ingest_key_codec (zstd: key pages zstd too, as
+# runs were written before it; default: the setting's default, lz4).
 #
 # As root it installs what it needs (python3-matplotlib for the plot), builds
 # and installs widecol and runs as user postgres; as another user it uses the
@@ -23,11 +26,15 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results" LEVEL=""
-bench_main bench/ingest.sh --rows=ROWS --chunks=CHUNKS --out=OUT --ingest-zstd-level=LEVEL -- "$@"
+ROWS=5000000 CHUNKS=10 OUT="$ROOT/test/bench/results" LEVEL="" KEYCODEC=""
+bench_main bench/ingest.sh --rows=ROWS --chunks=CHUNKS --out=OUT --ingest-zstd-level=LEVEL \
+	--ingest-key-codec=KEYCODEC -- "$@"
 bench_instance
 if [ -n "$LEVEL" ]; then
 	"${PSQL[@]}" -c "ALTER SYSTEM SET widecol.ingest_zstd_level = $LEVEL" -c "SELECT pg_reload_conf()" >/dev/null
+fi
+if [ -n "$KEYCODEC" ]; then
+	"${PSQL[@]}" -c "ALTER SYSTEM SET widecol.ingest_key_codec = $KEYCODEC" -c "SELECT pg_reload_conf()" >/dev/null
 fi
 bench_generate "$ROWS" "$CHUNKS"
 bench_tables

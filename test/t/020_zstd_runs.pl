@@ -1,11 +1,16 @@
 # 020_zstd_runs: runs of format 5 (zstd pages) next to a run of format 4
 # (lz4 pages, as builds before format 5 wrote it), on a primary with
-# wal_consistency_checking and a streaming standby: the standby reads both
-# formats and the compaction that merges them into zstd pages.  Then damage:
-# a zstd value page with bytes flipped fails its checksum, naming relation,
-# block and run; a zstd frame damaged under a recomputed checksum (so only
-# the decoder can tell) fails in zstd, also naming them, with no crash and
-# no rows returned; widecol.verify reports both blocks.
+# wal_consistency_checking and a streaming standby.  The format-5 runs mix
+# codecs by page kind: by default a bulk write's key pages are lz4 and its
+# value pages zstd; with widecol.ingest_key_codec = zstd both are zstd.
+# The standby reads all three kinds of run and the compaction that merges
+# them into zstd pages.  Then damage: a zstd value page with bytes flipped
+# fails its checksum, naming relation, block and run; a zstd frame damaged
+# under a recomputed checksum (so only the decoder can tell) fails in zstd,
+# also naming them, with no crash and no rows returned; widecol.verify
+# reports both blocks.  Last, an lz4 key page of a run whose value pages
+# are zstd, damaged under a recomputed checksum: the read and verify report
+# it.
 use strict;
 use warnings;
 
@@ -40,15 +45,25 @@ CREATE VIEW rows AS
          md5(g::text) || md5((g + 1)::text) AS hash, g
     FROM generate_series(1, 30000) g;
 SET widecol.debug_run_format = 4;
-INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g <= 15000;
+INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g <= 10000;
 RESET widecol.debug_run_format;
-INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g > 15000;
+INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g > 10000 AND g <= 20000;
+SET widecol.ingest_key_codec = zstd;
+INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g > 20000;
+RESET widecol.ingest_key_codec;
 INSERT INTO h SELECT dev, day, ts, id, key, w, hash FROM rows;
 DELETE FROM t WHERE w % 100 = 7;
 DELETE FROM h WHERE w % 100 = 7;
 });
 is(p(q{SELECT string_agg(DISTINCT codec, ',' ORDER BY codec) FROM widecol.run_pages('t') WHERE kind = 'value'}),
 	'lz4,zstd', 'a run of lz4 pages next to runs of zstd pages');
+# codecs per run, key pages / value pages (a page that does not shrink is
+# stored as is: 'none', left out)
+my $percodec = q{SELECT string_agg(DISTINCT k.codec || '/' || v.codec, ',' ORDER BY k.codec || '/' || v.codec)
+  FROM (SELECT run_id, codec FROM widecol.run_pages('t') WHERE kind = 'key' AND codec <> 'none') k
+  JOIN (SELECT run_id, codec FROM widecol.run_pages('t') WHERE kind = 'value' AND codec <> 'none') v USING (run_id)};
+is(p($percodec), 'lz4/lz4,lz4/zstd,zstd/zstd',
+	'runs of lz4 pages, of lz4 key pages and zstd value pages, of zstd pages');
 my $same = q{SELECT (SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) FROM t x) =
                     (SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) FROM h x)};
 is(p($same), 't', 'primary: both formats read back the rows');
@@ -136,6 +151,47 @@ like($stderr, qr/widecol: (checksum mismatch|zstd decompression failed|zstd fram
 my $report = p(q{SELECT problems FROM widecol.verify('t') WHERE segment = 'run'});
 like($report, qr/block $blk1: value page: checksum mismatch/, 'verify: the flipped bytes');
 like($report, qr/block $blk2: value page: zstd/, 'verify: and the damaged frame');
+is(p('SELECT 1'), '1', 'server still up');
+
+# (3) an lz4 key page of a run whose value pages are zstd (a bulk write's
+# run with the default codecs), damaged under a recomputed checksum: the
+# lz4 decoder reports it
+p(q{CREATE TABLE k (LIKE h) USING widecol
+  WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC, id');
+INSERT INTO k SELECT dev, day, ts, id, key, w, hash FROM rows});
+is(p(q{SELECT string_agg(kind || ' ' || codec, ',' ORDER BY kind) FROM widecol.run_pages('k')
+  WHERE kind IN ('key', 'value') AND codec <> 'none'}), 'key lz4,value zstd',
+	'a bulk write: lz4 key pages, zstd value pages');
+is(p(q{SELECT bool_and(ok) FROM widecol.verify('k')}), 't', 'verify ok before the damage');
+my $krun = p(q{SELECT run_id FROM widecol.runs('k')});
+my $kpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('k')});
+p('CHECKPOINT');
+$primary->stop;
+my @kpages = pages_of_type($kpath, 4, $krun);
+ok(@kpages >= 3, 'the run has key pages (' . scalar(@kpages) . ')');
+my ($kblk, $kpage) = @{ $kpages[ int(@kpages / 2) ] };
+is(unpack('v', substr($kpage, 24 + 2, 2)) & 15, 0, 'its key block is lz4 (codec 0)');
+# the lz4 block after the key page header and its value references: 40
+# bytes of 0xff make the first literal run longer than the whole block
+my $kstart = 24 + 8 + 8 * unpack('v', substr($kpage, 24, 2));
+substr($kpage, $kstart, 40) = "\xff" x 40;
+$lower = unpack('v', substr($kpage, 12, 2));
+$crc = crc32c(substr($kpage, 24, $lower - 24) . substr($kpage, $special + 8, 8)
+	. substr($kpage, $special + 16, 4) . substr($kpage, $special + 20, 4));
+substr($kpage, $special + 4, 4) = pack('V', $crc);
+open($fh, '+<', $kpath) or die "open $kpath: $!";
+binmode $fh;
+seek($fh, $kblk * 8192, 0) or die;
+print $fh $kpage;
+close $fh;
+$primary->start;
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(id) FROM k});
+isnt($ret, 0, 'a read of the damaged key page fails');
+like($stderr, qr/widecol: lz4 decompression failed in block $kblk of relation "k" \(run $krun\)/,
+	'the error names the problem, relation, block and run');
+unlike($stdout, qr/\d/, 'no rows returned');
+like(p(q{SELECT problems FROM widecol.verify('k') WHERE segment = 'run'}),
+	qr/block $kblk: lz4 decompression failed/, 'verify: the damaged lz4 key page');
 is(p('SELECT 1'), '1', 'server still up');
 $primary->stop;
 
