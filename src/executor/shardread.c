@@ -318,6 +318,85 @@ rewrite_plan(Rewrite *rw, Plan *plan)
 	return plan;
 }
 
+/* The LIMIT that sql ends with (postgres_fdw's deparse), if at most 10000; else 0. */
+static int
+small_limit(const char *sql)
+{
+	const char *suffix = "::bigint";
+	size_t		len = strlen(sql);
+	size_t		slen = strlen(suffix);
+	const char *p;
+
+	if (len < slen || strcmp(sql + len - slen, suffix) != 0)
+		return 0;
+	p = sql + len - slen;
+	while (p > sql && isdigit((unsigned char) p[-1]))
+		p--;
+	if (p == sql + len - slen || p - sql < 7 || strncmp(p - 7, " LIMIT ", 7) != 0 ||
+		(sql + len - slen) - p > 5 || atoi(p) > 10000)
+		return 0;
+	return atoi(p);
+}
+
+/*
+ * LIMIT n over an Append or MergeAppend of shard reads: each shard needs to
+ * send at most n (plus OFFSET) rows, already in order for a MergeAppend (no
+ * Sort between: its remote SQL has the ORDER BY).  PostgreSQL 15 does not
+ * send a LIMIT through a partitioned table; a generic plan of a prepared
+ * statement, which prunes shards at run time, then shipped up to fetch_size
+ * rows from its shard.  With the LIMIT sent, that plan reads what a routed
+ * one reads, without planning each execution: its cost is lowered so that
+ * the plan cache keeps it (it compares it with the custom plans' costs).
+ */
+static void
+push_limit(PlannedStmt *stmt)
+{
+	Limit	   *limit = (Limit *) stmt->planTree;
+	List	   *children;
+	int64		n;
+	ListCell   *lc;
+
+	if (!IsA(limit, Limit) || limit->limitOption != LIMIT_OPTION_COUNT ||
+		limit->limitCount == NULL || !IsA(limit->limitCount, Const) ||
+		((Const *) limit->limitCount)->constisnull ||
+		((Const *) limit->limitCount)->consttype != INT8OID)
+		return;
+	n = DatumGetInt64(((Const *) limit->limitCount)->constvalue);
+	if (limit->limitOffset != NULL)
+	{
+		if (!IsA(limit->limitOffset, Const) || ((Const *) limit->limitOffset)->constisnull ||
+			((Const *) limit->limitOffset)->consttype != INT8OID)
+			return;
+		n += Max(DatumGetInt64(((Const *) limit->limitOffset)->constvalue), 0);
+	}
+	if (n <= 0 || n > 10000 || outerPlan(limit) == NULL)
+		return;
+	if (IsA(outerPlan(limit), Append))
+		children = ((Append *) outerPlan(limit))->appendplans;
+	else if (IsA(outerPlan(limit), MergeAppend))
+		children = ((MergeAppend *) outerPlan(limit))->mergeplans;
+	else
+		return;
+	foreach(lc, children)
+	{
+		CustomScan *cs = lfirst(lc);
+
+		/* every row it reads must reach the Limit: no local filter */
+		if (!IsA(cs, CustomScan) || cs->methods != &shard_read_scan_methods ||
+			cs->scan.plan.qual != NIL || small_limit(strVal(linitial(cs->custom_private))) != 0)
+			return;
+	}
+	foreach(lc, children)
+	{
+		CustomScan *cs = lfirst(lc);
+
+		linitial(cs->custom_private) =
+			makeString(psprintf("%s LIMIT " INT64_FORMAT "::bigint", strVal(linitial(cs->custom_private)), n));
+	}
+	limit->plan.startup_cost = 0;
+	limit->plan.total_cost = 1;
+}
+
 /*
  * After planning (router.c, the outermost planner hook): foreign scans of
  * sharded tables' partitions in a read-only statement as WidecolShardRead,
@@ -341,6 +420,7 @@ wc_plan_shard_reads(PlannedStmt *stmt)
 	foreach(lc, stmt->subplans)
 		rw.next_id = Max(rw.next_id, max_plan_node_id(lfirst(lc)) + 1);
 	stmt->planTree = rewrite_plan(&rw, stmt->planTree);
+	push_limit(stmt);
 }
 
 /* ---------- execution ---------- */
@@ -421,26 +501,6 @@ send_query(ShardReadState *st)
 	wc_shard_session_send(st->session, st->sql, n, st->param_values, st->binary, st->stream);
 	st->sent = true;
 	st->done = false;
-}
-
-/* The LIMIT that sql ends with (postgres_fdw's deparse), if at most 10000; else 0. */
-static int
-small_limit(const char *sql)
-{
-	const char *suffix = "::bigint";
-	size_t		len = strlen(sql);
-	size_t		slen = strlen(suffix);
-	const char *p;
-
-	if (len < slen || strcmp(sql + len - slen, suffix) != 0)
-		return 0;
-	p = sql + len - slen;
-	while (p > sql && isdigit((unsigned char) p[-1]))
-		p--;
-	if (p == sql + len - slen || p - sql < 7 || strncmp(p - 7, " LIMIT ", 7) != 0 ||
-		(sql + len - slen) - p > 5 || atoi(p) > 10000)
-		return 0;
-	return atoi(p);
 }
 
 static void
@@ -681,8 +741,10 @@ shard_read_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	ExplainPropertyText("Server", GetForeignServer(st->serverid)->servername, es);
 	ExplainPropertyText("Sent As", st->direct ? "one statement" : psprintf("postgres_fdw cursor (%s)", st->why_not), es);
-	/* the foreign scan below shows it when it is initialized */
-	if (es->verbose && st->child == NULL)
+	/* the foreign scan below shows it when it is initialized, but not a LIMIT sent too */
+	if (es->verbose &&
+		(st->child == NULL ||
+		 strcmp(st->sql, strVal(linitial(((ForeignScan *) st->child->plan)->fdw_private))) != 0))
 		ExplainPropertyText("Remote SQL", st->sql, es);
 }
 

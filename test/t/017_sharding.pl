@@ -32,6 +32,8 @@
 #   so does a read at REPEATABLE READ, a function's read, a rescanned scan
 #   (correlated subquery, lateral join: same rows as the single node) and a
 #   cursor in a DO block fetched across a failed subtransaction (every row);
+#   a generic plan sends its LIMIT (+ OFFSET) to the shards and the plan
+#   cache keeps it (not with a local filter or WITH TIES);
 #   a remote error keeps its SQLSTATE; a read stopped early, or cancelled by
 #   statement_timeout while the shard waits on a lock (the shard's statement
 #   is cancelled too), leaves the session reading on; text comes back
@@ -351,6 +353,24 @@ like(c(q{SET plan_cache_mode = force_generic_plan;
        PREPARE g(text, date) AS SELECT ts, id, v FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC, id DESC LIMIT 5;
        EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE g('cam-7', '2025-01-03')}),
 	qr/Subplans Removed: 1\n.*WidecolShardRead.*\n.*\n\s+Sent As: one statement/, '... the pruned shard is not read');
+# a generic plan's LIMIT (with OFFSET) is sent to each shard it reads, and
+# the plan cache keeps that plan; not where rows are filtered after the
+# shard, nor for WITH TIES
+my $gen = q{PREPARE l(text, date) AS SELECT ts, id, v FROM %s WHERE dev = $1 AND day = $2 ORDER BY ts DESC, id DESC LIMIT 5 OFFSET 1;};
+like(c(sprintf($gen, 'img') . q{SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE l('cam-7', '2025-01-03')}),
+	qr/WidecolShardRead.*\n(.*\n)*\s+Remote SQL: [^\n]*NULLS FIRST LIMIT 6::bigint\n/, 'a generic plan sends LIMIT + OFFSET to the shard');
+is(c(sprintf($gen, 'img') . q{SET plan_cache_mode = force_generic_plan; EXECUTE l('cam-7', '2025-01-03')}),
+	c(sprintf($gen, 'img_local') . q{EXECUTE l('cam-7', '2025-01-03')}), '... with the single node\'s rows');
+is(c(sprintf($gen, 'img') . q{EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-7', '2025-01-03');
+       EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-8', '2025-01-03');
+       SELECT generic_plans FROM pg_prepared_statements WHERE name = 'l'}) =~ s/.*\n//sr, '2',
+	'... and the plan cache keeps it after five custom plans');
+unlike(c(q{PREPARE f(text, date) AS SELECT ts FROM img WHERE dev = $1 AND day = $2 AND random() >= 0 ORDER BY ts DESC, id DESC LIMIT 5;
+       SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE f('cam-7', '2025-01-03')}),
+	qr/LIMIT 5::bigint/, 'no LIMIT sent where the coordinator filters the rows');
+unlike(c(q{PREPARE t(text, date) AS SELECT ts FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC FETCH FIRST 5 ROWS WITH TIES;
+       SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE t('cam-7', '2025-01-03')}),
+	qr/LIMIT 5::bigint/, 'nor for WITH TIES');
 # a remote error keeps its SQLSTATE; the next read reconnects
 my ($r2, $o2, $e2) = $coord->psql('postgres',
 	q{\set VERBOSITY verbose
