@@ -335,7 +335,7 @@ like(c("BEGIN; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q7; COMMIT
 is(c(q{BEGIN; INSERT INTO img VALUES ('cam-7', '2025-01-03', '2030-01-01', -1, 'mine');
        SELECT v FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' ORDER BY ts DESC, id DESC LIMIT 1; ROLLBACK}),
 	'mine', 'a transaction block reads its own write through the coordinator');
-my ($ret, $out, $err) = $coord->psql('postgres', q{
+my ($do_ret, $do_out, $do_err) = $coord->psql('postgres', q{
        CREATE TABLE seen (v text);
        DO $$ BEGIN
          INSERT INTO img VALUES ('cam-7', '2025-01-03', '2030-01-01', -2, 'in do');
@@ -344,7 +344,7 @@ my ($ret, $out, $err) = $coord->psql('postgres', q{
        SELECT v FROM seen;
        DELETE FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' AND ts = '2030-01-01' AND id = -2;
        DROP TABLE seen;});
-is($out, 'in do', 'a DO block (no transaction block) reads its own earlier write: postgres_fdw reads after a write');
+is($do_out, 'in do', 'a DO block (no transaction block) reads its own earlier write: postgres_fdw reads after a write');
 # a generic plan (parameters sent as text, partitions pruned at run time)
 is(c(q{SET plan_cache_mode = force_generic_plan;
        PREPARE g(text, date) AS SELECT ts, id, v FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC, id DESC LIMIT 5;
