@@ -15,12 +15,17 @@
  * as text, as postgres_fdw sends them) in one message over a connection of
  * ours (access/shardsession.c) and reads the rows as they come.  Scans not
  * pruned at startup send at once, so the shards of a fan-out work at the
- * same time.  The foreign scan stays below it and runs instead wherever a
- * second connection could see something else than postgres_fdw's: in a
- * transaction block, after a write of the transaction (postgres_fdw's
- * remote writes are not committed yet), at SERIALIZABLE, and where the
- * plan reads the same server twice (postgres_fdw gives one snapshot per
- * server).  widecol.shard_direct_reads = off keeps postgres_fdw throughout.
+ * same time.  Only scans the statement runs once are taken (no rescans,
+ * subplans or executor parameters: each run would be a new snapshot), and
+ * only where the plan reads their server once (postgres_fdw gives one
+ * snapshot per server).  The foreign scan stays below it and runs instead
+ * wherever a second connection could see something else than
+ * postgres_fdw's remote transaction (direct_refused): in a transaction
+ * block, at REPEATABLE READ or SERIALIZABLE, in a function's query, after
+ * a write or a utility command of the transaction (postgres_fdw's remote
+ * writes are not committed yet).  A LIMIT over an Append of such reads is
+ * sent to each shard (push_limit).  widecol.shard_direct_reads = off keeps
+ * postgres_fdw throughout.
  */
 #include "postgres.h"
 
@@ -381,9 +386,14 @@ push_limit(PlannedStmt *stmt)
 	{
 		CustomScan *cs = lfirst(lc);
 
-		/* every row it reads must reach the Limit: no local filter */
+		/*
+		 * Every row it reads must reach the Limit (no local filter), and
+		 * its SQL must not have a LIMIT or OFFSET already (a subquery's).
+		 */
 		if (!IsA(cs, CustomScan) || cs->methods != &shard_read_scan_methods ||
-			cs->scan.plan.qual != NIL || small_limit(strVal(linitial(cs->custom_private))) != 0)
+			cs->scan.plan.qual != NIL ||
+			strstr(strVal(linitial(cs->custom_private)), " LIMIT ") != NULL ||
+			strstr(strVal(linitial(cs->custom_private)), " OFFSET ") != NULL)
 			return;
 	}
 	foreach(lc, children)

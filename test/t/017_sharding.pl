@@ -371,6 +371,9 @@ unlike(c(q{PREPARE f(text, date) AS SELECT ts FROM img WHERE dev = $1 AND day = 
 unlike(c(q{PREPARE t(text, date) AS SELECT ts FROM img WHERE dev = $1 AND day = $2 ORDER BY ts DESC FETCH FIRST 5 ROWS WITH TIES;
        SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE t('cam-7', '2025-01-03')}),
 	qr/LIMIT 5::bigint/, 'nor for WITH TIES');
+my $union = q{SELECT ts FROM ((SELECT ts FROM img_shard_0 ORDER BY ts DESC LIMIT 5 OFFSET 1)
+    UNION ALL (SELECT ts FROM img_shard_1 ORDER BY ts DESC LIMIT 5 OFFSET 2)) x LIMIT 7};
+is(c($union), c("SET widecol.shard_direct_reads = off; $union"), '... nor to reads with a LIMIT and OFFSET of their own');
 # a remote error keeps its SQLSTATE; the next read reconnects
 my ($r2, $o2, $e2) = $coord->psql('postgres',
 	q{\set VERBOSITY verbose
