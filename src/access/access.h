@@ -38,9 +38,21 @@ extern void wc_remote_copy_put(WcRemoteCopy *rc, const char *data, int len);
 extern void wc_remote_copy_end(WcRemoteCopy *rc);
 extern uint64 wc_remote_copy_finish(WcRemoteCopy *rc);
 extern void wc_remote_copy_abandon(WcRemoteCopy *rc);
+/* shardconn.c, also for shardsession.c: a remote error copied out; an interruptible wait */
+typedef struct WcRemoteError
+{
+	int			code;			/* the SQLSTATE, or a connection failure's */
+	char	   *msg;
+	char	   *detail;
+	char	   *hint;
+	char	   *context;
+} WcRemoteError;
+struct pg_conn;
+struct pg_result;
+extern void wc_remote_error_copy(struct pg_conn *conn, struct pg_result *res, WcRemoteError *e);
+extern bool wc_remote_wait(struct pg_conn *conn, bool readable);
 /* shardsession.c: widecol's own connections for reads sent as one statement */
 typedef struct WcShardSession WcShardSession;
-struct pg_result;
 extern WcShardSession *wc_shard_session(Oid serverid, Oid userid);
 extern const char *wc_shard_session_server(WcShardSession *s);
 extern void wc_shard_session_send(WcShardSession *s, const char *sql, int nparams,
@@ -48,6 +60,7 @@ extern void wc_shard_session_send(WcShardSession *s, const char *sql, int nparam
 extern struct pg_result *wc_shard_session_next(WcShardSession *s);
 extern void wc_shard_session_stop(WcShardSession *s);
 /* shardstream.c: COPY FROM parsed here, rows streamed to their shards */
+extern bool wc_is_sharded_table(Oid relid);
 extern bool wc_copy_stream(PlannedStmt *pstmt, const char *queryString,
 						   QueryEnvironment *queryEnv, QueryCompletion *qc);
 

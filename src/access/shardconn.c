@@ -142,38 +142,54 @@ fdw_connection(Oid foreign_relid, const char **server)
 	return conn;
 }
 
-/* Raise a remote error (res may be NULL: a connection failure). */
-static void
-remote_error(WcRemoteCopy *rc, PGresult *res)
+/*
+ * A remote error's SQLSTATE and texts, copied out of res (NULL: a failure
+ * of the connection itself, whose message is conn's), so that res and conn
+ * can be freed before the error is raised.  Shared with shardsession.c.
+ */
+void
+wc_remote_error_copy(PGconn *conn, PGresult *res, WcRemoteError *e)
 {
 	char	   *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	char	   *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	char	   *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
 	char	   *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
 	char	   *context = res ? PQresultErrorField(res, PG_DIAG_CONTEXT) : NULL;
-	int			code = state ? MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4])
-		: ERRCODE_CONNECTION_FAILURE;
 
-	/* copies: the result is freed before ereport leaves this frame */
-	msg = pstrdup(msg ? msg : pchomp(PQerrorMessage(rc->conn)));
-	detail = detail ? pstrdup(detail) : NULL;
-	hint = hint ? pstrdup(hint) : NULL;
-	context = context ? pstrdup(context) : NULL;
+	e->code = state ? MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4])
+		: ERRCODE_CONNECTION_FAILURE;
+	e->msg = pstrdup(msg ? msg : (conn ? pchomp(PQerrorMessage(conn)) : "connection lost"));
+	e->detail = detail ? pstrdup(detail) : NULL;
+	e->hint = hint ? pstrdup(hint) : NULL;
+	e->context = context ? pstrdup(context) : NULL;
+}
+
+/* Raise a remote error (res may be NULL: a connection failure). */
+static void
+remote_error(WcRemoteCopy *rc, PGresult *res)
+{
+	WcRemoteError e;
+
+	wc_remote_error_copy(rc->conn, res, &e);
 	if (res)
 		PQclear(res);
 	abandon(rc);
 	ereport(ERROR,
-			(errcode(code),
-			 errmsg("%s", msg),
-			 detail ? errdetail_internal("%s", detail) : 0,
-			 hint ? errhint("%s", hint) : 0,
-			 context ? errcontext("%s", context) : 0,
+			(errcode(e.code),
+			 errmsg("%s", e.msg),
+			 e.detail ? errdetail_internal("%s", e.detail) : 0,
+			 e.hint ? errhint("%s", e.hint) : 0,
+			 e.context ? errcontext("%s", e.context) : 0,
 			 errcontext("remote COPY on server \"%s\" (its lines count the rows sent to that server)", rc->server)));
 }
 
-/* Wait until the socket can be read (readable) or written; interruptible. */
-static void
-wait_socket(WcRemoteCopy *rc, bool readable)
+/*
+ * Wait until conn's socket can be read (readable) or, else, read or
+ * written; interruptible.  False if reading what came failed (the
+ * connection is lost).  Shared with shardsession.c.
+ */
+bool
+wc_remote_wait(PGconn *conn, bool readable)
 {
 	int			rc_wait;
 
@@ -184,10 +200,17 @@ wait_socket(WcRemoteCopy *rc, bool readable)
 	rc_wait = WaitLatchOrSocket(MyLatch,
 								WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | WL_SOCKET_READABLE |
 								(readable ? 0 : WL_SOCKET_WRITEABLE),
-								PQsocket(rc->conn), -1L, PG_WAIT_EXTENSION);
+								PQsocket(conn), -1L, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
-	if ((rc_wait & WL_SOCKET_READABLE) && !PQconsumeInput(rc->conn))
+	return !(rc_wait & WL_SOCKET_READABLE) || PQconsumeInput(conn);
+}
+
+/* Wait on rc's socket; a lost connection is an error. */
+static void
+wait_socket(WcRemoteCopy *rc, bool readable)
+{
+	if (!wc_remote_wait(rc->conn, readable))
 		remote_error(rc, NULL);
 }
 

@@ -339,17 +339,9 @@ wc_shard_session_server(WcShardSession *s)
 static void
 session_error(WcShardSession *s, PGresult *res)
 {
-	char	   *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	char	   *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-	char	   *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
-	char	   *hint = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) : NULL;
-	int			code = state ? MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4])
-		: ERRCODE_CONNECTION_FAILURE;
+	WcRemoteError e;
 
-	/* copies: the result and the connection are freed before ereport */
-	msg = pstrdup(msg ? msg : (s->conn ? pchomp(PQerrorMessage(s->conn)) : "connection lost"));
-	detail = detail ? pstrdup(detail) : NULL;
-	hint = hint ? pstrdup(hint) : NULL;
+	wc_remote_error_copy(s->conn, res, &e);
 	if (res)
 		PQclear(res);
 	if (res && s->conn && PQstatus(s->conn) == CONNECTION_OK)
@@ -364,10 +356,10 @@ session_error(WcShardSession *s, PGresult *res)
 	else
 		close_session(s);
 	ereport(ERROR,
-			(errcode(code),
-			 errmsg("%s", msg),
-			 detail ? errdetail_internal("%s", detail) : 0,
-			 hint ? errhint("%s", hint) : 0,
+			(errcode(e.code),
+			 errmsg("%s", e.msg),
+			 e.detail ? errdetail_internal("%s", e.detail) : 0,
+			 e.hint ? errhint("%s", e.hint) : 0,
 			 errcontext("read of server \"%s\" (widecol.shard_direct_reads)", s->server)));
 }
 
@@ -476,19 +468,8 @@ static PGresult *
 next_result(WcShardSession *s)
 {
 	while (PQisBusy(s->conn))
-	{
-		int			rc = WaitLatchOrSocket(MyLatch,
-										   WL_LATCH_SET | WL_SOCKET_READABLE | WL_EXIT_ON_PM_DEATH,
-										   PQsocket(s->conn), -1L, PG_WAIT_EXTENSION);
-
-		if (rc & WL_LATCH_SET)
-		{
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
-		if ((rc & WL_SOCKET_READABLE) && !PQconsumeInput(s->conn))
+		if (!wc_remote_wait(s->conn, true))
 			session_error(s, NULL);
-	}
 	return PQgetResult(s->conn);
 }
 

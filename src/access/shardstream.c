@@ -146,9 +146,9 @@ partition_refused(Oid relid, List **servers)
  * Why this COPY cannot be streamed (NULL if it can).  Decided before
  * anything is read, so that the INSERT ... SELECT path can still take it.
  */
-/* Is relid registered in widecol.sharded_table? */
-static bool
-is_widecol_sharded_table(Oid relid)
+/* Is relid registered in widecol.sharded_table?  (Also for executor/shardread.c.) */
+bool
+wc_is_sharded_table(Oid relid)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		args[1] = {ObjectIdGetDatum(relid)};
@@ -176,7 +176,7 @@ stream_refused(Relation rel)
 	 * through on the remote side (rules, an updatable view's definition),
 	 * which only the shard knows of.
 	 */
-	if (!is_widecol_sharded_table(RelationGetRelid(rel)))
+	if (!wc_is_sharded_table(RelationGetRelid(rel)))
 		return "the table was not made by widecol.create_sharded_table";
 	if (DateStyle != USE_ISO_DATES || IntervalStyle != INTSTYLE_POSTGRES ||
 		extra_float_digits <= 0)

@@ -36,7 +36,6 @@
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
-#include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "libpq-fe.h"
 #include "mb/pg_wchar.h"
@@ -96,6 +95,7 @@ typedef struct ShardReadState
 	bool		stream;			/* rows one by one: the SQL has no small LIMIT */
 	bool		sent;
 	bool		done;
+	bool		columns_checked;	/* of the statement sent */
 	PGresult   *rows;			/* rows received, not all returned yet */
 	MemoryContextCallback free_rows;
 	int			next_row;
@@ -116,28 +116,16 @@ shard_relid_inval(Datum arg, Oid relid)
 static bool
 is_shard(Oid relid)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
-	bool		found;
+	MemoryContext old;
 
 	if (list_member_oid(shard_relids, relid))
 		return true;
-	if (!get_rel_relispartition(relid))
+	if (!get_rel_relispartition(relid) || !wc_is_sharded_table(get_partition_parent(relid, false)))
 		return false;
-	args[0] = ObjectIdGetDatum(get_partition_parent(relid, false));
-	SPI_connect();
-	found = SPI_execute_with_args("SELECT 1 FROM widecol.sharded_table WHERE parent = $1",
-								  1, argtypes, args, NULL, true, 1) == SPI_OK_SELECT &&
-		SPI_processed > 0;
-	SPI_finish();
-	if (found)
-	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		shard_relids = lappend_oid(shard_relids, relid);
-		MemoryContextSwitchTo(old);
-	}
-	return found;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	shard_relids = lappend_oid(shard_relids, relid);
+	MemoryContextSwitchTo(old);
+	return true;
 }
 
 static bool
@@ -159,8 +147,9 @@ has_system_column(Node *node, void *context)
 	return expression_tree_walker(node, has_system_column, context);
 }
 
+/* The plan's foreign scans' servers (one entry per scan) and its highest node id. */
 static void
-count_servers(Plan *plan, List **servers)
+survey_plan(Plan *plan, List **servers, int *max_id)
 {
 	ListCell   *lc;
 
@@ -169,10 +158,11 @@ count_servers(Plan *plan, List **servers)
 	check_stack_depth();
 	if (IsA(plan, ForeignScan))
 		*servers = lappend_oid(*servers, ((ForeignScan *) plan)->fs_server);
+	*max_id = Max(*max_id, plan->plan_node_id);
 	foreach(lc, wc_plan_children(plan))
-		count_servers(lfirst(lc), servers);
-	count_servers(plan->lefttree, servers);
-	count_servers(plan->righttree, servers);
+		survey_plan(lfirst(lc), servers, max_id);
+	survey_plan(plan->lefttree, servers, max_id);
+	survey_plan(plan->righttree, servers, max_id);
 }
 
 static bool
@@ -183,21 +173,6 @@ has_exec_param(Node *node, void *context)
 	if (IsA(node, Param))
 		return ((Param *) node)->paramkind == PARAM_EXEC;
 	return expression_tree_walker(node, has_exec_param, context);
-}
-
-static int
-max_plan_node_id(Plan *plan)
-{
-	int			max;
-	ListCell   *lc;
-
-	if (plan == NULL)
-		return -1;
-	max = plan->plan_node_id;
-	foreach(lc, wc_plan_children(plan))
-		max = Max(max, max_plan_node_id(lfirst(lc)));
-	max = Max(max, max_plan_node_id(plan->lefttree));
-	return Max(max, max_plan_node_id(plan->righttree));
 }
 
 typedef struct Rewrite
@@ -416,19 +391,18 @@ void
 wc_plan_shard_reads(PlannedStmt *stmt)
 {
 	Rewrite		rw = {stmt, NIL, 0};
+	int			max_id = -1;
 	ListCell   *lc;
 
 	if (!wc_shard_direct_reads || stmt->commandType != CMD_SELECT || stmt->hasModifyingCTE ||
 		stmt->rowMarks != NIL || stmt->planTree == NULL)
 		return;
-	count_servers(stmt->planTree, &rw.servers);
+	survey_plan(stmt->planTree, &rw.servers, &max_id);
 	foreach(lc, stmt->subplans)
-		count_servers(lfirst(lc), &rw.servers);
+		survey_plan(lfirst(lc), &rw.servers, &max_id);
 	if (rw.servers == NIL)
 		return;
-	rw.next_id = max_plan_node_id(stmt->planTree) + 1;
-	foreach(lc, stmt->subplans)
-		rw.next_id = Max(rw.next_id, max_plan_node_id(lfirst(lc)) + 1);
+	rw.next_id = max_id + 1;
 	stmt->planTree = rewrite_plan(&rw, stmt->planTree);
 	push_limit(stmt);
 }
@@ -511,6 +485,7 @@ send_query(ShardReadState *st)
 	wc_shard_session_send(st->session, st->sql, n, st->param_values, st->binary, st->stream);
 	st->sent = true;
 	st->done = false;
+	st->columns_checked = false;
 }
 
 static void
@@ -601,16 +576,27 @@ shard_read_begin(CustomScanState *node, EState *estate, int eflags)
 }
 
 /*
- * Binary values are read by the local column's type: a shard whose column
- * has another type (check_shards would say so) must not be read as if not.
+ * The statement's first rows have the columns asked for; in binary, of the
+ * local columns' types (a shard whose column has another type, which
+ * check_shards would report, must not be read as if it had not).  Once per
+ * statement: every row of it has the same columns.
  */
 static void
-check_types(ShardReadState *st, PGresult *res)
+check_columns(ShardReadState *st, PGresult *res)
 {
 	TupleDesc	desc = st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 	ListCell   *lc;
 	int			col = 0;
 
+	if (st->retrieved != NIL && PQnfields(res) != list_length(st->retrieved))
+		ereport(ERROR,			/* no columns asked for: postgres_fdw sends SELECT NULL */
+				(errcode(ERRCODE_FDW_INVALID_COLUMN_NUMBER),
+				 errmsg("server \"%s\" returned %d columns where %d were asked for",
+						wc_shard_session_server(st->session), PQnfields(res),
+						list_length(st->retrieved))));
+	st->columns_checked = true;
+	if (!st->binary)
+		return;
 	foreach(lc, st->retrieved)
 	{
 		Oid			expected = TupleDescAttr(desc, lfirst_int(lc) - 1)->atttypid;
@@ -655,16 +641,10 @@ shard_read_next(ScanState *ss)
 	}
 	res = st->rows;
 	row = st->next_row++;
-	if (row == 0 && st->binary)
-		check_types(st, res);
+	if (!st->columns_checked)
+		check_columns(st, res);
 	MemoryContextReset(st->rowcxt);
 	old = MemoryContextSwitchTo(st->rowcxt);
-	if (st->retrieved != NIL && PQnfields(res) != list_length(st->retrieved))
-		ereport(ERROR,			/* no columns asked for: postgres_fdw sends SELECT NULL */
-				(errcode(ERRCODE_FDW_INVALID_COLUMN_NUMBER),
-				 errmsg("server \"%s\" returned %d columns where %d were asked for",
-						wc_shard_session_server(st->session), PQnfields(res),
-						list_length(st->retrieved))));
 	memset(slot->tts_isnull, true, desc->natts * sizeof(bool));
 	foreach(lc, st->retrieved)
 	{

@@ -149,3 +149,27 @@ bench_tables() {
 		                      widecol.clustering_key = 'capture_time DESC, image_id DESC');
 	EOF
 }
+
+# bench_partition_scripts DIR TABLE: the pgbench scripts of the two read
+# shapes reads.sh and smallruns.sh share, over device_daily_images rows:
+# a.sql, the newest 100 rows of one partition (zipfian devices); b.sql, the
+# newest 100 over 7 day buckets of one device.
+bench_partition_scripts() {
+	local d=$1 t=$2
+	mkdir -p "$d"
+	cat >"$d/a.sql" <<-EOF
+		\set dev random_zipfian(1, 200, 1.1)
+		\set day random(0, 29)
+		SELECT capture_time, image_id, object_key FROM $t
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day::int
+		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
+	EOF
+	cat >"$d/b.sql" <<-EOF
+		\set dev random(1, 200)
+		\set day random(0, 23)
+		SELECT capture_time, image_id, object_key FROM $t
+		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0')
+		   AND day_bucket BETWEEN date '2025-01-01' + :day::int AND date '2025-01-01' + :day::int::int + 6
+		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
+	EOF
+}

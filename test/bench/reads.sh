@@ -83,22 +83,7 @@ done
 write_scripts() {
 	local t=$1
 	local d=$inst/scripts/$t
-	mkdir -p "$d"
-	cat >"$d/a.sql" <<-EOF
-		\set dev random_zipfian(1, 200, 1.1)
-		\set day random(0, 29)
-		SELECT capture_time, image_id, object_key FROM $t
-		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0') AND day_bucket = date '2025-01-01' + :day::int
-		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
-	EOF
-	cat >"$d/b.sql" <<-EOF
-		\set dev random(1, 200)
-		\set day random(0, 23)
-		SELECT capture_time, image_id, object_key FROM $t
-		 WHERE device_id = 'cam-' || lpad(:dev::text, 4, '0')
-		   AND day_bucket BETWEEN date '2025-01-01' + :day::int AND date '2025-01-01' + :day::int::int + 6
-		 ORDER BY capture_time DESC, image_id DESC LIMIT 100;
-	EOF
+	bench_partition_scripts "$d" "$t"
 	cat >"$d/c.sql" <<-EOF
 		\set dev random(1, 200)
 		\set day random(0, 29)
