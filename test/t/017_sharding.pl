@@ -37,7 +37,8 @@
 #   a remote error keeps its SQLSTATE; a read stopped early, or cancelled by
 #   statement_timeout while the shard waits on a lock (the shard's statement
 #   is cancelled too), leaves the session reading on; text comes back
-#   unchanged to a client of another encoding; a session whose
+#   unchanged to a client of another encoding; a shard column of another
+#   type is refused clearly (postgres_fdw still reads it); a session whose
 #   connection to a shard died with the shard reads again once it is back.
 # - widecol.shard_for names the partition that holds each device, and its
 #   connection string reaches the shard that returns the same rows.
@@ -435,6 +436,18 @@ is(c(q{SET client_encoding = 'LATIN1'; SELECT convert_to(v, 'LATIN1') FROM img W
 	'\x636166e920fc \x636166e920fc', 'a direct read with client_encoding LATIN1 returns the text unchanged');
 c(q{DELETE FROM img WHERE dev = 'cam-7' AND day = '2025-01-03' AND id = -3;
     DELETE FROM img_local WHERE dev = 'cam-7' AND day = '2025-01-03' AND id = -3});
+# a shard whose column has another type than the coordinator's (what
+# check_shards reports): binary rows are refused with a clear error,
+# postgres_fdw's text rows still read
+c(q{SELECT widecol.create_sharded_table('typ', 'k text, n int', partition_key => 'k',
+      shards => '{s1,s2}', create_on_shards => false)});
+$_->safe_psql('postgres', q{CREATE TABLE typ (k text NOT NULL, n bigint) USING widecol WITH (widecol.partition_key = 'k');
+    INSERT INTO typ VALUES ('a', 7), ('b', 8), ('c', 9)}) for ($s1, $s2);
+fails_like($coord, q{SELECT n FROM typ WHERE k = 'a' ORDER BY n LIMIT 1},
+	qr/42804: column 1 of a row from server "s\d" has type 20, not integer/, 'a direct read of a shard column of another type');
+is(c(q{SET widecol.shard_direct_reads = off; SELECT n FROM typ WHERE k = 'a' ORDER BY n LIMIT 1}), '7',
+	'... which postgres_fdw reads as text');
+c(q{SELECT widecol.drop_sharded_table('typ')});
 # an ordinary role reads through its own user mapping
 is(as_loader($q7), c($q7), 'an ordinary role reads directly through its user mapping');
 like(as_loader("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q7"), qr/Sent As: one statement/,
