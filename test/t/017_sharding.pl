@@ -38,7 +38,8 @@
 #   statement_timeout while the shard waits on a lock (the shard's statement
 #   is cancelled too), leaves the session reading on; text comes back
 #   unchanged to a client of another encoding; a shard column of another
-#   type is refused clearly (postgres_fdw still reads it); a session whose
+#   type is refused clearly (postgres_fdw still reads it); a bigint shard
+#   key with an int literal reads a 32 kB value whole; a session whose
 #   connection to a shard died with the shard reads again once it is back.
 # - widecol.shard_for names the partition that holds each device, and its
 #   connection string reaches the shard that returns the same rows.
@@ -448,6 +449,15 @@ fails_like($coord, q{SELECT n FROM typ WHERE k = 'a' ORDER BY n LIMIT 1},
 is(c(q{SET widecol.shard_direct_reads = off; SELECT n FROM typ WHERE k = 'a' ORDER BY n LIMIT 1}), '7',
 	'... which postgres_fdw reads as text');
 c(q{SELECT widecol.drop_sharded_table('typ')});
+# a bigint shard key queried with an int literal (a cross-type operator: not
+# routed by the key's hash, pruned by the planner), and a value over 8 kB
+c(q{SELECT widecol.create_sharded_table('bk', 'id bigint, v text', partition_key => 'id', shards => '{s1,s2}');
+    INSERT INTO bk SELECT i, repeat(md5(i::text), 1000) FROM generate_series(1, 20) i});
+is(c(q{SELECT length(v), md5(v) = md5(repeat(md5('5'), 1000)) FROM bk WHERE id = 5 ORDER BY v LIMIT 1}), '32000|t',
+	'a bigint shard key with an int literal reads its 32 kB value whole');
+like(c(q{EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT v FROM bk WHERE id = 5 ORDER BY v LIMIT 1}),
+	qr/Sent As: one statement/, '... in one statement');
+c(q{SELECT widecol.drop_sharded_table('bk')});
 # an ordinary role reads through its own user mapping
 is(as_loader($q7), c($q7), 'an ordinary role reads directly through its user mapping');
 like(as_loader("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q7"), qr/Sent As: one statement/,
