@@ -6,6 +6,8 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+
 #include "access/xact.h"
 #include "access/table.h"
 #include "commands/trigger.h"
@@ -81,7 +83,8 @@ typedef struct BulkState
 	int64		n;
 	int64		cap;
 	char	   *arena;			/* rows, packed */
-	Size		arena_size;		/* grows by doubling up to widecol.bulk_write_mem */
+	Size		arena_size;		/* grows by doubling up to widecol.bulk_write_mem
+								 * (COPY: that at once) */
 	List	   *old_arenas;		/* smaller ones still holding buffered rows */
 	Size		old_size;		/* their bytes */
 	Size		used;
@@ -91,6 +94,8 @@ typedef struct BulkState
 } BulkState;
 
 static BulkState *bulk_states = NULL;
+
+#define WC_HUGE_PAGE ((uintptr_t) 2 * 1024 * 1024)
 
 /* fewer rows of one statement than this go to level 0, not a run */
 #define WC_STATEMENT_RUN_MIN 256
@@ -124,6 +129,27 @@ finish_run(Relation rel, WcRunWriter *w, int64 n)
 		 (long long) n);
 }
 
+/*
+ * Sorted rows lie all over the buffer: the writer stalled on each one's
+ * first cache lines (perf: three quarters of wc_run_writer_add's time on
+ * its first load of a row).  So the rows a few places ahead are asked
+ * for while it writes this one.
+ */
+#define WC_WRITE_PREFETCH 8
+
+static inline void
+prefetch_row(const WcRowHeader *row)
+{
+#ifdef __GNUC__
+	const char *p = (const char *) row;
+
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + 64);
+	__builtin_prefetch(p + 128);
+	__builtin_prefetch(p + 192);
+#endif
+}
+
 /* Sort rows and write them as one run; tids[i] (if given) gets row i's TID. */
 static void
 write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
@@ -147,9 +173,38 @@ write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
 		wc_sort_rows(rows, n, NULL);
 		w = wc_run_writer_begin(rel, 1);
 		for (int64 i = 0; i < n; i++)
+		{
+			if (i + WC_WRITE_PREFETCH < n)
+				prefetch_row(rows[i + WC_WRITE_PREFETCH]);
 			wc_run_writer_add(w, rows[i], NULL);
+		}
 	}
 	finish_run(rel, w, n);
+}
+
+/*
+ * A new arena.  A large one is asked to be backed by huge pages where the
+ * kernel offers them on request (transparent_hugepage = madvise, as on
+ * this project's machines): a COPY filled 128 MB of fresh arenas one 4 kB
+ * page fault at a time, 8% of its time (perf).
+ */
+static char *
+arena_alloc(BulkState *s, Size size)
+{
+	char	   *a = MemoryContextAllocHuge(s->cxt, size);
+
+#if defined(MADV_HUGEPAGE)
+	if (size >= 4 * WC_HUGE_PAGE)
+	{
+		uintptr_t	start = TYPEALIGN(WC_HUGE_PAGE, (uintptr_t) a);
+		uintptr_t	end = TYPEALIGN_DOWN(WC_HUGE_PAGE, (uintptr_t) a + size);
+
+		/* advice only: nothing to do if it is not taken */
+		if (end > start)
+			(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+	}
+#endif
+	return a;
 }
 
 static BulkState *
@@ -177,7 +232,7 @@ bulk_state(Relation rel, bool create)
 	 * more than the rest of a single-image INSERT.
 	 */
 	s->arena_size = WC_MAX_ROW_SIZE * 2;
-	s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
+	s->arena = arena_alloc(s, s->arena_size);
 	s->key.data = MemoryContextAlloc(s->cxt, WC_MAX_KEY_SIZE + 64);
 	s->key.maxlen = WC_MAX_KEY_SIZE + 64;
 	resetStringInfo(&s->key);
@@ -222,7 +277,7 @@ bulk_make_room(Relation rel, BulkState *s, Size need)
 		s->old_arenas = lappend(s->old_arenas, s->arena);
 		s->old_size += s->arena_size;
 		s->arena_size = next;
-		s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
+		s->arena = arena_alloc(s, s->arena_size);
 		s->used = 0;
 		MemoryContextSwitchTo(old);
 		return;
@@ -232,8 +287,26 @@ bulk_make_room(Relation rel, BulkState *s, Size need)
 	{
 		pfree(s->arena);
 		s->arena_size = max;
-		s->arena = MemoryContextAllocHuge(s->cxt, s->arena_size);
+		s->arena = arena_alloc(s, s->arena_size);
 	}
+}
+
+/*
+ * COPY writes many rows: its arena is the full widecol.bulk_write_mem from
+ * the start, not doubled up to it (the doubling touched twice the memory,
+ * fresh pages each time, before the first run was written).
+ */
+static void
+bulk_expect_many(Relation rel, BulkState *s)
+{
+	Size		max = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
+
+	if (s->n > 0 || s->old_arenas != NIL || s->arena_size >= max)
+		return;
+	pfree(s->arena);
+	s->arena_size = max;
+	s->arena = arena_alloc(s, s->arena_size);
+	s->used = 0;
 }
 
 static void
@@ -563,6 +636,7 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	}
 	else
 	{
+		bulk_expect_many(rel, bulk_state(rel, true));
 		for (int i = 0; i < nslots; i++)
 			bulk_add(rel, slots[i], cid);
 	}

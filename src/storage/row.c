@@ -311,7 +311,7 @@ wc_compare_rows(const WcRowHeader *a, const WcRowHeader *b)
 }
 
 /*
- * Sorting many versions: compare a 16-byte abbreviation of the key held in
+ * Sorting many versions: compare a 24-byte abbreviation of the key held in
  * the sort array first, so that most comparisons touch no row (rows are
  * scattered in memory; chasing their pointers dominated bulk loads).
  */
@@ -319,6 +319,7 @@ typedef struct SortEntry
 {
 	uint64		a;
 	uint64		b;
+	uint64		c;
 	WcRowHeader *row;
 	int64		idx;
 } SortEntry;
@@ -345,6 +346,8 @@ sort_entry_cmp(const void *x, const void *y)
 		return a->a < b->a ? -1 : 1;
 	if (a->b != b->b)
 		return a->b < b->b ? -1 : 1;
+	if (a->c != b->c)
+		return a->c < b->c ? -1 : 1;
 	return wc_compare_rows(a->row, b->row);
 }
 
@@ -364,6 +367,7 @@ wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm)
 
 		e[i].a = load_be64(k, len);
 		e[i].b = load_be64(k + 8, len - 8);
+		e[i].c = load_be64(k + 16, len - 16);
 		e[i].row = rows[i];
 		e[i].idx = i;
 	}
