@@ -26,6 +26,7 @@
 int			wc_compaction_zstd_level = 1;
 int			wc_ingest_zstd_level = -5;
 int			wc_ingest_key_codec = WC_CODEC_LZ4;
+int			wc_compaction_key_codec = WC_CODEC_LZ4;
 
 static ZSTD_CCtx *zstd_cctx = NULL;
 static ZSTD_DCtx *zstd_dctx = NULL;

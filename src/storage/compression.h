@@ -9,7 +9,8 @@
  * bulk writes, widecol.compaction_zstd_level for compaction and VACUUM
  * FULL (0 = lz4); and per page kind the codec: flushes and bulk writes
  * write key pages with lz4 unless widecol.ingest_key_codec = zstd (they
- * are what reads of runs not compacted yet decode most).
+ * are what reads of runs not compacted yet decode most), compaction unless
+ * widecol.compaction_key_codec = zstd (every seek decodes one).
  */
 #ifndef WC_STORAGE_COMPRESSION_H
 #define WC_STORAGE_COMPRESSION_H
@@ -30,6 +31,7 @@ extern Size wc_compress_bound(Size rawsize);
 extern int	wc_compaction_zstd_level;
 extern int	wc_ingest_zstd_level;
 extern int	wc_ingest_key_codec;	/* WC_CODEC_LZ4 or WC_CODEC_ZSTD */
+extern int	wc_compaction_key_codec;	/* the same, for compaction */
 
 extern const char *wc_compress(WcCodec codec, int level, const char *raw, Size rawsize, Size capacity,
 							   char *buf, Size *len, WcCodec *used);

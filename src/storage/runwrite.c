@@ -280,9 +280,10 @@ patch_value_refs(WcRunWriter *w, Page page, const PendingPage *pi)
 }
 
 /*
- * Compress all the run's pages, key and value pages, with zstd at `level`
- * (0: lz4).  Compaction and VACUUM FULL call it before the first row
- * (src/README.md, "Codecs").
+ * Compress the run's value pages with zstd at `level` (0: lz4), its key
+ * pages too if widecol.compaction_key_codec says zstd (default lz4: every
+ * seek decodes a key page).  Compaction and VACUUM FULL call it before the
+ * first row (src/README.md, "Codecs").
  */
 void
 wc_run_writer_set_zstd(WcRunWriter *w, int level)
@@ -290,7 +291,8 @@ wc_run_writer_set_zstd(WcRunWriter *w, int level)
 	Assert(w->hdr.st.nrows == 0);
 	if (w->hdr.version < WC_RUN_VERSION_ZSTD)
 		return;					/* widecol.debug_run_format: lz4 */
-	w->key_codec = w->value_codec = level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
+	w->value_codec = level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
+	w->key_codec = wc_compaction_key_codec == WC_CODEC_ZSTD ? w->value_codec : WC_CODEC_LZ4;
 	w->codec_level = level;
 }
 
