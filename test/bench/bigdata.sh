@@ -6,16 +6,19 @@
 # a memory limit (page cache included); widecol's background workers on,
 # compacting as in production (the default widecol.naptime, max_workers and
 # compaction_throughput).  Then the bytes of both tables and point-lookup
-# latency by key.
+# latency by key, right after the load (the workers still compacting) and
+# once the workers have settled.
 #
 #   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
-#                              [--seconds S] [--out DIR]
+#                              [--seconds S] [--settle S] [--out DIR]
 #
 # --rows     rows loaded (default 16000000)
 # --chunk    rows per COPY (default 1000000); rows/s is reported per chunk
 # --memory   memory limit of the server's cgroup (default 1GB; K, M, G);
 #            shared_buffers is a quarter of it
-# --seconds  pgbench seconds of point lookups per table (default 30)
+# --seconds  pgbench seconds of point lookups per table and phase (default 30)
+# --settle   the second phase of lookups waits at most this long for the
+#            workers to have no runs left to merge (default 900)
 # --out      where bigdata.txt, bigdata.csv and bigdata.png go
 #            (default test/bench/results)
 #
@@ -39,9 +42,9 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 OUT="$ROOT/test/bench/results" CGROUP=""
+ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 SETTLE=900 OUT="$ROOT/test/bench/results" CGROUP=""
 # --cgroup is set by the root stage
-bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --out=OUT --cgroup=CGROUP -- "$@"
+bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --settle=SETTLE --out=OUT --cgroup=CGROUP -- "$@"
 
 # SIZE (e.g. 1GB, 256MB, 512M) -> bytes
 to_bytes() {
@@ -100,7 +103,7 @@ if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
 	rc=0
 	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" PG_CONFIG="$PG_CONFIG" \
 		bash "$WORK/tree/test/bench/bigdata.sh" --rows "$ROWS" --chunk "$CHUNK" --memory "$MEMORY" \
-		--seconds "$SECONDS_EACH" --out "$OUT" --cgroup "${CG:-none}" || rc=$?
+		--seconds "$SECONDS_EACH" --settle "$SETTLE" --out "$OUT" --cgroup "${CG:-none}" || rc=$?
 	exit $rc
 fi
 
@@ -276,27 +279,52 @@ run_lookups() {
 		-h "$inst" -p 5998 -f "$inst/$1.sql" postgres >"$dir/out.txt" 2>&1) ||
 		{ cat "$dir/out.txt"; wc_die "pgbench failed"; }
 }
-half=$(((SECONDS_EACH + 1) / 2))
-wc_section "Point lookups by key (pgbench, 1 client, prepared, random existing keys; 2 alternating rounds of ${half}s per table)"
-for r in 1 2; do
-	for t in heap_image_metadata wc_image_metadata; do
-		run_lookups "$t" "$r" "$half"
-		printf '.'
+# lookup_rounds PHASE: 2 alternating rounds per table, logs under ROUND PHASE.1, PHASE.2
+lookup_rounds() {
+	for r in 1 2; do
+		for t in heap_image_metadata wc_image_metadata; do
+			run_lookups "$t" "$1.$r" "$half"
+			printf '.'
+		done
 	done
-done
-echo
-runs_after=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
-# latency TABLE -> "qps p50 p95 p99" (milliseconds)
+	echo
+}
+# latency TABLE PHASE -> "qps p50 p95 p99" (milliseconds)
 latency() {
-	cat "$inst/log/$1"/*/pgbench_log.* | awk '{ print $3 / 1000.0 }' | sort -n | awk -v s="$((half * 2))" '
+	cat "$inst/log/$1/$2".*/pgbench_log.* | awk '{ print $3 / 1000.0 }' | sort -n | awk -v s="$((half * 2))" '
 		{ v[NR] = $1 } END {
 			printf "%.1f %.3f %.3f %.3f\n", NR / s, v[int(NR * 0.50) + 1], v[int(NR * 0.95) + 1], v[int(NR * 0.99) + 1] }'
 }
-read -r hq h50 h95 h99 < <(latency heap_image_metadata)
-read -r wq w50 w95 w99 < <(latency wc_image_metadata)
-for k in "heap $hq $h50 $h95 $h99" "widecol $wq $w50 $w95 $w99"; do
+half=$(((SECONDS_EACH + 1) / 2))
+wc_section "Point lookups by key right after loading, the workers still compacting (pgbench, 1 client, prepared, random existing keys; 2 alternating rounds of ${half}s per table)"
+lookup_rounds load
+runs_after=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
+read -r hq h50 h95 h99 < <(latency heap_image_metadata load)
+read -r wq w50 w95 w99 < <(latency wc_image_metadata load)
+
+# The same once the workers have nothing left to merge (no pending runs in
+# two polls 10 s apart), as a table is between loads; at most SETTLE s.
+wc_section "Waiting for the workers to settle (at most ${SETTLE}s)"
+settle_start=$(wc_now)
+quiet=0
+while [ $(($(wc_now) - settle_start)) -lt "$SETTLE" ]; do
+	pending=$("${PSQL[@]}" -At -c "SELECT pending_runs FROM widecol.compaction_stats('wc_image_metadata')")
+	if [ "$pending" = 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+	[ "$quiet" -ge 2 ] && break
+	sleep 10
+done
+settled_after=$(($(wc_now) - settle_start))
+[ "$quiet" -ge 2 ] && settled_note="settled after ${settled_after} s" || settled_note="NOT settled after ${settled_after} s ($pending runs pending)"
+runs_settled=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
+wc_info "workers $settled_note; $runs_settled runs"
+wc_section "Point lookups by key, the workers settled"
+lookup_rounds settled
+read -r shq sh50 sh95 sh99 < <(latency heap_image_metadata settled)
+read -r swq sw50 sw95 sw99 < <(latency wc_image_metadata settled)
+for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99" "widecol $wq $w50 $w95 $w99 $swq $sw50 $sw95 $sw99"; do
 	set -- $k
 	echo "lookup,$1,$m,qps,$2"; echo "lookup,$1,$m,p50_ms,$3"; echo "lookup,$1,$m,p95_ms,$4"; echo "lookup,$1,$m,p99_ms,$5"
+	echo "settled,$1,$m,qps,$6"; echo "settled,$1,$m,p50_ms,$7"; echo "settled,$1,$m,p95_ms,$8"; echo "settled,$1,$m,p99_ms,$9"
 done >>"$csv"
 maxmem=$(cg_stat memory.max_usage_in_bytes)
 failcnt=$(cg_stat memory.failcnt)
@@ -308,7 +336,9 @@ wc_section "Results"
 awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
 	-v rb="$runs_before" -v ra="$runs_after" -v hq="$hq" -v wq="$wq" -v h50="$h50" -v w50="$w50" \
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
-	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" '
+	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
+	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
+	-v rs="$runs_settled" -v settled="$settled_note" '
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
@@ -330,11 +360,17 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize
 		printf "%-34s %14.1f %14.1f %8.2f\n", "bytes (MB, pg_total_relation_size)", hsize / 1048576, wsize / 1048576, wsize / hsize
 		printf "%-34s %14s %14.1f %8.2f\n", "  widecol live runs only (MB)", "", wlive / 1048576, wlive / hsize
 		printf "%-34s %14.1f %14.1f\n", "bytes per row", hsize / rows, wsize / rows
-		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "point lookup p50 (ms)", h50, w50, w50 / h50, (w50 / h50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
-		printf "%-34s %14.3f %14.3f %8.2f\n", "point lookup p95 (ms)", h95, w95, w95 / h95
-		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "point lookup p99 (ms)", h99, w99, w99 / h99, (w99 / h99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
-		printf "%-34s %14.1f %14.1f %8.2f\n", "point lookups per second", hq, wq, wq / hq
-		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the lookups (%d s per table)\n", hidx / 1048576, rb, ra, secs
+		printf "point lookups right after loading (workers compacting):\n"
+		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p50 (ms)", h50, w50, w50 / h50, (w50 / h50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
+		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", h95, w95, w95 / h95
+		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", h99, w99, w99 / h99, (w99 / h99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
+		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", hq, wq, wq / hq
+		printf "point lookups, workers settled (%s):\n", settled
+		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p50 (ms)", sh50, sw50, sw50 / sh50, (sw50 / sh50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
+		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", sh95, sw95, sw95 / sh95
+		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", sh99, sw99, sw99 / sh99, (sw99 / sh99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
+		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", shq, swq, swq / shq
+		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
 			(maxmem == "n/a" ? maxmem : sprintf("%.0f", maxmem / 1048576)), failcnt, ooms, restarts
@@ -370,15 +406,17 @@ a1.grid(alpha=0.3)
 a1.legend()
 last = ms[-1]
 labels = ["p50", "p95", "p99"]
-w = 0.38
-for i, (t, name) in enumerate([("heap", "heap + btree"), ("widecol", "widecol")]):
-    vals = [float(v[("lookup", t, last, p + "_ms")]) for p in labels]
-    a2.bar([x + (i - 0.5) * w for x in range(3)], vals, w, label=name)
+w = 0.2
+bars = [("lookup", "heap", "heap + btree, after load"), ("lookup", "widecol", "widecol, after load (compacting)"),
+        ("settled", "heap", "heap + btree, settled"), ("settled", "widecol", "widecol, workers settled")]
+for i, (phase, t, name) in enumerate(bars):
+    vals = [float(v[(phase, t, last, p + "_ms")]) for p in labels]
+    a2.bar([x + (i - 1.5) * w for x in range(3)], vals, w, label=name)
 a2.set_xticks(range(3))
 a2.set_xticklabels(labels)
 a2.set_ylabel("latency (ms)")
-a2.set_title("Point lookup by key after loading", fontsize=10)
-a2.legend()
+a2.set_title("Point lookup by key", fontsize=10)
+a2.legend(fontsize=7)
 plt.tight_layout()
 plt.savefig(sys.argv[2], dpi=110)
 print("plot:", sys.argv[2])
