@@ -292,16 +292,20 @@ bulk_make_room(Relation rel, BulkState *s, Size need)
 }
 
 /*
- * COPY writes many rows: its arena is the full widecol.bulk_write_mem from
- * the start, not doubled up to it (the doubling touched twice the memory,
- * fresh pages each time, before the first run was written).
+ * A COPY whose first batch is large writes many rows: its arena is the full
+ * widecol.bulk_write_mem from the start, not doubled up to it (the doubling
+ * touched twice the memory, fresh pages each time, before the first run
+ * was written).  A small COPY (one short batch) keeps the small arena: the
+ * first touch of a huge page zeroes 2 MB.
  */
+#define WC_COPY_BATCH_MANY 64
+
 static void
-bulk_expect_many(Relation rel, BulkState *s)
+bulk_expect_many(BulkState *s, int nslots)
 {
 	Size		max = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
 
-	if (s->n > 0 || s->old_arenas != NIL || s->arena_size >= max)
+	if (nslots < WC_COPY_BATCH_MANY || s->n > 0 || s->old_arenas != NIL || s->arena_size >= max)
 		return;
 	pfree(s->arena);
 	s->arena_size = max;
@@ -636,7 +640,7 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	}
 	else
 	{
-		bulk_expect_many(rel, bulk_state(rel, true));
+		bulk_expect_many(bulk_state(rel, true), nslots);
 		for (int i = 0; i < nslots; i++)
 			bulk_add(rel, slots[i], cid);
 	}
