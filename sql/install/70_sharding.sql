@@ -464,6 +464,16 @@ END $$;
 
 -- Token-aware routing: the partition, foreign server, connection string
 -- and remote table that hold the row with these shard-key values.
+-- This backend's own connections to the shards (direct reads: one
+-- autocommit statement per read, outside postgres_fdw's connections), and
+-- closing them, as postgres_fdw_get_connections() and
+-- postgres_fdw_disconnect() do for postgres_fdw's.
+CREATE FUNCTION widecol.shard_connections(OUT server_name name, OUT busy boolean, OUT valid boolean)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'widecol_shard_connections' LANGUAGE C VOLATILE;
+CREATE FUNCTION widecol.shard_disconnect(server_name name DEFAULT NULL) RETURNS integer
+    AS 'MODULE_PATHNAME', 'widecol_shard_disconnect' LANGUAGE C VOLATILE;
+
 CREATE FUNCTION widecol.shard_for(rel regclass, VARIADIC keys "any",
                                   OUT partition regclass, OUT server name, OUT conninfo text, OUT remote_table text)
     AS 'MODULE_PATHNAME', 'widecol_shard_for' LANGUAGE C STABLE;

@@ -55,6 +55,9 @@ extern bool wc_remote_wait(struct pg_conn *conn, bool readable);
 typedef struct WcShardSession WcShardSession;
 extern WcShardSession *wc_shard_session(Oid serverid, Oid userid);
 extern const char *wc_shard_session_server(WcShardSession *s);
+extern void wc_shard_sessions_list(void (*fn) (const char *server, bool busy, bool valid, void *arg),
+								   void *arg);
+extern int	wc_shard_sessions_disconnect(const char *server);
 extern void wc_shard_session_send(WcShardSession *s, const char *sql, int nparams,
 								  const char *const *values, bool binary, bool stream);
 extern struct pg_result *wc_shard_session_next(WcShardSession *s);

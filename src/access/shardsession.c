@@ -335,6 +335,61 @@ wc_shard_session_server(WcShardSession *s)
 	return s->server;
 }
 
+/*
+ * This backend's connections, for widecol.shard_connections(): calls fn
+ * with each one's server, whether a read is running on it and whether it
+ * is usable (connected, its server and user mapping unchanged since).
+ */
+void
+wc_shard_sessions_list(void (*fn) (const char *server, bool busy, bool valid, void *arg),
+					   void *arg)
+{
+	HASH_SEQ_STATUS seq;
+	WcShardSession *s;
+
+	if (sessions == NULL)
+		return;
+	hash_seq_init(&seq, sessions);
+	while ((s = hash_seq_search(&seq)) != NULL)
+		if (s->conn)
+			fn(s->server, s->busy,
+			   !s->stale && PQstatus(s->conn) == CONNECTION_OK, arg);
+}
+
+/*
+ * Close this backend's connections to the shard server named `server`
+ * (NULL: to every server), as postgres_fdw_disconnect() closes postgres_fdw's;
+ * one a read is still running on is left open, with a warning.  Returns
+ * how many were closed.  The next read connects again.
+ */
+int
+wc_shard_sessions_disconnect(const char *server)
+{
+	HASH_SEQ_STATUS seq;
+	WcShardSession *s;
+	int			closed = 0;
+
+	if (sessions == NULL)
+		return 0;
+	hash_seq_init(&seq, sessions);
+	while ((s = hash_seq_search(&seq)) != NULL)
+	{
+		if (s->conn == NULL || (server && strcmp(server, s->server) != 0))
+			continue;
+		if (s->busy)
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("widecol: the connection to shard server \"%s\" is in use: not closed", s->server),
+					 errhint("A read of this statement is still running on it; disconnect after the statement.")));
+			continue;
+		}
+		close_session(s);
+		closed++;
+	}
+	return closed;
+}
+
 /* Raise a remote error, or a connection failure (res NULL); closes the session. */
 static void
 session_error(WcShardSession *s, PGresult *res)

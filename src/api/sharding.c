@@ -197,3 +197,54 @@ widecol_shard_for(PG_FUNCTION_ARGS)
 	}
 	PG_RETURN_DATUM(wc_result_row(fcinfo, out, outnull));
 }
+
+/* one row of widecol.shard_connections() */
+static void
+connection_row(const char *server, bool busy, bool valid, void *arg)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	values[0] = CStringGetDatum(server);
+	values[1] = BoolGetDatum(busy);
+	values[2] = BoolGetDatum(valid);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * widecol.shard_connections() -> (server_name name, busy boolean, valid boolean):
+ * this backend's own connections to shards (direct reads, access/shardsession.c),
+ * as postgres_fdw_get_connections() lists postgres_fdw's.
+ */
+PG_FUNCTION_INFO_V1(widecol_shard_connections);
+Datum
+widecol_shard_connections(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	wc_shard_sessions_list(connection_row, rsinfo);
+	return (Datum) 0;
+}
+
+/*
+ * widecol.shard_disconnect(server_name name DEFAULT NULL) -> integer: closes
+ * this backend's direct-read connections to that shard server (NULL: to
+ * all), returns how many; the next read connects again.
+ */
+PG_FUNCTION_INFO_V1(widecol_shard_disconnect);
+Datum
+widecol_shard_disconnect(PG_FUNCTION_ARGS)
+{
+	const char *server = NULL;
+
+	if (!PG_ARGISNULL(0))
+	{
+		/* an unknown name is an error, as for postgres_fdw_disconnect() */
+		ForeignServer *fs = GetForeignServerByName(NameStr(*PG_GETARG_NAME(0)), false);
+
+		server = fs->servername;
+	}
+	PG_RETURN_INT32(wc_shard_sessions_disconnect(server));
+}

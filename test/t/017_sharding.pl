@@ -550,6 +550,36 @@ is(on_shards(), $rows_before, '... and leave no row there');
 $_->safe_psql('postgres', q{DROP TRIGGER slow ON img; DROP FUNCTION slow()}) for ($s1, $s2);
 is(c(q{SELECT count(*) FROM img}), c(q{SELECT count(*) FROM img_local}), 'the coordinator goes on');
 
+# ------------------------------ direct-read connections, listed and closed --
+
+my $dev_on1 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
+my $n_on1 = c(qq{SELECT count(*) FROM img_local WHERE dev = '$dev_on1'});
+my $ours_on_s1 = q{SELECT count(*) FROM pg_stat_activity WHERE application_name = 'widecol'};
+my $before_on_s1 = $s1->safe_psql('postgres', $ours_on_s1);
+my $sess = $coord->background_psql('postgres');
+is($sess->query_safe(q{SELECT count(*) FROM widecol.shard_connections()}), '0',
+	'a new session has no direct-read connections');
+is($sess->query_safe(qq{SELECT count(*) FROM img WHERE dev = '$dev_on1'}), $n_on1, 'it reads shard 1 directly');
+is($sess->query_safe(q{SELECT string_agg(server_name || ' ' || busy || ' ' || valid, ',') FROM widecol.shard_connections()}),
+	's1 false true', 'shard_connections lists its connection to s1, idle and usable');
+is($s1->safe_psql('postgres', $ours_on_s1), $before_on_s1 + 1, '... the one shard 1 sees');
+is($sess->query_safe(q{SELECT widecol.shard_disconnect('s2')}), '0', 'shard_disconnect(s2) closes nothing');
+is($sess->query_safe(q{SELECT widecol.shard_disconnect('s1')}), '1', 'shard_disconnect(s1) closes it');
+ok($s1->poll_query_until('postgres', "SELECT ($ours_on_s1) = $before_on_s1"), '... and shard 1 sees it gone');
+is($sess->query_safe(q{SELECT count(*) FROM widecol.shard_connections()}), '0', '... and the list is empty');
+is($sess->query_safe(qq{SELECT count(*) FROM img WHERE dev = '$dev_on1'}), $n_on1, 'the next read connects again');
+is($sess->query_safe(q{SELECT widecol.shard_disconnect()}), '1', 'shard_disconnect() closes every connection');
+$sess->quit;
+fails_like($coord, q{SELECT widecol.shard_disconnect('nosuch')}, qr/server "nosuch" does not exist/,
+	'shard_disconnect of an unknown server');
+is(as_loader(qq{SELECT count(*) FROM img WHERE dev = '$dev_on1'; SELECT server_name FROM widecol.shard_connections(); SELECT widecol.shard_disconnect()}),
+	"$n_on1\ns1\n1", 'an ordinary role lists and closes its own connections');
+# a read still streaming on the connection: left open, with a warning
+my ($ret, $out, $err) = $coord->psql('postgres',
+	qq{SELECT max(d) FROM (SELECT widecol.shard_disconnect('s1') AS d FROM img WHERE dev = '$dev_on1') x});
+is($out, '0', 'shard_disconnect while a read streams on the connection closes nothing');
+like($err, qr/connection to shard server "s1" is in use: not closed/, '... and warns');
+
 # ----------------------------------------------------------- a shard down --
 
 my $dev_s1 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
