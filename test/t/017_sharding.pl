@@ -580,6 +580,30 @@ my ($ret, $out, $err) = $coord->psql('postgres',
 is($out, '0', 'shard_disconnect while a read streams on the connection closes nothing');
 like($err, qr/connection to shard server "s1" is in use: not closed/, '... and warns');
 
+# A statement the shard prepared for a session, whose result type changed
+# since (its table altered there): the shard answers 0A000 "cached plan must
+# not change result type"; the read prepares it again, once, and gets the rows.
+my $day_on1 = c(qq{SELECT min(day) FROM img WHERE dev = '$dev_on1'});
+my $rows_on1 = c(qq{SELECT string_agg(v, ',' ORDER BY ts, id) FROM img_local WHERE dev = '$dev_on1' AND day = '$day_on1'});
+my $prep = $coord->background_psql('postgres');
+$prep->query_safe(q{SET plan_cache_mode = force_generic_plan});	# its remote SQL keeps $1, $2
+$prep->query_safe(q{PREPARE pv(text, date) AS SELECT string_agg(v, ',' ORDER BY ts, id) FROM (SELECT ts, id, v FROM img WHERE dev = $1 AND day = $2) x});
+my $exec_pv = qq{EXECUTE pv('$dev_on1', '$day_on1')};
+is($prep->query_safe($exec_pv), $rows_on1, 'a prepared read of one partition on shard 1 (prepared there too)');
+is($prep->query_safe($exec_pv), $rows_on1, '... again');
+my $log_at = -s $s1->logfile;
+$s1->safe_psql('postgres', q{ALTER TABLE img ALTER COLUMN v TYPE text COLLATE "C"});
+is($prep->query_safe($exec_pv), $rows_on1,
+	'after its table changed on the shard the read prepares it again and reads the same rows');
+my $log = substr(slurp_file($s1->logfile), $log_at);
+like($log, qr/cached plan must not change result type/, '... after the shard refused the stale prepared statement');
+like($log, qr/cached plan must not change result type.*execute widecol_\d+: SELECT ts, id, v FROM public\.img WHERE \(\(dev = \$1::text\)\) AND \(\(day = \$2::date\)\)/s,
+	'... and executed a new prepared form');
+is($prep->query_safe($exec_pv), $rows_on1, '... and goes on with the new one');
+$prep->quit;
+$s1->safe_psql('postgres', q{ALTER TABLE img ALTER COLUMN v TYPE text COLLATE "default"});
+is(c(q{SELECT bool_and(ok) FROM widecol.check_shards('img')}), 't', 'shard 1 as it was');
+
 # ----------------------------------------------------------- a shard down --
 
 my $dev_s1 = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
