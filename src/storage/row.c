@@ -9,6 +9,7 @@
 #include "access/toast_internals.h"
 #include "access/htup_details.h"
 #include "common/int.h"
+#include "miscadmin.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "storage/procarray.h"
@@ -336,11 +337,9 @@ load_be64(const char *p, int avail)
 		((uint64) buf[6] << 8) | (uint64) buf[7];
 }
 
-static int
-sort_entry_cmp(const void *x, const void *y)
+static inline int
+sort_entry_cmp(const SortEntry *a, const SortEntry *b)
 {
-	const SortEntry *a = x;
-	const SortEntry *b = y;
 
 	if (a->a != b->a)
 		return a->a < b->a ? -1 : 1;
@@ -350,6 +349,19 @@ sort_entry_cmp(const void *x, const void *y)
 		return a->c < b->c ? -1 : 1;
 	return wc_compare_rows(a->row, b->row);
 }
+
+/*
+ * PostgreSQL's sort template with the comparison inlined: qsort called
+ * sort_entry_cmp through a pointer for every comparison (pg_qsort and the
+ * comparator were 4% of a COPY).
+ */
+#define ST_SORT sort_entries
+#define ST_ELEMENT_TYPE SortEntry
+#define ST_COMPARE(a, b) sort_entry_cmp(a, b)
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 /*
  * Sort rows into storage order.  With perm != NULL, rows stay as they are
@@ -371,7 +383,7 @@ wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm)
 		e[i].row = rows[i];
 		e[i].idx = i;
 	}
-	qsort(e, n, sizeof(SortEntry), sort_entry_cmp);
+	sort_entries(e, n);
 	for (int64 i = 0; i < n; i++)
 	{
 		if (perm)
