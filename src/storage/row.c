@@ -340,7 +340,6 @@ load_be64(const char *p, int avail)
 static inline int
 sort_entry_cmp(const SortEntry *a, const SortEntry *b)
 {
-
 	if (a->a != b->a)
 		return a->a < b->a ? -1 : 1;
 	if (a->b != b->b)
