@@ -261,10 +261,17 @@ bulk_write(Relation rel, BulkState *s)
  * of rows (doubling without that check held twice as much: the old arenas
  * and a full-size one, 177 MB of a COPY backend at the default 64 MB).
  */
+/* The full arena size: widecol.bulk_write_mem, at least two rows. */
+static Size
+bulk_arena_max(void)
+{
+	return Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
+}
+
 static void
 bulk_make_room(Relation rel, BulkState *s, Size need)
 {
-	Size		max = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
+	Size		max = bulk_arena_max();
 	Size		next;
 
 	if (s->used + need <= s->arena_size)
@@ -303,12 +310,11 @@ bulk_make_room(Relation rel, BulkState *s, Size need)
 static void
 bulk_expect_many(BulkState *s, int nslots)
 {
-	Size		max = Max((Size) wc_bulk_write_mem_kb * 1024, WC_MAX_ROW_SIZE * 2);
-
-	if (nslots < WC_COPY_BATCH_MANY || s->n > 0 || s->old_arenas != NIL || s->arena_size >= max)
+	if (nslots < WC_COPY_BATCH_MANY || s->n > 0 || s->old_arenas != NIL ||
+		s->arena_size >= bulk_arena_max())
 		return;
 	pfree(s->arena);
-	s->arena_size = max;
+	s->arena_size = bulk_arena_max();
 	s->arena = arena_alloc(s, s->arena_size);
 	s->used = 0;
 }
@@ -350,9 +356,8 @@ bulk_append(Relation rel, BulkState *s, const WcRowHeader *row)
  * fresh memory for every row (page faults) cost more than sorting.
  */
 static void
-bulk_add(Relation rel, TupleTableSlot *slot, CommandId cid)
+bulk_add(Relation rel, BulkState *s, TupleTableSlot *slot, CommandId cid)
 {
-	BulkState  *s = bulk_state(rel, true);
 	int			pklen;
 	WcRowHeader *row;
 
@@ -458,7 +463,7 @@ buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	}
 	if ((s = statement_buffer(rel)) == NULL)
 		return false;
-	bulk_add(rel, slot, cid);
+	bulk_add(rel, s, slot, cid);
 	return true;
 }
 
@@ -594,7 +599,7 @@ wc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	if (bistate != NULL)
 	{
 		/* CREATE TABLE AS, table rewrites: a bulk write ended by finish_bulk_insert */
-		bulk_add(rel, slot, cid);
+		bulk_add(rel, bulk_state(rel, true), slot, cid);
 		pgstat_count_heap_insert(rel, 1);
 		return;
 	}
@@ -640,9 +645,11 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	}
 	else
 	{
-		bulk_expect_many(bulk_state(rel, true), nslots);
+		BulkState  *s = bulk_state(rel, true);
+
+		bulk_expect_many(s, nslots);
 		for (int i = 0; i < nslots; i++)
-			bulk_add(rel, slots[i], cid);
+			bulk_add(rel, s, slots[i], cid);
 	}
 	pgstat_count_heap_insert(rel, nslots);
 }

@@ -93,6 +93,21 @@ close_session(WcShardSession *s)
 	}
 }
 
+/* Ask the shard to cancel what conn is running; false if that failed. */
+static bool
+send_cancel(PGconn *conn)
+{
+	PGcancel   *cancel = PQgetCancel(conn);
+	char		errbuf[256];
+	bool		ok;
+
+	if (cancel == NULL)
+		return false;
+	ok = PQcancel(cancel, errbuf, sizeof(errbuf));
+	PQfreeCancel(cancel);
+	return ok;
+}
+
 /*
  * A statement still running when its (sub)transaction ends (an error, or
  * a portal whose executor was never ended): ask the shard to stop it, then
@@ -110,14 +125,7 @@ close_busy(SubTransactionId subid)
 	while ((s = hash_seq_search(&seq)) != NULL)
 		if (s->busy && s->conn && (subid == InvalidSubTransactionId || s->busy_subid == subid))
 		{
-			PGcancel   *cancel = PQgetCancel(s->conn);
-			char		errbuf[256];
-
-			if (cancel)
-			{
-				(void) PQcancel(cancel, errbuf, sizeof(errbuf));
-				PQfreeCancel(cancel);
-			}
+			(void) send_cancel(s->conn);
 			close_session(s);
 		}
 }
@@ -583,8 +591,6 @@ wc_shard_session_next(WcShardSession *s)
 void
 wc_shard_session_stop(WcShardSession *s)
 {
-	PGcancel   *cancel;
-	char		errbuf[256];
 	PGresult   *res;
 
 	if (!s->busy || s->conn == NULL)
@@ -604,15 +610,11 @@ wc_shard_session_stop(WcShardSession *s)
 		}
 		PQclear(res);
 	}
-	cancel = PQgetCancel(s->conn);
-	if (cancel == NULL || !PQcancel(cancel, errbuf, sizeof(errbuf)))
+	if (!send_cancel(s->conn))
 	{
-		if (cancel)
-			PQfreeCancel(cancel);
 		close_session(s);
 		return;
 	}
-	PQfreeCancel(cancel);
 	/* the remaining rows, then the cancellation's error, then the end */
 	while ((res = next_result(s)) != NULL)
 		PQclear(res);
