@@ -298,6 +298,21 @@ COPY d_t FROM stdin;
 \.
 \set SHOW_CONTEXT errors
 SELECT rows_diff('d_t', 'd_snap') AS differences;
+-- a COPY of many rows (its buffer at full size from the first batch) into
+-- the widecol partition of a partitioned table, failing after 3,000 rows,
+-- leaves nothing; the same rows without the bad one load whole
+CREATE TABLE d_part (k int, v text) PARTITION BY RANGE (k);
+CREATE TABLE d_part_1 PARTITION OF d_part FOR VALUES FROM (0) TO (100000)
+  USING widecol WITH (widecol.partition_key = 'k');
+\copy (SELECT g, 'v' || g FROM generate_series(1, 3000) g UNION ALL SELECT 200000, 'no partition') TO 'results/d_part.csv' CSV
+\set SHOW_CONTEXT never
+\copy d_part FROM 'results/d_part.csv' CSV
+\set SHOW_CONTEXT errors
+SELECT count(*) FROM d_part;
+\copy (SELECT g, 'v' || g FROM generate_series(1, 3000) g) TO 'results/d_part.csv' CSV
+\copy d_part FROM 'results/d_part.csv' CSV
+SELECT count(*), sum(k), count(DISTINCT v) FROM d_part;
+DROP TABLE d_part;
 -- the same with the committed data in a run
 SELECT widecol.flush('d_t') > 0 AS flushed;
 BEGIN;
