@@ -839,6 +839,11 @@ wc_install_shard_reads(void)
 							 "Reads a shard of a sharded table with one autocommit statement where postgres_fdw would open a transaction and a cursor.",
 							 "Only for read-only statements outside a transaction block; postgres_fdw reads otherwise.",
 							 &wc_shard_direct_reads, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol.shard_read_spin",
+							"Microseconds a direct shard read polls for the shard's first rows before it sleeps.",
+							"Trades coordinator CPU for latency of short reads; 0 sleeps at once.",
+							&wc_shard_read_spin, 300, 0, 100000, PGC_USERSET, 0,
+							NULL, NULL, NULL);
 	shard_read_scan_methods.CustomName = "WidecolShardRead";
 	shard_read_scan_methods.CreateCustomScanState = shard_read_create_state;
 	RegisterCustomScanMethods(&shard_read_scan_methods);

@@ -10,7 +10,7 @@
 # (copy) COPY of the same CSV file into the single-node table and through the
 #     coordinator (streamed to the shards with COPY, widecol.stream_copy), rows/s;
 # (a) latest 100 of one (device, day) partition, (b) latest 100 across 7 day
-#     buckets of one device: pgbench, 1 client, S seconds each, p50/p95/p99
+#     buckets of one device: pgbench, 1 client, S seconds each in 3 rounds taking turns, p50/p95/p99
 #     from its per-query log; on the single node, through the coordinator
 #     (prepared and simple protocol), and sent straight to the shard that
 #     widecol.shard_for names (a client that keeps the device -> shard map,
@@ -27,7 +27,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # BATCH: create_sharded_table's batch_size (postgres_fdw caps it at 65535 parameters)
-ROWS=1000000 SECONDS_EACH=10 BATCH=10000 OUT="$ROOT/test/bench/results"
+ROWS=1000000 SECONDS_EACH=12 BATCH=10000 OUT="$ROOT/test/bench/results"
 bench_main bench/sharded.sh --rows=ROWS --seconds=SECONDS_EACH --batch-size=BATCH --out=OUT -- "$@"
 
 started=$(wc_now)
@@ -170,33 +170,53 @@ stats() {
 			printf "%.1f %.3f %.3f %.3f\n", NR / s, v[int(NR * 0.50) + 1], v[int(NR * 0.95) + 1], v[int(NR * 0.99) + 1] }'
 }
 
-wc_section "Queries (pgbench, 1 client, $SECONDS_EACH s each)"
-printf '%-36s %9s %9s %9s %9s\n' query/variant qps p50_ms p95_ms p99_ms
+# Each variant runs ROUNDS times for SECONDS_EACH / ROUNDS seconds, the
+# variants taking turns, so that a drift of the machine's speed during the
+# run (seen here: 1.3x between the first and the last variant) falls on all
+# of them alike; the latencies of all rounds are pooled.
+ROUNDS=3
+per_round=$(((SECONDS_EACH + ROUNDS - 1) / ROUNDS))
+wc_section "Queries (pgbench, 1 client, $ROUNDS rounds of $per_round s each)"
 for q in a b; do
 	for v in single single_simple coordinator coordinator_simple routed; do
 		dir=$base/run/$q-$v
 		mkdir -p "$dir"
 		case $v in
-		single | single_simple)
-			mode=prepared
-			[ $v = single_simple ] && mode=simple
-			write_script "$dir/s.sql" single_images $q "$DEVICES" "$ndev"
-			pgbench_run 5999 "$dir/s.sql" $mode "$SECONDS_EACH" "$dir" ;;
-		coordinator | coordinator_simple)
-			mode=prepared
-			[ $v = coordinator_simple ] && mode=simple
-			write_script "$dir/s.sql" images $q "$DEVICES" "$ndev"
-			pgbench_run 5999 "$dir/s.sql" $mode "$SECONDS_EACH" "$dir" ;;
+		single | single_simple) write_script "$dir/s.sql" single_images $q "$DEVICES" "$ndev" ;;
+		coordinator | coordinator_simple) write_script "$dir/s.sql" images $q "$DEVICES" "$ndev" ;;
 		routed)
-			# one client per shard in turn, each a third of the time, on
-			# the devices shard_for puts there (same table name on the shard)
+			# one client per shard in turn, on the devices shard_for puts
+			# there (same table name on the shard)
 			for p in "${!SHARD_DEVICES[@]}"; do
 				write_script "$dir/s$p.sql" public.images $q "${SHARD_DEVICES[$p]}" "${SHARD_COUNT[$p]}"
-				pgbench_run "$p" "$dir/s$p.sql" prepared $(((SECONDS_EACH + 2) / 3)) "$dir"
 			done ;;
 		esac
-		secs=$SECONDS_EACH
-		[ $v = routed ] && secs=$((3 * ((SECONDS_EACH + 2) / 3)))
+	done
+done
+for ((round = 1; round <= ROUNDS; round++)); do
+	for q in a b; do
+		for v in single single_simple coordinator coordinator_simple routed; do
+			dir=$base/run/$q-$v
+			mode=prepared
+			[[ $v = *_simple ]] && mode=simple
+			if [ $v = routed ]; then
+				# each shard's client a third of the round
+				for p in "${!SHARD_DEVICES[@]}"; do
+					pgbench_run "$p" "$dir/s$p.sql" prepared $(((per_round + 2) / 3)) "$dir"
+				done
+			else
+				pgbench_run 5999 "$dir/s.sql" $mode "$per_round" "$dir"
+			fi
+		done
+	done
+	echo "  round $round of $ROUNDS done"
+done
+printf '%-36s %9s %9s %9s %9s\n' query/variant qps p50_ms p95_ms p99_ms
+for q in a b; do
+	for v in single single_simple coordinator coordinator_simple routed; do
+		dir=$base/run/$q-$v
+		secs=$((ROUNDS * per_round))
+		[ $v = routed ] && secs=$((ROUNDS * 3 * ((per_round + 2) / 3)))
 		read -r qps p50 p95 p99 < <(stats "$dir" "$secs")
 		echo "$q,$v,$p50,p50_ms,$p95,$p99" >>"$csv"
 		printf '%-36s %9s %9s %9s %9s\n' "($q) $v" "$qps" "$p50" "$p95" "$p99"

@@ -403,6 +403,28 @@ $blocker->quit;
 is($reader->query(q{RESET statement_timeout; SELECT count(*) FROM img WHERE dev = 'cam-7'}),
 	c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the session reads on');
 $reader->quit;
+# widecol.shard_read_spin: a read polls for the shard's first rows for up
+# to 300 µs by default before it sleeps; polling or sleeping at once reads
+# the same rows, and a statement_timeout shorter than the polling still
+# cancels a read while it polls
+is(c(q{SHOW widecol.shard_read_spin}), '300', 'a direct read polls for 300 µs by default');
+is(c("SET widecol.shard_read_spin = 0; $q7"), c($q7), 'a read that sleeps at once reads the same rows');
+is(c("SET widecol.shard_read_spin = 100000; $q7"), c($q7), '... and so does one that polls for up to 100 ms');
+$blocker = $s1->background_psql('postgres');
+$blocker->query_safe(q{BEGIN; LOCK TABLE img IN ACCESS EXCLUSIVE MODE});
+$reader = $coord->background_psql('postgres', on_error_stop => 0);
+$reader->query(qq{SET widecol.shard_read_spin = 100000; SET statement_timeout = '20ms';
+	SELECT count(*) FROM img WHERE dev = '$dev_s1_direct'});
+like($reader->{stderr}, qr/canceling statement due to statement timeout/,
+	'statement_timeout cancels a direct read while it polls for the first rows');
+ok( $s1->poll_query_until('postgres',
+		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'widecol' AND wait_event_type = 'Lock'}),
+	'... and the shard is not left running it');
+$blocker->query_safe(q{COMMIT});
+$blocker->quit;
+is($reader->query(q{RESET statement_timeout; SELECT count(*) FROM img WHERE dev = 'cam-7'}),
+	c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the session reads on');
+$reader->quit;
 # where a second connection could see another snapshot, postgres_fdw reads:
 # a transaction snapshot, a function's query, a rescanned scan, a DO block
 like(c("SET default_transaction_isolation = 'repeatable read'; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q7"),
