@@ -32,8 +32,10 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/partition.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "foreign/foreign.h"
@@ -319,22 +321,77 @@ small_limit(const char *sql)
 }
 
 /*
- * LIMIT n over an Append or MergeAppend of shard reads: each shard needs to
- * send at most n (plus OFFSET) rows, already in order for a MergeAppend (no
- * Sort between: its remote SQL has the ORDER BY).  PostgreSQL 15 does not
- * send a LIMIT through a partitioned table; a generic plan of a prepared
- * statement, which prunes shards at run time, then shipped up to fetch_size
- * rows from its shard.  With the LIMIT sent, that plan reads what a routed
- * one reads, without planning each execution: its cost is lowered so that
- * the plan cache keeps it (it compares it with the custom plans' costs).
+ * " ORDER BY ..." for one shard read under sort, in the shard's column
+ * names, or NULL where the shard could order otherwise: each key must be a
+ * column the read returns, sorted by the built-in default btree ordering of
+ * its type, in its own collation (as postgres_fdw sends an ORDER BY).
+ */
+static char *
+remote_order_by(Sort *sort, CustomScan *cs, List *rtable)
+{
+	StringInfoData buf;
+
+	if (cs->custom_scan_tlist != NIL || cs->scan.scanrelid == 0)
+		return NULL;			/* a join or an aggregate sent to the shard */
+	initStringInfo(&buf);
+	for (int i = 0; i < sort->numCols; i++)
+	{
+		TargetEntry *tle = list_nth(cs->scan.plan.targetlist, sort->sortColIdx[i] - 1);
+		Var		   *var = (Var *) tle->expr;
+		Oid			opfamily,
+					opcintype,
+					opclass;
+		int16		strategy;
+		char	   *colname = NULL;
+		ListCell   *lc;
+
+		if (!IsA(var, Var) || var->varno != cs->scan.scanrelid || var->varattno <= 0 ||
+			!get_ordering_op_properties(sort->sortOperators[i], &opfamily, &opcintype, &strategy) ||
+			sort->sortOperators[i] >= FirstGenbkiObjectId ||
+			!OidIsValid(opclass = GetDefaultOpClass(var->vartype, BTREE_AM_OID)) ||
+			get_opclass_family(opclass) != opfamily ||
+			sort->collations[i] != var->varcollid)
+			return NULL;
+		foreach(lc, GetForeignColumnOptions(rt_fetch(var->varno, rtable)->relid, var->varattno))
+		{
+			DefElem    *def = lfirst(lc);
+
+			if (strcmp(def->defname, "column_name") == 0)
+				colname = defGetString(def);
+		}
+		if (colname == NULL)
+			colname = get_attname(rt_fetch(var->varno, rtable)->relid, var->varattno, false);
+		appendStringInfo(&buf, "%s %s %s %s", i == 0 ? " ORDER BY" : ",", quote_identifier(colname),
+						 strategy == BTLessStrategyNumber ? "ASC" : "DESC",
+						 sort->nullsFirst[i] ? "NULLS FIRST" : "NULLS LAST");
+	}
+	return buf.data;
+}
+
+/*
+ * LIMIT n over an Append or MergeAppend of shard reads, or over a Sort of
+ * an Append of them: each shard needs to send at most n (plus OFFSET) rows,
+ * already in order for a MergeAppend (its remote SQL has the ORDER BY), or
+ * in the Sort's order, sent with it, for the Sort (the planner sorts on the
+ * coordinator where it expects fewer rows than the LIMIT: a generic plan of
+ * a multi-day read).  PostgreSQL 15 does not send a LIMIT through a
+ * partitioned table; a generic plan of a prepared statement, which prunes
+ * shards at run time, then shipped every row of its shard that matched.
+ * With the LIMIT sent, that plan reads what a routed one reads, without
+ * planning each execution: its cost is lowered so that the plan cache
+ * keeps it (it compares it with the custom plans' costs).
  */
 static void
 push_limit(PlannedStmt *stmt)
 {
 	Limit	   *limit = (Limit *) stmt->planTree;
+	Plan	   *below;
+	Sort	   *sort = NULL;
 	List	   *children;
+	List	   *orders = NIL;
 	int64		n;
-	ListCell   *lc;
+	ListCell   *lc,
+			   *lc2;
 
 	if (!IsA(limit, Limit) || limit->limitOption != LIMIT_OPTION_COUNT ||
 		limit->limitCount == NULL || !IsA(limit->limitCount, Const) ||
@@ -349,34 +406,46 @@ push_limit(PlannedStmt *stmt)
 			return;
 		n += Max(DatumGetInt64(((Const *) limit->limitOffset)->constvalue), 0);
 	}
-	if (n <= 0 || n > 10000 || outerPlan(limit) == NULL)
+	if (n <= 0 || n > 10000 || (below = outerPlan(limit)) == NULL)
 		return;
-	if (IsA(outerPlan(limit), Append))
-		children = ((Append *) outerPlan(limit))->appendplans;
-	else if (IsA(outerPlan(limit), MergeAppend))
-		children = ((MergeAppend *) outerPlan(limit))->mergeplans;
+	if (IsA(below, Sort) && outerPlan(below) != NULL && IsA(outerPlan(below), Append))
+	{
+		sort = (Sort *) below;
+		below = outerPlan(below);
+	}
+	if (IsA(below, Append))
+		children = ((Append *) below)->appendplans;
+	else if (IsA(below, MergeAppend))
+		children = ((MergeAppend *) below)->mergeplans;
 	else
 		return;
 	foreach(lc, children)
 	{
 		CustomScan *cs = lfirst(lc);
+		char	   *order = NULL;
 
 		/*
 		 * Every row it reads must reach the Limit (no local filter), and
-		 * its SQL must not have a LIMIT or OFFSET already (a subquery's).
+		 * its SQL must not have a LIMIT or OFFSET already (a subquery's),
+		 * nor an ORDER BY where it would get the Sort's.
 		 */
 		if (!IsA(cs, CustomScan) || cs->methods != &shard_read_scan_methods ||
 			cs->scan.plan.qual != NIL ||
 			strstr(strVal(linitial(cs->custom_private)), " LIMIT ") != NULL ||
-			strstr(strVal(linitial(cs->custom_private)), " OFFSET ") != NULL)
+			strstr(strVal(linitial(cs->custom_private)), " OFFSET ") != NULL ||
+			(sort && (strstr(strVal(linitial(cs->custom_private)), " ORDER BY ") != NULL ||
+					  (order = remote_order_by(sort, cs, stmt->rtable)) == NULL)))
 			return;
+		orders = lappend(orders, order);
 	}
-	foreach(lc, children)
+	forboth(lc, children, lc2, orders)
 	{
 		CustomScan *cs = lfirst(lc);
+		char	   *order = lfirst(lc2);
 
 		linitial(cs->custom_private) =
-			makeString(psprintf("%s LIMIT " INT64_FORMAT "::bigint", strVal(linitial(cs->custom_private)), n));
+			makeString(psprintf("%s%s LIMIT " INT64_FORMAT "::bigint", strVal(linitial(cs->custom_private)),
+								order ? order : "", n));
 	}
 	limit->plan.startup_cost = 0;
 	limit->plan.total_cost = 1;

@@ -367,6 +367,31 @@ is(c(sprintf($gen, 'img') . q{EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-7
        EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-7', '2025-01-03'); EXECUTE l('cam-8', '2025-01-03');
        SELECT generic_plans FROM pg_prepared_statements WHERE name = 'l'}) =~ s/.*\n//sr, '2',
 	'... and the plan cache keeps it after five custom plans');
+# a generic plan that sorts on the coordinator (the planner expects fewer
+# rows than the LIMIT: a read over several days) sends the Sort's ORDER BY
+# with the LIMIT, to one shard or to all
+my $days = q{PREPARE m(text, date, date) AS SELECT ts, id, v FROM %s WHERE dev = $1 AND day BETWEEN $2 AND $3 ORDER BY ts DESC, id DESC LIMIT 5 OFFSET 1;};
+like(c(sprintf($days, 'img') . q{SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE m('cam-7', '2025-01-01', '2025-01-07')}),
+	qr/Sort\n(.*\n)*\s+->  Append\n(.*\n)*\s+Remote SQL: [^\n]*\) ORDER BY ts DESC NULLS FIRST, id DESC NULLS FIRST LIMIT 6::bigint\n/,
+	'a generic plan sorting on the coordinator sends ORDER BY and LIMIT + OFFSET to the shard');
+is(c(sprintf($days, 'img') . q{SET plan_cache_mode = force_generic_plan; EXECUTE m('cam-7', '2025-01-01', '2025-01-07')}),
+	c(sprintf($days, 'img_local') . q{EXECUTE m('cam-7', '2025-01-01', '2025-01-07')}), '... with the single node\'s rows');
+is(c(sprintf($days, 'img') . join('', map { "EXECUTE m('cam-7', '2025-01-01', '2025-01-07');" } 1 .. 7)
+	  . q{SELECT generic_plans FROM pg_prepared_statements WHERE name = 'm'}) =~ s/.*\n//sr, '2',
+	'... and the plan cache keeps it after five custom plans');
+# ... and nothing where the shard could order otherwise: another collation
+# than the column's, an expression the coordinator computes
+unlike(c(q{PREPARE o(text, date, date) AS SELECT v FROM img WHERE dev = $1 AND day BETWEEN $2 AND $3 ORDER BY v COLLATE "C" LIMIT 5;
+       SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE o('cam-7', '2025-01-01', '2025-01-07')}),
+	qr/LIMIT 5::bigint/, 'no ORDER BY sent in another collation than the column\'s');
+my $expr_plan = c(q{PREPARE e(text, date, date) AS SELECT v FROM img WHERE dev = $1 AND day BETWEEN $2 AND $3 ORDER BY lower(v) LIMIT 5;
+       SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE e('cam-7', '2025-01-01', '2025-01-07')});
+ok($expr_plan =~ /Sort Key: \(lower\(img.v\)\)\n\s+->  Append\n/ && $expr_plan !~ /LIMIT 5::bigint/,
+	'nor ordered by an expression the coordinator computes') or diag($expr_plan);
+is(c(q{PREPARE e(text, date, date) AS SELECT v FROM img WHERE dev = $1 AND day BETWEEN $2 AND $3 ORDER BY lower(v), v LIMIT 5;
+       SET plan_cache_mode = force_generic_plan; EXECUTE e('cam-7', '2025-01-01', '2025-01-07')}),
+	c(q{SELECT v FROM img_local WHERE dev = 'cam-7' AND day BETWEEN '2025-01-01' AND '2025-01-07' ORDER BY lower(v), v LIMIT 5}),
+	'... with the single node\'s rows');
 unlike(c(q{PREPARE f(text, date) AS SELECT ts FROM img WHERE dev = $1 AND day = $2 AND random() >= 0 ORDER BY ts DESC, id DESC LIMIT 5;
        SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE f('cam-7', '2025-01-03')}),
 	qr/LIMIT 5::bigint/, 'no LIMIT sent where the coordinator filters the rows');
