@@ -415,19 +415,27 @@ is(c(q{SELECT count(*) FROM (SELECT * FROM img LIMIT 3) x;
 # statement_timeout: the shard's statement is cancelled too, and the
 # session reads on
 my $dev_s1_direct = c(q{SELECT min(dev) FROM img WHERE tableoid = (SELECT foreign_table FROM widecol.shards('img') WHERE server = 's1')});
-my $blocker = $s1->background_psql('postgres');
-$blocker->query_safe(q{BEGIN; LOCK TABLE img IN ACCESS EXCLUSIVE MODE});
-my $reader = $coord->background_psql('postgres', on_error_stop => 0);
-$reader->query(qq{SET statement_timeout = '1s'; SELECT count(*) FROM img WHERE dev = '$dev_s1_direct'});
-like($reader->{stderr}, qr/canceling statement due to statement timeout/, 'statement_timeout cancels a direct read waiting on the shard');
-ok( $s1->poll_query_until('postgres',
-		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'widecol' AND wait_event_type = 'Lock'}),
-	'... and the shard is not left running it');
-$blocker->query_safe(q{COMMIT});
-$blocker->quit;
-is($reader->query(q{RESET statement_timeout; SELECT count(*) FROM img WHERE dev = 'cam-7'}),
-	c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the session reads on');
-$reader->quit;
+# cancelled_while_waiting(SETTINGS, WHAT): with shard 1's table locked, a
+# direct read under SETTINGS (a statement_timeout) is cancelled, on the
+# shard too, and its session reads on
+sub cancelled_while_waiting
+{
+	my ($settings, $what) = @_;
+	my $blocker = $s1->background_psql('postgres');
+	$blocker->query_safe(q{BEGIN; LOCK TABLE img IN ACCESS EXCLUSIVE MODE});
+	my $reader = $coord->background_psql('postgres', on_error_stop => 0);
+	$reader->query(qq{$settings SELECT count(*) FROM img WHERE dev = '$dev_s1_direct'});
+	like($reader->{stderr}, qr/canceling statement due to statement timeout/, "statement_timeout cancels a direct read $what");
+	ok( $s1->poll_query_until('postgres',
+			q{SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'widecol' AND wait_event_type = 'Lock'}),
+		'... and the shard is not left running it');
+	$blocker->query_safe(q{COMMIT});
+	$blocker->quit;
+	is($reader->query(q{RESET statement_timeout; SELECT count(*) FROM img WHERE dev = 'cam-7'}),
+		c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the session reads on');
+	$reader->quit;
+}
+cancelled_while_waiting(q{SET statement_timeout = '1s';}, 'waiting on the shard');
 # widecol.shard_read_spin: a read polls for the shard's first rows for up
 # to 300 µs by default before it sleeps; polling or sleeping at once reads
 # the same rows, and a statement_timeout shorter than the polling still
@@ -435,21 +443,8 @@ $reader->quit;
 is(c(q{SHOW widecol.shard_read_spin}), '300', 'a direct read polls for 300 µs by default');
 is(c("SET widecol.shard_read_spin = 0; $q7"), c($q7), 'a read that sleeps at once reads the same rows');
 is(c("SET widecol.shard_read_spin = 100000; $q7"), c($q7), '... and so does one that polls for up to 100 ms');
-$blocker = $s1->background_psql('postgres');
-$blocker->query_safe(q{BEGIN; LOCK TABLE img IN ACCESS EXCLUSIVE MODE});
-$reader = $coord->background_psql('postgres', on_error_stop => 0);
-$reader->query(qq{SET widecol.shard_read_spin = 100000; SET statement_timeout = '20ms';
-	SELECT count(*) FROM img WHERE dev = '$dev_s1_direct'});
-like($reader->{stderr}, qr/canceling statement due to statement timeout/,
-	'statement_timeout cancels a direct read while it polls for the first rows');
-ok( $s1->poll_query_until('postgres',
-		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'widecol' AND wait_event_type = 'Lock'}),
-	'... and the shard is not left running it');
-$blocker->query_safe(q{COMMIT});
-$blocker->quit;
-is($reader->query(q{RESET statement_timeout; SELECT count(*) FROM img WHERE dev = 'cam-7'}),
-	c(q{SELECT count(*) FROM img_local WHERE dev = 'cam-7'}), '... and the session reads on');
-$reader->quit;
+cancelled_while_waiting(q{SET widecol.shard_read_spin = 100000; SET statement_timeout = '20ms';},
+	'while it polls for the first rows');
 # where a second connection could see another snapshot, postgres_fdw reads:
 # a transaction snapshot, a function's query, a rescanned scan, a DO block
 like(c("SET default_transaction_isolation = 'repeatable read'; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q7"),
