@@ -52,6 +52,7 @@ struct pg_result;
 extern void wc_remote_error_copy(struct pg_conn *conn, struct pg_result *res, WcRemoteError *e);
 extern bool wc_remote_wait(struct pg_conn *conn, bool readable);
 extern int	wc_shard_read_spin;
+extern const char *wc_remote_column_name(Oid foreigntable, AttrNumber attnum);
 /* shardsession.c: widecol's own connections for reads sent as one statement */
 typedef struct WcShardSession WcShardSession;
 extern WcShardSession *wc_shard_session(Oid serverid, Oid userid);

@@ -245,11 +245,9 @@ remote_sql(Relation parent, Shard *sh)
 
 		if (att->attisdropped)
 			continue;
-		/* the partition's column of that name, and its column_name option */
+		/* the partition's column of that name, by its name on the shard */
 		partatt = get_attnum(part, name);
-		foreach(lc, GetForeignColumnOptions(part, partatt))
-			if (strcmp(lfirst_node(DefElem, lc)->defname, "column_name") == 0)
-				name = defGetString(lfirst_node(DefElem, lc));
+		name = wc_remote_column_name(part, partatt);
 		appendStringInfo(&cols, "%s%s", n ? ", " : "", quote_identifier(name));
 		appendStringInfo(&names, "%s(%d, %s)", n ? ", " : "", n, quote_literal_cstr(name));
 		appendStringInfo(&types, "%s%u", n ? "," : "", att->atttypid);
@@ -656,4 +654,19 @@ wc_copy_stream(PlannedStmt *pstmt, const char *queryString,
 	if (qc)
 		SetQueryCompletion(qc, CMDTAG_COPY, rows);
 	return true;
+}
+
+/*
+ * The name of a foreign table's column on its server: its column_name
+ * option, as postgres_fdw deparses it, else its own name.
+ */
+const char *
+wc_remote_column_name(Oid foreigntable, AttrNumber attnum)
+{
+	ListCell   *lc;
+
+	foreach(lc, GetForeignColumnOptions(foreigntable, attnum))
+		if (strcmp(lfirst_node(DefElem, lc)->defname, "column_name") == 0)
+			return defGetString(lfirst_node(DefElem, lc));
+	return get_attname(foreigntable, attnum, false);
 }

@@ -342,8 +342,6 @@ remote_order_by(Sort *sort, CustomScan *cs, List *rtable)
 					opcintype,
 					opclass;
 		int16		strategy;
-		char	   *colname = NULL;
-		ListCell   *lc;
 
 		if (!IsA(var, Var) || var->varno != cs->scan.scanrelid || var->varattno <= 0 ||
 			!get_ordering_op_properties(sort->sortOperators[i], &opfamily, &opcintype, &strategy) ||
@@ -352,16 +350,8 @@ remote_order_by(Sort *sort, CustomScan *cs, List *rtable)
 			get_opclass_family(opclass) != opfamily ||
 			sort->collations[i] != var->varcollid)
 			return NULL;
-		foreach(lc, GetForeignColumnOptions(rt_fetch(var->varno, rtable)->relid, var->varattno))
-		{
-			DefElem    *def = lfirst(lc);
-
-			if (strcmp(def->defname, "column_name") == 0)
-				colname = defGetString(def);
-		}
-		if (colname == NULL)
-			colname = get_attname(rt_fetch(var->varno, rtable)->relid, var->varattno, false);
-		appendStringInfo(&buf, "%s %s %s %s", i == 0 ? " ORDER BY" : ",", quote_identifier(colname),
+		appendStringInfo(&buf, "%s %s %s %s", i == 0 ? " ORDER BY" : ",",
+						 quote_identifier(wc_remote_column_name(rt_fetch(var->varno, rtable)->relid, var->varattno)),
 						 strategy == BTLessStrategyNumber ? "ASC" : "DESC",
 						 sort->nullsFirst[i] ? "NULLS FIRST" : "NULLS LAST");
 	}
@@ -422,6 +412,7 @@ push_limit(PlannedStmt *stmt)
 	foreach(lc, children)
 	{
 		CustomScan *cs = lfirst(lc);
+		const char *sql;
 		char	   *order = NULL;
 
 		/*
@@ -430,10 +421,11 @@ push_limit(PlannedStmt *stmt)
 		 * nor an ORDER BY where it would get the Sort's.
 		 */
 		if (!IsA(cs, CustomScan) || cs->methods != &shard_read_scan_methods ||
-			cs->scan.plan.qual != NIL ||
-			strstr(strVal(linitial(cs->custom_private)), " LIMIT ") != NULL ||
-			strstr(strVal(linitial(cs->custom_private)), " OFFSET ") != NULL ||
-			(sort && (strstr(strVal(linitial(cs->custom_private)), " ORDER BY ") != NULL ||
+			cs->scan.plan.qual != NIL)
+			return;
+		sql = strVal(linitial(cs->custom_private));
+		if (strstr(sql, " LIMIT ") != NULL || strstr(sql, " OFFSET ") != NULL ||
+			(sort && (strstr(sql, " ORDER BY ") != NULL ||
 					  (order = remote_order_by(sort, cs, stmt->rtable)) == NULL)))
 			return;
 		orders = lappend(orders, order);
