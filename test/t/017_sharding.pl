@@ -379,6 +379,8 @@ is(c(sprintf($days, 'img') . q{SET plan_cache_mode = force_generic_plan; EXECUTE
 is(c(sprintf($days, 'img') . join('', map { "EXECUTE m('cam-7', '2025-01-01', '2025-01-07');" } 1 .. 7)
 	  . q{SELECT generic_plans FROM pg_prepared_statements WHERE name = 'm'}) =~ s/.*\n//sr, '2',
 	'... and the plan cache keeps it after five custom plans');
+is(as_loader(sprintf($days, 'img') . q{SET plan_cache_mode = force_generic_plan; EXECUTE m('cam-7', '2025-01-01', '2025-01-07')}),
+	c(sprintf($days, 'img_local') . q{EXECUTE m('cam-7', '2025-01-01', '2025-01-07')}), '... and the ordinary role reads the same rows');
 # ... and nothing where the shard could order otherwise: another collation
 # than the column's, an expression the coordinator computes
 unlike(c(q{PREPARE o(text, date, date) AS SELECT v FROM img WHERE dev = $1 AND day BETWEEN $2 AND $3 ORDER BY v COLLATE "C" LIMIT 5;
