@@ -619,7 +619,7 @@ fails_like($coord, q{SELECT widecol.shard_disconnect('nosuch')}, qr/server "nosu
 is(as_loader(qq{SELECT count(*) FROM img WHERE dev = '$dev_on1'; SELECT server_name FROM widecol.shard_connections(); SELECT widecol.shard_disconnect()}),
 	"$n_on1\ns1\n1", 'an ordinary role lists and closes its own connections');
 # a read still streaming on the connection: left open, with a warning
-my ($ret, $out, $err) = $coord->psql('postgres',
+($ret, $out, $err) = $coord->psql('postgres',
 	qq{SELECT max(d) FROM (SELECT widecol.shard_disconnect('s1') AS d FROM img WHERE dev = '$dev_on1') x});
 is($out, '0', 'shard_disconnect while a read streams on the connection closes nothing');
 like($err, qr/connection to shard server "s1" is in use: not closed/, '... and warns');
