@@ -113,7 +113,7 @@ SELECT widecol.flush('rf_z') >= 0 AS flushed;
 -- key pages lz4 but those of the TTL run (index, bloom and directory pages
 -- are never compressed)
 SELECT dense_rank() OVER (ORDER BY run_id) AS run, kind, codec
-  FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value') ORDER BY run, kind, codec;
+  FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value', 'value_columns') ORDER BY run, kind, codec;
 SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
 SELECT sum(out_of_line) > 0 AS some_out_of_line, sum(ntombstones) AS tombstones FROM widecol.runs('rf_z');
 SELECT count(*) FILTER (WHERE widecol.ttl(tableoid, ctid) > interval '23 hours') AS with_ttl FROM rf_z;
@@ -126,7 +126,7 @@ SET widecol.compaction_key_codec = zstd;
 SELECT widecol.compact('rf_z', major => true) > 0 AS compacted;
 RESET widecol.compaction_key_codec;
 SELECT count(*) AS runs, sum(ntombstones) AS tombstones FROM widecol.runs('rf_z');
-SELECT kind, codec FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
+SELECT kind, codec FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value', 'value_columns') ORDER BY 1, 2;
 SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
 SELECT count(*) FILTER (WHERE widecol.ttl(tableoid, ctid) > interval '23 hours') AS with_ttl FROM rf_z;
 SELECT c, t, length(big), md5(big) = (SELECT md5(big) FROM rf_z_h h WHERE h.c = z.c) AS same_big
@@ -142,7 +142,7 @@ SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
 SET widecol.compaction_zstd_level = 0;
 SELECT widecol.compact('rf_z', major => true) > 0 AS compacted;
 RESET widecol.compaction_zstd_level;
-SELECT kind, codec FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
+SELECT kind, codec FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value', 'value_columns') ORDER BY 1, 2;
 SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_z');
 -- zstd packs image-like rows (a hex content hash, a uuid) tighter than
@@ -162,23 +162,23 @@ INSERT INTO rf_z_mixed SELECT * FROM rf_z_lz4;
 SET widecol.ingest_key_codec = zstd;
 INSERT INTO rf_z_zstd SELECT * FROM rf_z_lz4;
 RESET widecol.ingest_key_codec;
-SELECT kind, codec FROM widecol.run_pages('rf_z_mixed') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
-SELECT kind, codec FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
-SELECT (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value')) <
-       0.75 * (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind IN ('key', 'value'))
+SELECT kind, codec FROM widecol.run_pages('rf_z_mixed') WHERE kind IN ('key', 'value', 'value_columns') ORDER BY 1, 2;
+SELECT kind, codec FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value', 'value_columns') ORDER BY 1, 2;
+SELECT (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value', 'value_columns')) <
+       0.75 * (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind IN ('key', 'value', 'value_columns'))
        AS zstd_under_three_quarters_of_lz4;
 SELECT (SELECT sum(raw_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind = 'value') =
        (SELECT sum(raw_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind = 'value') AS same_value_bytes;
-SELECT (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_mixed') WHERE kind IN ('key', 'value'))
-       BETWEEN (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value'))
-       AND (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind IN ('key', 'value'))
+SELECT (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_mixed') WHERE kind IN ('key', 'value', 'value_columns'))
+       BETWEEN (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value', 'value_columns'))
+       AND (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_z_lz4') WHERE kind IN ('key', 'value', 'value_columns'))
        AS mixed_between;
 SELECT rf_same('rf_z_zstd', 'rf_z_lz4') AS same, rf_same('rf_z_mixed', 'rf_z_lz4') AS same_mixed;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_z_mixed');
 -- by default compaction writes key pages lz4 and value pages zstd (every
 -- seek decodes a key page); rows and verify unchanged
 SELECT widecol.compact('rf_z_zstd', major => true) > 0 AS compacted;
-SELECT kind, codec FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value') ORDER BY 1, 2;
+SELECT kind, codec FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value', 'value_columns') ORDER BY 1, 2;
 SELECT rf_same('rf_z_zstd', 'rf_z_lz4') AS same, bool_and(ok) AS verified FROM widecol.verify('rf_z_zstd');
 -- the debug setting is for superusers only
 SET widecol.debug_run_format = 4;

@@ -14,6 +14,7 @@
 #include "utils/timestamp.h"
 
 #include "widecol.h"
+#include "storage/columns.h"
 #include "storage/compression.h"
 #include "api/api.h"
 #include "access/access.h"
@@ -307,6 +308,13 @@ static const struct config_enum_entry ingest_key_codecs[] = {
 	{NULL, 0, false}
 };
 
+/* widecol.compaction_value_layout (storage/columns.h) */
+static const struct config_enum_entry value_layouts[] = {
+	{"rows", WC_LAYOUT_ROWS, false},
+	{"columns", WC_LAYOUT_COLUMNS, false},
+	{NULL, 0, false}
+};
+
 void		_PG_init(void);
 
 void
@@ -336,6 +344,11 @@ _PG_init(void)
 							 "Codec of the key pages of the runs compaction and VACUUM FULL write: lz4 or zstd (at widecol.compaction_zstd_level).",
 							 "Their value pages are zstd; lz4 key pages cost about 10% more bytes and make every seek into the run cheaper to decode.",
 							 &wc_compaction_key_codec, WC_CODEC_LZ4, ingest_key_codecs,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("widecol.compaction_value_layout",
+							 "Layout of the value pages of the runs compaction and VACUUM FULL write: columns or rows.",
+							 "By column, a read that uses a few non-key columns decodes only theirs; other reads get the rows back as they were.",
+							 &wc_compaction_value_layout, WC_LAYOUT_COLUMNS, value_layouts,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("widecol.write_time",
 							   "Write time of the versions this session writes ('' = the clock).",

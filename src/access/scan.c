@@ -15,6 +15,7 @@
 
 #include "widecol.h"
 #include "access/access.h"
+#include "storage/columns.h"
 #include "storage/keyenc.h"
 #include "storage/level0.h"
 #include "storage/manifest.h"
@@ -134,6 +135,55 @@ wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPoint
 		wc_slot_store_version(slot, wc_table_info(rel), row, tid, RelationGetRelid(rel), dec);
 	else
 		fill_slot(slot, rel, row, tid, dec, false);
+}
+
+/*
+ * As wc_store_row_ref into a virtual slot, but the non-key columns `skip`
+ * marks are NULL: from a value page in column layout only the others are
+ * decoded (storage/columns.h).  Other rows are stored whole.
+ */
+void
+wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
+					 WcKeyDecoder *dec, const bool *skip)
+{
+	WcTableInfo *info = wc_table_info(rel);
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int			ordinal;
+	struct WcColumnsPage *cp = wc_block_row_columns(row, &ordinal);
+
+	if (cp == NULL || slot->tts_ops == &WcSlotOps)
+	{
+		wc_store_row_ref(slot, rel, row, tid, dec);
+		return;
+	}
+	ExecClearTuple(slot);
+	for (int a = 0; a < desc->natts; a++)
+	{
+		bool		missing;
+		const char *problem;
+
+		if (skip[a])
+		{
+			slot->tts_values[a] = (Datum) 0;
+			slot->tts_isnull[a] = true;
+			continue;
+		}
+		if (!wc_columns_fetch(cp, ordinal, a, &slot->tts_values[a], &slot->tts_isnull[a],
+							  &missing, &problem))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("widecol: could not read column %d of a value page of \"%s\": %s",
+							a + 1, RelationGetRelationName(rel), problem ? problem : "no room to decode it"),
+					 errhint("Run SELECT * FROM widecol.verify(...) on the table.")));
+		if (missing)
+			slot->tts_values[a] = getmissingattr(desc, a + 1, &slot->tts_isnull[a]);
+	}
+	if (!WcTableIsKeyless(info))
+		wc_key_decode(dec, info, WcRowKey(row), row->keylen, row->pklen,
+					  slot->tts_values, slot->tts_isnull);
+	ExecStoreVirtualTuple(slot);
+	slot->tts_tid = *tid;
+	slot->tts_tableOid = RelationGetRelid(rel);
 }
 
 TableScanDesc

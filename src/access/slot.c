@@ -9,7 +9,9 @@
  * asks for them (getsomeattrs): the tuple up to the last column asked for,
  * the partition columns (decoded once per partition by the read's
  * WcKeyDecoder) and the clustering columns only when one of them is asked
- * for.
+ * for.  Columns the plan does not read (marked at executor start) are not
+ * produced at all, and from a value page in column layout only the others
+ * are decoded (storage/columns.h).
  *
  * A slot without a version behaves as a virtual slot: its values are set
  * directly (ExecStoreVirtualTuple), as the executor does for INSERT and
@@ -31,8 +33,10 @@
 
 #include "widecol.h"
 #include "access/access.h"
+#include "storage/columns.h"
 #include "storage/keyenc.h"
 #include "storage/row.h"
+#include "storage/run.h"
 #include "storage/tableinfo.h"
 
 typedef struct WcSlot
@@ -46,7 +50,12 @@ typedef struct WcSlot
 	bool		ck_done;		/* ... and the clustering columns */
 	Datum		keyvals[WC_MAX_KEY_COLUMNS];
 	char	   *data;			/* owned copy of by-reference values */
-	Bitmapset  *unused;			/* key columns no expression reads (see below) */
+	Bitmapset  *unused;			/* columns no expression reads (see below) */
+	bool		unused_stored;	/* ... some of them non-key columns */
+	bool	   *skip;			/* unused, per column (NULL: none) */
+	bool		cols_tried;		/* looked for the version's value page by column */
+	struct WcColumnsPage *cols; /* ... found it: read the columns from there */
+	int			ordinal;		/* the version's tuple in it */
 } WcSlot;
 
 static void
@@ -57,6 +66,10 @@ wcslot_init(TupleTableSlot *slot)
 	ws->row = NULL;
 	ws->data = NULL;
 	ws->unused = NULL;
+	ws->unused_stored = false;
+	ws->skip = NULL;
+	ws->cols = NULL;
+	ws->cols_tried = false;
 }
 
 static void
@@ -76,9 +89,45 @@ wcslot_clear(TupleTableSlot *slot)
 		slot->tts_flags &= ~TTS_FLAG_SHOULDFREE;
 	}
 	ws->row = NULL;
+	ws->cols = NULL;
+	ws->cols_tried = false;
 	slot->tts_nvalid = 0;
 	slot->tts_flags |= TTS_FLAG_EMPTY;
 	ItemPointerSetInvalid(&slot->tts_tid);
+}
+
+/*
+ * Stored columns [tts_nvalid, upto) from a value page in column layout
+ * (storage/columns.h): only the columns an expression reads are decoded,
+ * the others are NULL.
+ */
+static void
+fetch_stored_columns(WcSlot *ws, int upto)
+{
+	TupleTableSlot *slot = &ws->base;
+
+	for (int attnum = slot->tts_nvalid; attnum < upto; attnum++)
+	{
+		bool		missing;
+		const char *problem;
+
+		if (ws->skip[attnum])
+		{
+			slot->tts_values[attnum] = (Datum) 0;
+			slot->tts_isnull[attnum] = true;
+			continue;
+		}
+		if (!wc_columns_fetch(ws->cols, ws->ordinal, attnum, &slot->tts_values[attnum],
+							  &slot->tts_isnull[attnum], &missing, &problem))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("widecol: could not read column %d of a value page: %s",
+							attnum + 1, problem ? problem : "no room to decode it"),
+					 errhint("Run SELECT * FROM widecol.verify(...) on the table.")));
+		if (missing)
+			slot->tts_values[attnum] = getmissingattr(slot->tts_tupleDescriptor, attnum + 1,
+													  &slot->tts_isnull[attnum]);
+	}
 }
 
 /* Deform stored columns [tts_nvalid, upto) of the version's tuple. */
@@ -87,12 +136,28 @@ deform_stored(WcSlot *ws, int upto)
 {
 	TupleTableSlot *slot = &ws->base;
 	TupleDesc	desc = slot->tts_tupleDescriptor;
-	HeapTupleHeader tup = (HeapTupleHeader) ((char *) WcRowTuple(ws->row) - MINIMAL_TUPLE_OFFSET);
-	int			stored = HeapTupleHeaderGetNatts(tup);
-	bool		hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
-	char	   *tp = (char *) tup + tup->t_hoff;
+	HeapTupleHeader tup;
+	int			stored;
+	bool		hasnulls;
+	char	   *tp;
 	uint32		off = ws->off;
 	int			attnum = slot->tts_nvalid;
+
+	/* some columns are not read: from a page in column layout, only the others */
+	if (!ws->cols_tried && ws->unused_stored)
+	{
+		ws->cols_tried = true;
+		ws->cols = wc_block_row_columns(ws->row, &ws->ordinal);
+	}
+	if (ws->cols)
+	{
+		fetch_stored_columns(ws, upto);
+		return;
+	}
+	tup = (HeapTupleHeader) ((char *) WcRowTuple(ws->row) - MINIMAL_TUPLE_OFFSET);
+	stored = HeapTupleHeaderGetNatts(tup);
+	hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
+	tp = (char *) tup + tup->t_hoff;
 
 	for (; attnum < Min(upto, stored); attnum++)
 	{
@@ -143,7 +208,7 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 
 		if (a < from || a >= natts)
 			continue;
-		if (ws->unused && bms_is_member(a, ws->unused))
+		if (ws->skip && ws->skip[a])
 		{
 			/* asked for only as part of the prefix: not decoded */
 			slot->tts_values[a] = (Datum) 0;
@@ -169,15 +234,13 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
  * relation's column.
  */
 static Bitmapset *
-scan_used_columns(PlanState *ps, Index scanrelid, bool *all)
+scan_used_columns_of(List *exprs, Index scanrelid, Bitmapset *used, bool *all)
 {
-	Bitmapset  *used = NULL;
-	List	   *vars = pull_var_clause((Node *) list_make2(ps->plan->targetlist, ps->plan->qual),
+	List	   *vars = pull_var_clause((Node *) exprs,
 									   PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
 									   PVC_RECURSE_PLACEHOLDERS);
 	ListCell   *lc;
 
-	*all = false;
 	foreach(lc, vars)
 	{
 		Var		   *v = lfirst(lc);
@@ -188,6 +251,14 @@ scan_used_columns(PlanState *ps, Index scanrelid, bool *all)
 			used = bms_add_member(used, v->varattno - 1);
 	}
 	return used;
+}
+
+static Bitmapset *
+scan_used_columns(PlanState *ps, Index scanrelid, bool *all)
+{
+	*all = false;
+	return scan_used_columns_of(list_make2(ps->plan->targetlist, ps->plan->qual),
+								scanrelid, NULL, all);
 }
 
 /*
@@ -226,47 +297,174 @@ wc_scan_reads_keys_only(ScanState *ss)
 }
 
 /*
- * A scan node that projects hands its scan slot to no one: only its quals
- * and target list read it, so key columns they do not name need not be
- * decoded (getsomeattrs always asks for a prefix of the columns: a report
- * on day_bucket and width would decode capture_time and image_id too).
- * Called for every plan at executor start; marks the scan slots of
- * projecting sequential scans and seeks of widecol tables.
+ * Per column, is it unread by a projecting scan (its quals and target list
+ * do not name it)?  NULL unless some non-key column is unread: then a
+ * value page in column layout is worth reading by column (WidecolSeek,
+ * whose PostgreSQL 15 scan slot is virtual, asks this at its start).
  */
+bool *
+wc_scan_unread_stored_columns(ScanState *ss)
+{
+	PlanState  *ps = &ss->ps;
+	TupleDesc	desc;
+	WcTableInfo *info;
+	Bitmapset  *used;
+	bool		all;
+	bool		any = false;
+	bool	   *skip;
+
+	if (ps->ps_ProjInfo == NULL || ss->ss_currentRelation == NULL)
+		return NULL;
+	info = wc_table_info(ss->ss_currentRelation);
+	desc = RelationGetDescr(ss->ss_currentRelation);
+	used = scan_used_columns(ps, ((Scan *) ps->plan)->scanrelid, &all);
+	if (all)
+		return NULL;
+	skip = palloc0(sizeof(bool) * desc->natts);
+	for (int a = 0; a < desc->natts; a++)
+	{
+		bool		key = false;
+
+		for (int i = 0; !WcTableIsKeyless(info) && i < info->npk + info->nck; i++)
+			key |= info->cols[i].attnum - 1 == a;
+		skip[a] = !key && !bms_is_member(a, used);
+		any |= skip[a];
+	}
+	if (!any)
+	{
+		pfree(skip);
+		return NULL;
+	}
+	return skip;
+}
+
+/*
+ * The columns (0-based) an Agg reads from its input, a scan that does not
+ * project (its target list is the table's columns, in order): *all if it
+ * has grouping sets or reads a whole row.
+ */
+static Bitmapset *
+agg_input_columns(Agg *agg, bool *all)
+{
+	Bitmapset  *used = NULL;
+	List	   *vars;
+	ListCell   *lc;
+
+	*all = agg->groupingSets != NIL || agg->chain != NIL;
+	if (*all)
+		return NULL;
+	vars = pull_var_clause((Node *) list_make2(agg->plan.targetlist, agg->plan.qual),
+						   PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+						   PVC_RECURSE_PLACEHOLDERS);
+	foreach(lc, vars)
+	{
+		Var		   *v = lfirst(lc);
+
+		if (v->varno != OUTER_VAR || v->varattno <= 0)
+			*all = true;
+		else
+			used = bms_add_member(used, v->varattno - 1);
+	}
+	for (int i = 0; i < agg->numCols; i++)
+		used = bms_add_member(used, agg->grpColIdx[i] - 1);
+	return used;
+}
+
+/*
+ * The slot of a scan node is read only by the node's quals and target
+ * list when it projects, and, when it does not, by its parent: columns
+ * none of them names need not be produced (getsomeattrs always asks for a
+ * prefix of the columns: a report on day_bucket and width would decode
+ * capture_time and image_id too, and every stored column before width).
+ * Unread key columns are not decoded; unread stored columns are not read
+ * from a value page in column layout.  The parents understood are Aggs (a
+ * report's GROUP BY); under any other, a scan that does not project
+ * produces every column.  Called for every plan at executor start; marks
+ * the scan slots of sequential scans and seeks of widecol tables.
+ */
+static void
+mark_scan_slot(PlanState *ps, PlanState *parent)
+{
+	ScanState  *ss = (ScanState *) ps;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	Index		scanrelid = ((Scan *) ps->plan)->scanrelid;
+	WcSlot	   *ws = (WcSlot *) slot;
+	WcTableInfo *info;
+	Bitmapset  *used;
+	Bitmapset  *unused = NULL;
+	bool		all;
+
+	if (slot == NULL || slot->tts_ops != &WcSlotOps || scanrelid == 0 ||
+		ss->ss_currentRelation == NULL)
+		return;
+	info = wc_table_info(ss->ss_currentRelation);
+	if (ps->ps_ProjInfo != NULL)
+		used = scan_used_columns(ps, scanrelid, &all);
+	else
+	{
+		bool		parent_all = true;
+
+		/* its target list is every column; what reads them is the parent */
+		all = false;
+		used = scan_used_columns_of(ps->plan->qual, scanrelid, NULL, &all);
+		if (parent && IsA(parent, AggState) && outerPlanState(parent) == ps)
+			used = bms_union(used, agg_input_columns((Agg *) parent->plan, &parent_all));
+		all |= parent_all;
+	}
+	ws->unused = NULL;
+	ws->unused_stored = false;
+	ws->skip = NULL;
+	if (all)
+		return;
+	for (int a = 0; a < slot->tts_tupleDescriptor->natts; a++)
+		if (!bms_is_member(a, used))
+		{
+			bool		key = false;
+
+			for (int i = 0; i < info->npk + info->nck; i++)
+				key |= info->cols[i].attnum - 1 == a;
+			unused = bms_add_member(unused, a);
+			ws->unused_stored |= !key;
+		}
+	ws->unused = unused;
+	if (unused)
+	{
+		ws->skip = MemoryContextAllocZero(slot->tts_mcxt, slot->tts_tupleDescriptor->natts);
+		for (int a = -1; (a = bms_next_member(unused, a)) >= 0;)
+			ws->skip[a] = true;
+	}
+}
+
+typedef struct MarkContext
+{
+	PlanState  *parent;
+} MarkContext;
+
 static bool
 mark_unused_columns(PlanState *ps, void *context)
 {
+	MarkContext *mc = context;
+	PlanState  *parent = mc->parent;
+	bool		r;
+
 	if (ps == NULL)
 		return false;
-	if ((IsA(ps, SeqScanState) ||
-		 (IsA(ps, CustomScanState) &&
-		  strcmp(((CustomScanState *) ps)->methods->CustomName, "WidecolSeek") == 0)) &&
-		ps->ps_ProjInfo != NULL)
-	{
-		ScanState  *ss = (ScanState *) ps;
-		TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-		Index		scanrelid = ((Scan *) ps->plan)->scanrelid;
-
-		if (slot && slot->tts_ops == &WcSlotOps && scanrelid > 0 && ss->ss_currentRelation)
-		{
-			WcTableInfo *info = wc_table_info(ss->ss_currentRelation);
-			bool		all;
-			Bitmapset  *used = scan_used_columns(ps, scanrelid, &all);
-			Bitmapset  *unused = NULL;
-
-			for (int i = 0; !all && i < info->npk + info->nck; i++)
-				if (!bms_is_member(info->cols[i].attnum - 1, used))
-					unused = bms_add_member(unused, info->cols[i].attnum - 1);
-			((WcSlot *) slot)->unused = all ? NULL : unused;
-		}
-	}
-	return planstate_tree_walker(ps, mark_unused_columns, context);
+	if (IsA(ps, SeqScanState) ||
+		(IsA(ps, CustomScanState) &&
+		 strcmp(((CustomScanState *) ps)->methods->CustomName, "WidecolSeek") == 0))
+		mark_scan_slot(ps, parent);
+	mc->parent = ps;
+	r = planstate_tree_walker(ps, mark_unused_columns, context);
+	mc->parent = parent;
+	return r;
 }
 
 void
 wc_slot_mark_unused_columns(PlanState *top)
 {
-	mark_unused_columns(top, NULL);
+	MarkContext mc = {NULL};
+
+	mark_unused_columns(top, &mc);
 }
 
 static Datum
@@ -314,6 +512,7 @@ wcslot_materialize(TupleTableSlot *slot)
 		sz += value_size(att, slot->tts_values[i]);
 	}
 	ws->row = NULL;
+	ws->cols = NULL;
 	if (sz == 0)
 		return;
 	data = MemoryContextAlloc(slot->tts_mcxt, sz);
@@ -401,6 +600,8 @@ wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,
 	ws->info = WcTableIsKeyless(info) ? NULL : info;
 	ws->dec = dec;
 	ws->off = 0;
+	ws->cols_tried = false;
+	ws->cols = NULL;
 	ws->pk_done = ws->ck_done = false;
 	slot->tts_flags &= ~TTS_FLAG_EMPTY;
 	slot->tts_nvalid = 0;

@@ -17,6 +17,7 @@
 
 #include "widecol.h"
 #include "api/api.h"
+#include "storage/columns.h"
 #include "storage/compression.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
@@ -62,9 +63,10 @@ widecol_page_usage(PG_FUNCTION_ARGS)
  * diagnostic, like verify); pages whose checksums are wrong are counted as
  * they claim to be (widecol.verify is what checks them).
  */
-#define RP_KINDS 6
+#define RP_KINDS 7
 #define RP_CODECS 3
-static const char *const rp_kind_names[RP_KINDS] = {"key", "value", "index", "bloom", "value_dir", "header"};
+static const char *const rp_kind_names[RP_KINDS] = {"key", "value", "index", "bloom", "value_dir", "header",
+"value_columns"};			/* value pages in column layout (columns.h) */
 
 typedef struct RunPageCount
 {
@@ -147,6 +149,8 @@ widecol_run_pages(PG_FUNCTION_ARGS)
 		{
 			codec = WcFlagsCodec(op.flags);
 			raw = op.aux;
+			if (op.flags & WC_VALUES_COLUMNS)
+				kind = 6;
 		}
 		UnlockReleaseBuffer(buf);
 		if (kind < 0 || codec >= RP_CODECS)

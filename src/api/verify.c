@@ -33,6 +33,7 @@
 #include "storage/metapage.h"
 #include "storage/page.h"
 #include "storage/row.h"
+#include "storage/columns.h"
 #include "storage/compression.h"
 #include "storage/run.h"
 #include "storage/tableinfo.h"
@@ -227,6 +228,8 @@ codec_problem(RunCheck *c, uint16 flags)
 {
 	if (WcFlagsCodec(flags) == WC_CODEC_ZSTD && c->hdr.version < WC_RUN_VERSION_ZSTD)
 		return psprintf("zstd page in a run of format %u", c->hdr.version);
+	if ((flags & WC_VALUES_COLUMNS) && c->hdr.version < WC_RUN_VERSION_COLUMNS)
+		return psprintf("value page in column layout in a run of format %u", c->hdr.version);
 	return NULL;
 }
 

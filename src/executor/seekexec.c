@@ -93,6 +93,7 @@ typedef struct SeekState
 	bool		range_done;
 	bool		buffered;		/* one range read for all the partitions */
 	bool		keys_only;		/* the plan reads key columns only */
+	bool	   *skip;			/* non-key columns it does not read, or NULL */
 	int64		range_deleted;	/* rows they deleted */
 	int			range_tombstones;	/* written */
 	EvaluatedBound *bounds;		/* evaluated at the start */
@@ -141,6 +142,7 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 
 	s->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
 	s->keys_only = wc_scan_reads_keys_only(&node->ss);
+	s->skip = s->keys_only ? NULL : wc_scan_unread_stored_columns(&node->ss);
 	wc_key_decoder_init(&s->keys, CurrentMemoryContext);
 	s->mcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek",
 									ALLOCSET_DEFAULT_SIZES);
@@ -607,6 +609,9 @@ store_row(SeekState *s, TupleTableSlot *slot, Partition *part)
 {
 	if (s->keys_only)
 		wc_store_row_keys(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
+	else if (s->skip)
+		wc_store_row_columns(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid,
+							 &s->keys, s->skip);
 	else
 		wc_store_row_ref(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
 }

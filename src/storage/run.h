@@ -38,12 +38,14 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 5			/* 2: keys and tuples on separate pages;
+#define WC_RUN_VERSION 6			/* 2: keys and tuples on separate pages;
 									 * 3: out-of-line value count;
 									 * 4: key-column ranges;
-									 * 5: pages may be zstd-compressed */
-#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 5 */
+									 * 5: pages may be zstd-compressed;
+									 * 6: value pages may be in column layout */
+#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 6 */
 #define WC_RUN_VERSION_ZSTD 5		/* first format whose pages may use zstd */
+#define WC_RUN_VERSION_COLUMNS 6	/* ... whose value pages may be by column */
 
 typedef struct WcRunWriter WcRunWriter;
 
@@ -127,6 +129,10 @@ typedef struct WcBlock
 	char	   *carry;
 	BlockNumber carry_blkno;
 	uint32		carry_size;
+	/* a value page in column layout opened for lazy reads (columns.h) */
+	char	   *colstate;		/* WC_COLUMNS_STATE_SIZE bytes, pooled */
+	struct WcColumnsPage *cols;
+	int			cols_v;			/* which of values[] it is */
 } WcBlock;
 
 #define WcBlockRow(b, i) ((WcRowHeader *) ((b)->raw + (b)->offsets[i]))
@@ -144,6 +150,7 @@ extern const char *wc_decode_values(const char *payload, Size len,
 									const WcPageOpaqueData *op, WcBlock *block,
 									int v);
 extern void wc_block_free(WcBlock *block);
+extern struct WcColumnsPage *wc_block_row_columns(WcRowHeader *row, int *ordinal);
 extern const char *wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
 										  BlockNumber *out, uint32 *n);
 

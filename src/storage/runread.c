@@ -12,6 +12,7 @@
 #include "widecol.h"
 #include "storage/bloom.h"
 #include "storage/cache.h"
+#include "storage/columns.h"
 #include "storage/compression.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
@@ -243,6 +244,7 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	const char *frame;
 	const char *problem;
 	int			v = 0;
+	BlockNumber keep_cols;
 
 	if (len < sizeof(kh))
 		return "short key page";
@@ -251,6 +253,9 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		sizeof(kh) + kh.nvalues * sizeof(WcValueRef) + kh.keylen != len)
 		return "invalid key page header";
 	keep_last_values(block);
+	/* the open page by column, if any: kept if it is this key page's first */
+	keep_cols = block->cols ? block->values[block->cols_v].blkno : InvalidBlockNumber;
+	block->cols = NULL;
 	if (rawsize > WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32) ||
 		nrows == 0 || nrows > WC_MAX_ROWS_PER_BLOCK ||
 		rawsize < nrows * sizeof(uint32))
@@ -267,6 +272,11 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		area += block->values[i].rawsize;
 	}
 	block->nvalues = kh.nvalues;
+	if (kh.nvalues > 0 && keep_cols == block->values[0].blkno && block->colstate)
+	{
+		block->cols = (WcColumnsPage *) block->colstate;
+		block->cols_v = 0;
+	}
 	block_reserve(block, base + area);
 	if (kh.nvalues > 0 && block->carry_blkno == block->values[0].blkno &&
 		block->carry_size == block->values[0].rawsize)
@@ -355,7 +365,10 @@ wc_decode_values(const char *payload, Size len, const WcPageOpaqueData *op,
 
 	if (rawsize != block->values[v].rawsize || op->count == 0)
 		return "value page does not match its reference";
-	problem = wc_decompress(WcFlagsCodec(op->flags), payload, len, dst, rawsize);
+	if (op->flags & WC_VALUES_COLUMNS)
+		problem = wc_columns_assemble(payload, len, dst, rawsize);
+	else
+		problem = wc_decompress(WcFlagsCodec(op->flags), payload, len, dst, rawsize);
 	if (problem)
 		return problem;
 	block->value_loaded[v] = true;
@@ -411,6 +424,74 @@ wc_block_load_tuple(WcRowHeader *row)
 	row->flags &= ~WC_ROW_IN_BLOCK;	/* later asks go straight to it */
 }
 
+/*
+ * A row of a decoded block whose tuple is still in its value page: if that
+ * page is in column layout, open it for lazy reads (once per key page) and
+ * return it, with the row's tuple's ordinal in it; NULL if the page holds
+ * rows (it is then loaded as usual), or if the block cannot keep the state
+ * (not a merge's pooled block).  The columns stay valid until the block
+ * decodes another key page.
+ */
+WcColumnsPage *
+wc_block_row_columns(WcRowHeader *row, int *ordinal)
+{
+	char	   *raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
+	WcBlock    *block = *(WcBlock **) (raw - RAW_HEADER);
+	Size		at = (const char *) row + row->tupoff - raw;
+	int			v = 0;
+
+	if (!(row->flags & WC_ROW_IN_BLOCK) || !block->poolable || block->rel == NULL)
+		return NULL;
+	while (v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize)
+		v++;
+	if (block->value_loaded[v])
+		return NULL;
+	if (block->cols == NULL || block->cols_v != v)
+	{
+		BlockNumber blkno = block->values[v].blkno;
+		Buffer		buf;
+		Page		page;
+		WcPageOpaqueData op = {0};
+		const char *problem;
+		WcColumnsPage *cp = NULL;
+
+		if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
+			corrupt(block->rel, block->blkno, block->run_id, "invalid value page reference");
+		block->cols = NULL;
+		if (block->colstate == NULL)
+		{
+			Size		size = WC_COLUMNS_STATE_SIZE;
+
+			block->colstate = wc_pool_get(&size);
+		}
+		buf = ReadBufferExtended(block->rel, MAIN_FORKNUM, blkno, RBM_NORMAL, block->strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		problem = check_run_page(page, WC_PAGE_RUN_VALUES, block->run_id, &op);
+		if (problem == NULL && op.aux != block->values[v].rawsize)
+			problem = "value page does not match its reference";
+		if (problem == NULL && (op.flags & WC_VALUES_COLUMNS))
+			cp = wc_columns_open(block->colstate, PageGetContents(page),
+								 RunPagePayloadLen(page), op.aux, &problem);
+		if (problem == NULL && cp == NULL)	/* rows, or too wide to keep */
+			problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page),
+									   &op, block, v);
+		UnlockReleaseBuffer(buf);
+		if (problem)
+			corrupt(block->rel, blkno, block->run_id, problem);
+		block->values_read++;
+		if (cp == NULL)
+			return NULL;		/* loaded as tuples */
+		block->cols = cp;
+		block->cols_v = v;
+	}
+	*ordinal = wc_columns_ordinal(block->cols, at - block->value_off[v]);
+	if (*ordinal < 0)
+		corrupt(block->rel, block->values[v].blkno, block->run_id,
+				"column layout: no tuple where a row's tuple starts");
+	return block->cols;
+}
+
 /* Free (or give back to the pool) a block's buffers. */
 void
 wc_block_free(WcBlock *block)
@@ -419,8 +500,12 @@ wc_block_free(WcBlock *block)
 		buffer_put(block->raw - RAW_HEADER, RAW_HEADER + block->rawcap, block->raw_pooled);
 	if (block->carry)
 		buffer_put(block->carry, WC_MAX_RAW_BLOCK, block->carry_pooled);
+	if (block->colstate)
+		wc_pool_put(block->colstate, WC_COLUMNS_STATE_SIZE);
 	block->raw = NULL;
 	block->carry = NULL;
+	block->colstate = NULL;
+	block->cols = NULL;
 	block->rawcap = 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include "widecol.h"
 #include "storage/bloom.h"
+#include "storage/columns.h"
 #include "storage/compression.h"
 #include "storage/keyenc.h"
 #include "storage/keyrange.h"
@@ -78,6 +79,10 @@ struct WcRunWriter
 	WcCodec		key_codec;		/* of its key pages (zstd: run format 5) */
 	WcCodec		value_codec;	/* of its value pages */
 	int			codec_level;	/* zstd's level */
+	bool		value_columns;	/* value pages in column layout (columns.h) */
+	int			column_misses;	/* pages in a row whose columns did not fit */
+	char	   *colscratch;		/* for it: WC_COLUMNS_SCRATCH_SIZE bytes */
+	char	   *colout;			/* and a page's payload */
 
 	/* tuples of rows [vstart, nrows), not yet in a value page */
 	char	   *vraw;
@@ -294,6 +299,14 @@ wc_run_writer_set_zstd(WcRunWriter *w, int level)
 	w->value_codec = level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
 	w->key_codec = wc_compaction_key_codec == WC_CODEC_ZSTD ? w->value_codec : WC_CODEC_LZ4;
 	w->codec_level = level;
+	/* and, as widecol.compaction_value_layout says, by column */
+	w->value_columns = w->hdr.version >= WC_RUN_VERSION_COLUMNS &&
+		wc_compaction_value_layout == WC_LAYOUT_COLUMNS;
+	if (w->value_columns && w->colscratch == NULL)
+	{
+		w->colscratch = MemoryContextAlloc(w->cxt, WC_COLUMNS_SCRATCH_SIZE);
+		w->colout = MemoryContextAlloc(w->cxt, BLCKSZ);
+	}
 }
 
 /*
@@ -448,8 +461,33 @@ write_values(WcRunWriter *w, int k)
 
 	if (bytes > 0)
 	{
-		payload = compress_for_page(w, w->value_codec, w->vraw, bytes, WC_PAYLOAD_CAPACITY,
-									&plen, &flags);
+		WcColumnsResult cr = WC_COLUMNS_UNSUITABLE;
+
+		payload = NULL;
+		if (w->value_columns)
+			cr = wc_columns_encode(RelationGetDescr(w->rel), w->vraw, bytes, w->value_codec,
+								   w->codec_level, WC_PAYLOAD_CAPACITY, w->colscratch,
+								   w->colout, &plen);
+		if (cr == WC_COLUMNS_OK)
+		{
+			payload = w->colout;
+			flags = (uint16) w->value_codec | WC_VALUES_COLUMNS;
+			w->column_misses = 0;
+		}
+		else if (w->value_columns)
+		{
+			/*
+			 * Written as rows.  Columns take a little more room than rows
+			 * (a frame per column): fill the next pages less; columns that
+			 * keep missing (or cannot be laid out) are given up for this run.
+			 */
+			if (cr == WC_COLUMNS_UNSUITABLE || ++w->column_misses > 8)
+				w->value_columns = false;
+			w->vratio = Max(1.0, w->vratio * 0.95);
+		}
+		if (payload == NULL)
+			payload = compress_for_page(w, w->value_codec, w->vraw, bytes, WC_PAYLOAD_CAPACITY,
+										&plen, &flags);
 		if (payload == NULL)
 			return false;
 		if (w->next_vpno == w->vpcap)
@@ -479,7 +517,8 @@ write_values(WcRunWriter *w, int k)
 		w->hdr.nvalue_pages++;
 		w->hdr.st.raw_bytes += bytes;
 		w->hdr.st.compressed_bytes += plen;
-		w->vratio = 0.7 * w->vratio + 0.3 * ((double) bytes / (double) plen);
+		if (cr == WC_COLUMNS_OK || !w->value_columns)
+			w->vratio = 0.7 * w->vratio + 0.3 * ((double) bytes / (double) plen);
 	}
 	else
 		for (int i = 0; i < k; i++)

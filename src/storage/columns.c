@@ -1,0 +1,718 @@
+/*
+ * storage/columns.c — value pages in column layout (see columns.h).
+ *
+ * The tuples of a value page are minimal tuples, each at a MAXALIGNed
+ * offset, with zeroed padding (runwrite.c).  In column layout chunk 0
+ * holds, per tuple, its t_len, t_infomask2, t_infomask, t_hoff and null
+ * bitmap; chunk 1 + a the stored bytes of column a of every tuple that has
+ * a value there, each placed as heap_fill_tuple places a value (short and
+ * external varlenas unaligned, everything else at its alignment, zeroes
+ * between).  Putting the values back into tuples by the same rule gives
+ * the same bytes; the writer checks that it does before it uses the layout.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/tupmacs.h"
+#include "utils/memutils.h"
+
+#include "storage/columns.h"
+
+int			wc_compaction_value_layout = WC_LAYOUT_COLUMNS;
+
+/* chunk 0, per tuple: t_len, t_infomask2, t_infomask, t_hoff, bitmap */
+#define HDR_FIXED (sizeof(uint32) + 2 * sizeof(uint16) + sizeof(uint8))
+#define MAX_CHUNK_RAW (4 * 64 * 1024)
+#define WC_COLUMNS_SMALL_CHUNK 2048
+
+typedef struct ColumnInfo
+{
+	int16		attlen;
+	char		attalign;
+	bool		byval;
+} ColumnInfo;
+
+/* Where a value goes at `off` (in a tuple's data or a chunk). */
+static inline uint32
+place_value(uint32 off, const ColumnInfo *c, const char *value)
+{
+	if (c->attlen == -2 || (c->attlen == -1 && VARATT_IS_1B(value)))
+		return off;
+	return att_align_nominal(off, c->attalign);
+}
+
+/* Where the value stored at `off` of `data` starts (as deforming finds it). */
+static inline uint32
+find_value(uint32 off, const ColumnInfo *c, const char *data)
+{
+	if (c->attlen == -1)
+		return att_align_pointer(off, c->attalign, -1, data + off);
+	return att_align_nominal(off, c->attalign);
+}
+
+static inline uint32
+value_size(const ColumnInfo *c, const char *p)
+{
+	if (c->attlen > 0)
+		return c->attlen;
+	if (c->attlen == -1)
+		return VARSIZE_ANY(p);
+	return strlen(p) + 1;
+}
+
+/* One tuple of the row layout, checked. */
+typedef struct TupleView
+{
+	uint32		len;
+	int			natts;
+	bool		hasnulls;
+	const bits8 *bits;
+	const char *data;			/* the column values */
+	uint32		datalen;
+} TupleView;
+
+static bool
+view_tuple(const char *raw, Size rawsize, Size off, int maxnatts, TupleView *t)
+{
+	MinimalTuple mt = (MinimalTuple) (raw + off);
+	HeapTupleHeader tup = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+	uint32		hoff;
+
+	if (off + SizeofMinimalTupleHeader > rawsize)
+		return false;
+	t->len = mt->t_len;
+	t->natts = HeapTupleHeaderGetNatts(tup);
+	t->hasnulls = (mt->t_infomask & HEAP_HASNULL) != 0;
+	hoff = mt->t_hoff;
+	if (t->len > rawsize - off || t->natts > maxnatts ||
+		hoff < SizeofHeapTupleHeader + (t->hasnulls ? BITMAPLEN(t->natts) : 0) ||
+		hoff - MINIMAL_TUPLE_OFFSET > t->len)
+		return false;
+	t->bits = mt->t_bits;
+	t->data = (const char *) tup + hoff;
+	t->datalen = t->len - (hoff - MINIMAL_TUPLE_OFFSET);
+	return true;
+}
+
+/*
+ * Walk the values of a tuple: calls `fn` for every column that has one,
+ * with where it is.  false if a value runs past the tuple.
+ */
+typedef void (*ValueFn) (void *arg, int attnum, const char *value, uint32 size);
+
+static bool
+walk_values(const TupleView *t, const ColumnInfo *cols, ValueFn fn, void *arg)
+{
+	uint32		off = 0;
+
+	for (int a = 0; a < t->natts; a++)
+	{
+		uint32		size;
+
+		if (t->hasnulls && att_isnull(a, t->bits))
+			continue;
+		if (off >= t->datalen)
+			return false;
+		off = find_value(off, &cols[a], t->data);
+		if (off >= t->datalen ||
+			(cols[a].attlen == -1 && !VARATT_IS_1B(t->data + off) && off + 4 > t->datalen))
+			return false;
+		size = value_size(&cols[a], t->data + off);
+		if (size == 0 || size > t->datalen - off)
+			return false;
+		fn(arg, a, t->data + off, size);
+		off += size;
+	}
+	return true;
+}
+
+/* pass 1 of the encoding: how long each chunk gets */
+typedef struct SizeState
+{
+	const ColumnInfo *cols;
+	uint32	   *len;			/* per column */
+} SizeState;
+
+static void
+size_value(void *arg, int a, const char *value, uint32 size)
+{
+	SizeState  *s = arg;
+
+	s->len[a] = place_value(s->len[a], &s->cols[a], value) + size;
+}
+
+/* pass 2: copy each value to its chunk */
+typedef struct CopyState
+{
+	const ColumnInfo *cols;
+	char	  **chunk;
+	uint32	   *pos;
+} CopyState;
+
+static void
+copy_value(void *arg, int a, const char *value, uint32 size)
+{
+	CopyState  *s = arg;
+	uint32		at = place_value(s->pos[a], &s->cols[a], value);
+
+	memcpy(s->chunk[a] + at, value, size);
+	s->pos[a] = at + size;
+}
+
+/*
+ * Put the tuples back together from decoded chunks: chunk 0 at hdr, column
+ * a at chunk[a] (NULL for a column no tuple has).  NULL or what is wrong.
+ */
+static const char *
+assemble(const char *hdr, uint32 hdrlen, char **chunk, const uint32 *chunklen,
+		 const ColumnInfo *cols, int ncols, int ntuples, char *dst, Size rawsize)
+{
+	uint32		hpos = 0;
+	Size		off = 0;
+	uint32	   *pos = palloc0(sizeof(uint32) * Max(ncols, 1));
+
+	memset(dst, 0, rawsize);
+	for (int i = 0; i < ntuples; i++)
+	{
+		MinimalTuple mt = (MinimalTuple) (dst + off);
+		HeapTupleHeader tup = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
+		uint32		len;
+		uint16		infomask2,
+					infomask;
+		uint8		hoff;
+		int			natts;
+		bool		hasnulls;
+		char	   *data;
+		uint32		doff = 0;
+
+		if (hpos + HDR_FIXED > hdrlen)
+			return "column layout: short tuple headers";
+		memcpy(&len, hdr + hpos, sizeof(uint32));
+		memcpy(&infomask2, hdr + hpos + 4, sizeof(uint16));
+		memcpy(&infomask, hdr + hpos + 6, sizeof(uint16));
+		hoff = (uint8) hdr[hpos + 8];
+		hpos += HDR_FIXED;
+		natts = infomask2 & HEAP_NATTS_MASK;
+		hasnulls = (infomask & HEAP_HASNULL) != 0;
+		if (natts > ncols || len > rawsize - off || len < SizeofMinimalTupleHeader ||
+			hoff < SizeofHeapTupleHeader + (hasnulls ? BITMAPLEN(natts) : 0) ||
+			hoff - MINIMAL_TUPLE_OFFSET > len ||
+			(hasnulls && hpos + BITMAPLEN(natts) > hdrlen))
+			return "column layout: invalid tuple header";
+		mt->t_len = len;
+		mt->t_infomask2 = infomask2;
+		mt->t_infomask = infomask;
+		mt->t_hoff = hoff;
+		if (hasnulls)
+		{
+			memcpy(mt->t_bits, hdr + hpos, BITMAPLEN(natts));
+			hpos += BITMAPLEN(natts);
+		}
+		data = (char *) tup + hoff;
+		for (int a = 0; a < natts; a++)
+		{
+			const char *value;
+			uint32		size;
+
+			if (hasnulls && att_isnull(a, mt->t_bits))
+				continue;
+			if (chunk[a] == NULL || pos[a] >= chunklen[a])
+				return "column layout: a column has fewer values than its tuples";
+			pos[a] = find_value(pos[a], &cols[a], chunk[a]);
+			if (pos[a] >= chunklen[a] ||
+				(cols[a].attlen == -1 && !VARATT_IS_1B(chunk[a] + pos[a]) &&
+				 pos[a] + 4 > chunklen[a]))
+				return "column layout: a column has fewer values than its tuples";
+			value = chunk[a] + pos[a];
+			size = value_size(&cols[a], value);
+			if (size == 0 || size > chunklen[a] - pos[a])
+				return "column layout: a value runs past its column";
+			doff = place_value(doff, &cols[a], value);
+			if ((data - (char *) mt) + doff + size > len)
+				return "column layout: values overrun their tuple";
+			memcpy(data + doff, value, size);
+			doff += size;
+			pos[a] += size;
+		}
+		off = MAXALIGN(off + len);
+		if (off > rawsize)
+			return "column layout: tuples overrun the page";
+	}
+	if (off != rawsize || hpos != hdrlen)
+		return "column layout: tuples do not fill the page";
+	for (int a = 0; a < ncols; a++)
+		if (chunk[a] != NULL && pos[a] != chunklen[a])
+			return "column layout: a column has more values than its tuples";
+	pfree(pos);
+	return NULL;
+}
+
+/*
+ * The tuples raw[0, rawsize) of a value page in column layout, each chunk
+ * compressed with `codec` (zstd at `level`), into out: WC_COLUMNS_TOO_BIG
+ * if they do not fit `capacity` bytes, WC_COLUMNS_UNSUITABLE if they cannot
+ * be laid out by column (too many or too wide columns); the page is then
+ * written as rows.  scratch: WC_COLUMNS_SCRATCH_SIZE bytes.
+ */
+WcColumnsResult
+wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, int level,
+				  Size capacity, char *scratch, char *out, Size *outlen)
+{
+	int			ncols = 0;
+	int			ntuples = 0;
+	uint32		hdrlen = 0;
+	ColumnInfo *cols;
+	uint32	   *len;
+	uint32	   *pos;
+	char	  **chunk;
+	char	   *hdr;
+	Size		used;
+	Size		maxraw;
+	Size		dirlen;
+	Size		o;
+	TupleView	t;
+	SizeState	ss;
+	CopyState	cs;
+	WcColumnsHeader h;
+	WcColumnsResult result = WC_COLUMNS_UNSUITABLE;
+
+	cols = palloc(sizeof(ColumnInfo) * Max(desc->natts, 1));
+	len = palloc0(sizeof(uint32) * Max(desc->natts, 1));
+	pos = palloc0(sizeof(uint32) * Max(desc->natts, 1));
+	chunk = palloc0(sizeof(char *) * Max(desc->natts, 1));
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+
+		cols[a].attlen = att->attlen;
+		cols[a].attalign = att->attalign;
+		cols[a].byval = att->attbyval;
+	}
+
+	/* pass 1: check the tuples, size the chunks */
+	ss.cols = cols;
+	ss.len = len;
+	for (Size off = 0; off < rawsize; off = MAXALIGN(off + t.len))
+	{
+		if (!view_tuple(raw, rawsize, off, desc->natts, &t) || !walk_values(&t, cols, size_value, &ss))
+			goto done;
+		ncols = Max(ncols, t.natts);
+		hdrlen += HDR_FIXED + (t.hasnulls ? BITMAPLEN(t.natts) : 0);
+		if (++ntuples > PG_UINT16_MAX)
+			goto done;
+	}
+	dirlen = sizeof(WcColumnsHeader) + sizeof(WcColumnChunk) * (ncols + 1);
+	if (ntuples == 0 || dirlen > capacity)
+		goto done;
+
+	/* the chunks, then room to check them and to compress the largest */
+	used = MAXALIGN(hdrlen);
+	maxraw = hdrlen;
+	for (int a = 0; a < ncols; a++)
+	{
+		used += MAXALIGN(len[a]);
+		maxraw = Max(maxraw, len[a]);
+	}
+	if (maxraw > MAX_CHUNK_RAW ||
+		used + MAXALIGN(rawsize) + wc_compress_bound(maxraw) > WC_COLUMNS_SCRATCH_SIZE)
+		goto done;
+	memset(scratch, 0, used);
+	hdr = scratch;
+	o = MAXALIGN(hdrlen);
+	for (int a = 0; a < ncols; a++)
+	{
+		chunk[a] = len[a] > 0 ? scratch + o : NULL;
+		o += MAXALIGN(len[a]);
+	}
+
+	/* pass 2: fill them */
+	cs.cols = cols;
+	cs.chunk = chunk;
+	cs.pos = pos;
+	hdrlen = 0;
+	for (Size off = 0; off < rawsize; off = MAXALIGN(off + t.len))
+	{
+		const MinimalTuple mt = (MinimalTuple) (raw + off);
+
+		(void) view_tuple(raw, rawsize, off, desc->natts, &t);
+		memcpy(hdr + hdrlen, &mt->t_len, sizeof(uint32));
+		memcpy(hdr + hdrlen + 4, &mt->t_infomask2, sizeof(uint16));
+		memcpy(hdr + hdrlen + 6, &mt->t_infomask, sizeof(uint16));
+		hdr[hdrlen + 8] = (char) mt->t_hoff;
+		hdrlen += HDR_FIXED;
+		if (t.hasnulls)
+		{
+			memcpy(hdr + hdrlen, t.bits, BITMAPLEN(t.natts));
+			hdrlen += BITMAPLEN(t.natts);
+		}
+		(void) walk_values(&t, cols, copy_value, &cs);
+	}
+
+	/* the layout must give back exactly these bytes */
+	if (assemble(hdr, hdrlen, chunk, len, cols, ncols, ntuples, scratch + used, rawsize) != NULL ||
+		memcmp(scratch + used, raw, rawsize) != 0)
+		goto done;
+
+	/* compress: header, directory, chunks */
+	h.ntuples = ntuples;
+	h.nchunks = ncols + 1;
+	memcpy(out, &h, sizeof(h));
+	o = dirlen;
+	for (int c = 0; c <= ncols; c++)
+	{
+		WcColumnChunk d = {0};
+		const char *src = c == 0 ? hdr : chunk[c - 1];
+		uint32		rawlen = c == 0 ? hdrlen : len[c - 1];
+		const char *z;
+		Size		zlen = 0;
+		WcCodec		zused = WC_CODEC_NONE;
+
+		if (rawlen > 0)
+		{
+			/* a small chunk decodes faster from lz4, without zstd's tables */
+			WcCodec		cc = codec == WC_CODEC_ZSTD && rawlen < WC_COLUMNS_SMALL_CHUNK ?
+				WC_CODEC_LZ4 : codec;
+
+			z = wc_compress(cc, level, src, rawlen, Min(capacity - o, PG_UINT16_MAX),
+							scratch + used + MAXALIGN(rawsize), &zlen, &zused);
+			if (z == NULL)
+			{
+				result = WC_COLUMNS_TOO_BIG;
+				goto done;
+			}
+			memcpy(out + o, z, zlen);
+		}
+		d.codec = (uint8) zused;
+		d.rawlen = rawlen;
+		d.len = (uint16) zlen;
+		if (c > 0)
+		{
+			d.attlen = cols[c - 1].attlen;
+			d.attalign = cols[c - 1].attalign;
+			d.byval = cols[c - 1].byval;
+		}
+		memcpy(out + sizeof(h) + sizeof(d) * c, &d, sizeof(d));
+		o += zlen;
+	}
+	*outlen = o;
+	result = WC_COLUMNS_OK;
+done:
+	pfree(cols);
+	pfree(len);
+	pfree(pos);
+	pfree(chunk);
+	return result;
+}
+
+/* The header and directory of a payload; NULL or what is wrong. */
+static const char *
+read_directory(const char *payload, Size len, WcColumnsHeader *h, WcColumnChunk *dir,
+			   uint32 *start)
+{
+	Size		o;
+
+	if (len < sizeof(*h))
+		return "column layout: short payload";
+	memcpy(h, payload, sizeof(*h));
+	o = sizeof(*h) + sizeof(WcColumnChunk) * h->nchunks;
+	if (h->nchunks == 0 || h->nchunks > MaxTupleAttributeNumber + 1 || o > len)
+		return "column layout: invalid directory";
+	memcpy(dir, payload + sizeof(*h), sizeof(WcColumnChunk) * h->nchunks);
+	for (int c = 0; c < h->nchunks; c++)
+	{
+		start[c] = o;
+		o += dir[c].len;
+		if (o > len || dir[c].rawlen > MAX_CHUNK_RAW ||
+			(c > 0 && dir[c].attlen == 0) || (dir[c].rawlen == 0) != (dir[c].len == 0))
+			return "column layout: invalid chunk";
+	}
+	if (o != len)
+		return "column layout: chunks do not fill the payload";
+	return NULL;
+}
+
+static const char *
+decode_chunk(const char *payload, const WcColumnChunk *d, uint32 start, char *dst)
+{
+	if (d->rawlen == 0)
+		return NULL;
+	return wc_decompress((WcCodec) d->codec, payload + start, d->len, dst, d->rawlen);
+}
+
+static char *assemble_buf = NULL;
+static Size assemble_cap = 0;
+
+/* Every tuple of a payload in column layout, into dst[0, rawsize). */
+const char *
+wc_columns_assemble(const char *payload, Size len, char *dst, Size rawsize)
+{
+	WcColumnsHeader h;
+	WcColumnChunk *dir;
+	uint32	   *start;
+	char	  **chunk;
+	uint32	   *chunklen;
+	ColumnInfo *cols;
+	char	   *buf;
+	Size		total = 0;
+	const char *problem;
+
+	if (len < sizeof(h))
+		return "column layout: short payload";
+	memcpy(&h, payload, sizeof(h));
+	dir = palloc(sizeof(WcColumnChunk) * Max(h.nchunks, 1));
+	start = palloc(sizeof(uint32) * Max(h.nchunks, 1));
+	problem = read_directory(payload, len, &h, dir, start);
+	if (problem)
+		return problem;
+	for (int c = 0; c < h.nchunks; c++)
+		total += MAXALIGN(dir[c].rawlen);
+	if (total > rawsize + MAXIMUM_ALIGNOF * (Size) h.ntuples * h.nchunks + MAX_CHUNK_RAW)
+		return "column layout: chunks larger than their tuples";
+	/* decoded chunks go to a buffer the backend keeps (this runs per page) */
+	if (total > assemble_cap)
+	{
+		if (assemble_buf)
+			pfree(assemble_buf);
+		assemble_cap = Max(total, 128 * 1024);
+		assemble_buf = MemoryContextAllocHuge(TopMemoryContext, assemble_cap);
+	}
+	buf = assemble_buf;
+	chunk = palloc0(sizeof(char *) * h.nchunks);
+	chunklen = palloc0(sizeof(uint32) * h.nchunks);
+	cols = palloc0(sizeof(ColumnInfo) * h.nchunks);
+	total = 0;
+	for (int c = 0; c < h.nchunks && problem == NULL; c++)
+	{
+		chunk[c] = dir[c].rawlen > 0 || c == 0 ? buf + total : NULL;
+		chunklen[c] = dir[c].rawlen;
+		cols[c].attlen = dir[c].attlen;
+		cols[c].attalign = dir[c].attalign;
+		cols[c].byval = dir[c].byval != 0;
+		problem = decode_chunk(payload, &dir[c], start[c], buf + total);
+		total += MAXALIGN(dir[c].rawlen);
+	}
+	if (problem == NULL)
+		problem = assemble(chunk[0], chunklen[0], chunk + 1, chunklen + 1, cols + 1,
+						   h.nchunks - 1, h.ntuples, dst, rawsize);
+	pfree(chunk);
+	pfree(chunklen);
+	pfree(cols);
+	pfree(dir);
+	pfree(start);
+	return problem;
+}
+
+/* ---------- lazy reads ---------- */
+
+struct WcColumnsPage
+{
+	char	   *next;			/* free space of the state buffer */
+	char	   *end;
+	char	   *payload;
+	int			ntuples;
+	int			ncols;
+	WcColumnChunk *dir;			/* [0] tuple headers, [1 + a] column a */
+	uint32	   *start;
+	uint32	   *tupoff;			/* each tuple's offset in the row layout */
+	uint16	   *natts;
+	const bits8 **bits;			/* NULL: no nulls */
+	char	  **data;			/* per column, once decoded */
+	int32	  **valoff;			/* per column and tuple: value offset, -1 null */
+	int			last;			/* the last tuple asked for (wc_columns_ordinal) */
+};
+
+static void *
+state_alloc(WcColumnsPage *cp, Size size)
+{
+	char	   *p = cp->next;
+
+	size = MAXALIGN(size);
+	if (size > (Size) (cp->end - p))
+		return NULL;
+	cp->next += size;
+	return p;
+}
+
+/*
+ * Open a payload in column layout in `state` (WC_COLUMNS_STATE_SIZE bytes,
+ * MAXALIGNed): copies it and decodes the tuple headers.  NULL with
+ * *problem set if it is corrupt, NULL alone if it needs more room than
+ * the state has (the caller assembles the tuples instead).
+ */
+WcColumnsPage *
+wc_columns_open(char *state, const char *payload, Size len, Size rawsize, const char **problem)
+{
+	WcColumnsPage *cp = (WcColumnsPage *) state;
+	WcColumnsHeader h;
+	char	   *hdr;
+	uint32		hpos = 0;
+	Size		off = 0;
+	bool		bad = false;
+
+	*problem = NULL;
+	cp->next = state + MAXALIGN(sizeof(WcColumnsPage));
+	cp->end = state + WC_COLUMNS_STATE_SIZE;
+	if ((cp->payload = state_alloc(cp, len)) == NULL)
+		return NULL;
+	memcpy(cp->payload, payload, len);
+	if (len < sizeof(h))
+	{
+		*problem = "column layout: short payload";
+		return NULL;
+	}
+	memcpy(&h, payload, sizeof(h));
+	if ((cp->dir = state_alloc(cp, sizeof(WcColumnChunk) * Max(h.nchunks, 1))) == NULL ||
+		(cp->start = state_alloc(cp, sizeof(uint32) * Max(h.nchunks, 1))) == NULL)
+		return NULL;
+	if ((*problem = read_directory(cp->payload, len, &h, cp->dir, cp->start)) != NULL)
+		return NULL;
+	cp->ntuples = h.ntuples;
+	cp->ncols = h.nchunks - 1;
+	cp->last = -1;
+	if ((hdr = state_alloc(cp, cp->dir[0].rawlen)) == NULL ||
+		(cp->tupoff = state_alloc(cp, sizeof(uint32) * cp->ntuples)) == NULL ||
+		(cp->natts = state_alloc(cp, sizeof(uint16) * cp->ntuples)) == NULL ||
+		(cp->bits = state_alloc(cp, sizeof(bits8 *) * cp->ntuples)) == NULL ||
+		(cp->data = state_alloc(cp, sizeof(char *) * Max(cp->ncols, 1))) == NULL ||
+		(cp->valoff = state_alloc(cp, sizeof(int32 *) * Max(cp->ncols, 1))) == NULL)
+		return NULL;
+	memset(cp->data, 0, sizeof(char *) * Max(cp->ncols, 1));
+	memset(cp->valoff, 0, sizeof(int32 *) * Max(cp->ncols, 1));
+	if ((*problem = decode_chunk(cp->payload, &cp->dir[0], cp->start[0], hdr)) != NULL)
+		return NULL;
+	for (int i = 0; i < cp->ntuples; i++)
+	{
+		uint32		tlen;
+		uint16		infomask2,
+					infomask;
+
+		if (hpos + HDR_FIXED > cp->dir[0].rawlen)
+		{
+			bad = true;
+			break;
+		}
+		memcpy(&tlen, hdr + hpos, sizeof(uint32));
+		memcpy(&infomask2, hdr + hpos + 4, sizeof(uint16));
+		memcpy(&infomask, hdr + hpos + 6, sizeof(uint16));
+		hpos += HDR_FIXED;
+		cp->natts[i] = infomask2 & HEAP_NATTS_MASK;
+		cp->bits[i] = NULL;
+		if (infomask & HEAP_HASNULL)
+		{
+			cp->bits[i] = (const bits8 *) (hdr + hpos);
+			hpos += BITMAPLEN(cp->natts[i]);
+		}
+		cp->tupoff[i] = off;
+		if (cp->natts[i] > cp->ncols || tlen > rawsize - off || hpos > cp->dir[0].rawlen)
+		{
+			bad = true;
+			break;
+		}
+		off = MAXALIGN(off + tlen);
+	}
+	if (bad || off != rawsize || hpos != cp->dir[0].rawlen)
+	{
+		*problem = "column layout: tuple headers do not match the page";
+		return NULL;
+	}
+	return cp;
+}
+
+/* The tuple at offset tupoff of the row layout: its ordinal, or -1. */
+int
+wc_columns_ordinal(WcColumnsPage *cp, uint32 tupoff)
+{
+	int			lo = 0,
+				hi = cp->ntuples - 1;
+
+	/* rows are mostly read in order: the one after the last asked for */
+	if (cp->last + 1 < cp->ntuples && cp->tupoff[cp->last + 1] == tupoff)
+		return ++cp->last;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (cp->tupoff[mid] == tupoff)
+			return cp->last = mid;
+		if (cp->tupoff[mid] < tupoff)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Decode column a and find each tuple's value in it. */
+static bool
+decode_column(WcColumnsPage *cp, int a, const char **problem)
+{
+	const WcColumnChunk *d = &cp->dir[a + 1];
+	ColumnInfo	c = {d->attlen, d->attalign, d->byval != 0};
+	char	   *data = state_alloc(cp, Max(d->rawlen, 1));
+	int32	   *valoff = state_alloc(cp, sizeof(int32) * Max(cp->ntuples, 1));
+	uint32		pos = 0;
+	bool		bad = false;
+
+	if (data == NULL || valoff == NULL)
+		return false;
+	if ((*problem = decode_chunk(cp->payload, d, cp->start[a + 1], data)) != NULL)
+		return false;
+	for (int i = 0; i < cp->ntuples && !bad; i++)
+	{
+		uint32		size;
+
+		valoff[i] = -1;
+		if (a >= cp->natts[i] || (cp->bits[i] && att_isnull(a, cp->bits[i])))
+			continue;
+		bad = pos >= d->rawlen;
+		if (!bad)
+			pos = find_value(pos, &c, data);
+		bad = bad || pos >= d->rawlen ||
+			(c.attlen == -1 && !VARATT_IS_1B(data + pos) && pos + 4 > d->rawlen);
+		size = bad ? 0 : value_size(&c, data + pos);
+		bad = bad || size == 0 || size > d->rawlen - pos;
+		valoff[i] = pos;
+		pos += size;
+	}
+	if (bad || pos != d->rawlen)
+	{
+		*problem = "column layout: a column does not match its tuples";
+		return false;
+	}
+	cp->data[a] = data;
+	cp->valoff[a] = valoff;
+	return true;
+}
+
+/*
+ * Column a (0-based) of tuple `ordinal`: *missing if the tuple has no such
+ * column (added later: the caller takes its default).  false if the state
+ * has no room to decode the column, or with *problem set if it is corrupt.
+ */
+bool
+wc_columns_fetch(WcColumnsPage *cp, int ordinal, int a, Datum *value, bool *isnull,
+				 bool *missing, const char **problem)
+{
+	const WcColumnChunk *d;
+	const char *p;
+
+	*problem = NULL;
+	*missing = false;
+	*isnull = true;
+	*value = (Datum) 0;
+	if (a >= cp->natts[ordinal])
+	{
+		*missing = true;
+		return true;
+	}
+	if (cp->bits[ordinal] && att_isnull(a, cp->bits[ordinal]))
+		return true;
+	if (cp->valoff[a] == NULL && !decode_column(cp, a, problem))
+		return false;
+	d = &cp->dir[a + 1];
+	p = cp->data[a] + cp->valoff[a][ordinal];
+	*isnull = false;
+	*value = d->byval ? fetch_att(p, true, d->attlen) : PointerGetDatum(p);
+	return true;
+}

@@ -1,0 +1,77 @@
+/*
+ * storage/columns.h — value pages in column layout (run format 6).
+ *
+ * A value page normally holds its tuples as they are (minimal tuples,
+ * MAXALIGNed, one after the other), compressed as one frame.  A report
+ * that reads two int columns then decodes every byte of every tuple.  In
+ * column layout (WC_VALUES_COLUMNS) the same tuples are stored as one
+ * frame of tuple headers and one frame per column, each compressed on its
+ * own: a read that knows which columns it needs (the widecol slot, told by
+ * the plan) decodes only those frames, and anything else gets the tuples
+ * back byte for byte (wc_columns_assemble), so the rest of widecol never
+ * sees the difference.  Compaction writes this layout; flushes and bulk
+ * writes keep the row layout, cheaper to write (src/README.md, "Value
+ * pages in column layout").
+ */
+#ifndef WC_STORAGE_COLUMNS_H
+#define WC_STORAGE_COLUMNS_H
+
+#include "access/tupdesc.h"
+#include "storage/compression.h"
+
+#define WC_VALUES_COLUMNS	0x0200	/* value page opaque flag */
+
+/* widecol.compaction_value_layout */
+typedef enum WcValueLayout
+{
+	WC_LAYOUT_ROWS,
+	WC_LAYOUT_COLUMNS
+} WcValueLayout;
+extern int	wc_compaction_value_layout;
+
+/* the payload: this header, a directory entry per chunk, then the chunks */
+typedef struct WcColumnsHeader
+{
+	uint16		ntuples;
+	uint16		nchunks;		/* chunk 0: tuple headers; 1 + a: column a */
+} WcColumnsHeader;
+
+typedef struct WcColumnChunk
+{
+	uint8		codec;			/* WcCodec */
+	char		attalign;		/* of the column (0 for chunk 0) */
+	int16		attlen;
+	uint16		len;			/* stored bytes */
+	uint16		byval;			/* the column's values are passed by value */
+	uint32		rawlen;			/* decoded bytes */
+} WcColumnChunk;
+
+#define WC_COLUMNS_SCRATCH_SIZE (6 * 64 * 1024)
+typedef enum WcColumnsResult
+{
+	WC_COLUMNS_OK,
+	WC_COLUMNS_TOO_BIG,			/* more than the capacity */
+	WC_COLUMNS_UNSUITABLE		/* columns too many or too wide */
+} WcColumnsResult;
+extern WcColumnsResult wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize,
+										 WcCodec codec, int level, Size capacity,
+										 char *scratch, char *out, Size *outlen);
+extern const char *wc_columns_assemble(const char *payload, Size len, char *dst,
+									   Size rawsize);
+
+/*
+ * One value page opened in column layout for lazy reads: its payload is
+ * kept and a column decoded the first time one of its values is asked for.
+ * Everything lives in one buffer of WC_COLUMNS_STATE_SIZE bytes.
+ */
+#define WC_COLUMNS_STATE_SIZE (512 * 1024)
+typedef struct WcColumnsPage WcColumnsPage;
+
+extern WcColumnsPage *wc_columns_open(char *state, const char *payload, Size len,
+									  Size rawsize, const char **problem);
+extern int	wc_columns_ordinal(WcColumnsPage *cp, uint32 tupoff);
+extern bool wc_columns_fetch(WcColumnsPage *cp, int ordinal, int attnum,
+							 Datum *value, bool *isnull, bool *missing,
+							 const char **problem);
+
+#endif
