@@ -160,7 +160,6 @@ wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemP
 	for (int a = 0; a < desc->natts; a++)
 	{
 		bool		missing;
-		const char *problem;
 
 		if (skip[a])
 		{
@@ -168,13 +167,13 @@ wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemP
 			slot->tts_isnull[a] = true;
 			continue;
 		}
-		if (!wc_columns_fetch(cp, ordinal, a, &slot->tts_values[a], &slot->tts_isnull[a],
-							  &missing, &problem))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("widecol: could not read column %d of a value page of \"%s\": %s",
-							a + 1, RelationGetRelationName(rel), problem ? problem : "no room to decode it"),
-					 errhint("Run SELECT * FROM widecol.verify(...) on the table.")));
+		if (!wc_block_row_column(row, cp, ordinal, a, &slot->tts_values[a],
+								 &slot->tts_isnull[a], &missing))
+		{
+			/* no room to decode the column: the whole tuple */
+			wc_store_row_ref(slot, rel, row, tid, dec);
+			return;
+		}
 		if (missing)
 			slot->tts_values[a] = getmissingattr(desc, a + 1, &slot->tts_isnull[a]);
 	}

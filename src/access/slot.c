@@ -46,6 +46,7 @@ typedef struct WcSlot
 	WcTableInfo *info;
 	WcKeyDecoder *dec;
 	uint32		off;			/* deform state: data offset of column tts_nvalid */
+	bool		off_valid;		/* ... if the tuple was walked that far */
 	bool		pk_done;		/* keyvals hold the partition columns */
 	bool		ck_done;		/* ... and the clustering columns */
 	Datum		keyvals[WC_MAX_KEY_COLUMNS];
@@ -99,17 +100,18 @@ wcslot_clear(TupleTableSlot *slot)
 /*
  * Stored columns [tts_nvalid, upto) from a value page in column layout
  * (storage/columns.h): only the columns an expression reads are decoded,
- * the others are NULL.
+ * the others are NULL.  false if the page's state has no room to decode a
+ * column (the caller reads the tuple instead).
  */
-static void
+static bool
 fetch_stored_columns(WcSlot *ws, int upto)
 {
 	TupleTableSlot *slot = &ws->base;
 
+	ws->off_valid = false;		/* the tuple is not walked */
 	for (int attnum = slot->tts_nvalid; attnum < upto; attnum++)
 	{
 		bool		missing;
-		const char *problem;
 
 		if (ws->skip[attnum])
 		{
@@ -117,17 +119,17 @@ fetch_stored_columns(WcSlot *ws, int upto)
 			slot->tts_isnull[attnum] = true;
 			continue;
 		}
-		if (!wc_columns_fetch(ws->cols, ws->ordinal, attnum, &slot->tts_values[attnum],
-							  &slot->tts_isnull[attnum], &missing, &problem))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("widecol: could not read column %d of a value page: %s",
-							attnum + 1, problem ? problem : "no room to decode it"),
-					 errhint("Run SELECT * FROM widecol.verify(...) on the table.")));
+		if (!wc_block_row_column(ws->row, ws->cols, ws->ordinal, attnum,
+								 &slot->tts_values[attnum], &slot->tts_isnull[attnum], &missing))
+		{
+			slot->tts_nvalid = attnum;
+			return false;
+		}
 		if (missing)
 			slot->tts_values[attnum] = getmissingattr(slot->tts_tupleDescriptor, attnum + 1,
 													  &slot->tts_isnull[attnum]);
 	}
+	return true;
 }
 
 /* Deform stored columns [tts_nvalid, upto) of the version's tuple. */
@@ -140,8 +142,9 @@ deform_stored(WcSlot *ws, int upto)
 	int			stored;
 	bool		hasnulls;
 	char	   *tp;
-	uint32		off = ws->off;
-	int			attnum = slot->tts_nvalid;
+	int			from = slot->tts_nvalid;
+	int			attnum;
+	uint32		off;
 
 	/* some columns are not read: from a page in column layout, only the others */
 	if (!ws->cols_tried && ws->unused_stored)
@@ -151,13 +154,18 @@ deform_stored(WcSlot *ws, int upto)
 	}
 	if (ws->cols)
 	{
-		fetch_stored_columns(ws, upto);
-		return;
+		if (fetch_stored_columns(ws, upto))
+			return;
+		ws->cols = NULL;		/* no room: the tuple, from its first column */
+		from = slot->tts_nvalid;
 	}
 	tup = (HeapTupleHeader) ((char *) WcRowTuple(ws->row) - MINIMAL_TUPLE_OFFSET);
 	stored = HeapTupleHeaderGetNatts(tup);
 	hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
 	tp = (char *) tup + tup->t_hoff;
+	/* go on from column `from` if its offset is known, else walk from the first */
+	attnum = ws->off_valid ? from : 0;
+	off = ws->off_valid ? ws->off : 0;
 
 	for (; attnum < Min(upto, stored); attnum++)
 	{
@@ -165,22 +173,29 @@ deform_stored(WcSlot *ws, int upto)
 
 		if (hasnulls && att_isnull(attnum, tup->t_bits))
 		{
-			slot->tts_values[attnum] = (Datum) 0;
-			slot->tts_isnull[attnum] = true;
+			if (attnum >= from)
+			{
+				slot->tts_values[attnum] = (Datum) 0;
+				slot->tts_isnull[attnum] = true;
+			}
 			continue;
 		}
-		slot->tts_isnull[attnum] = false;
 		if (att->attlen == -1)
 			off = att_align_pointer(off, att->attalign, -1, tp + off);
 		else
 			off = att_align_nominal(off, att->attalign);
-		slot->tts_values[attnum] = fetchatt(att, tp + off);
+		if (attnum >= from)
+		{
+			slot->tts_isnull[attnum] = false;
+			slot->tts_values[attnum] = fetchatt(att, tp + off);
+		}
 		off = att_addlength_pointer(off, att->attlen, tp + off);
 	}
 	/* columns added after the version was written */
-	for (; attnum < upto; attnum++)
+	for (attnum = Max(attnum, from); attnum < upto; attnum++)
 		slot->tts_values[attnum] = getmissingattr(desc, attnum + 1, &slot->tts_isnull[attnum]);
 	ws->off = off;
+	ws->off_valid = true;
 }
 
 static void
@@ -600,6 +615,7 @@ wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,
 	ws->info = WcTableIsKeyless(info) ? NULL : info;
 	ws->dec = dec;
 	ws->off = 0;
+	ws->off_valid = true;
 	ws->cols_tried = false;
 	ws->cols = NULL;
 	ws->pk_done = ws->ck_done = false;

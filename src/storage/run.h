@@ -151,6 +151,8 @@ extern const char *wc_decode_values(const char *payload, Size len,
 									int v);
 extern void wc_block_free(WcBlock *block);
 extern struct WcColumnsPage *wc_block_row_columns(WcRowHeader *row, int *ordinal);
+extern bool wc_block_row_column(WcRowHeader *row, struct WcColumnsPage *cp, int ordinal,
+								int attnum, Datum *value, bool *isnull, bool *missing);
 extern const char *wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
 										  BlockNumber *out, uint32 *n);
 

@@ -492,6 +492,30 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 	return block->cols;
 }
 
+/*
+ * Column attnum (0-based) of a row's tuple in the page wc_block_row_columns
+ * opened.  false if the page's state has no room to decode the column (the
+ * caller reads the tuple instead); a corrupt column is reported as any
+ * damaged page is.
+ */
+bool
+wc_block_row_column(WcRowHeader *row, WcColumnsPage *cp, int ordinal, int attnum,
+					Datum *value, bool *isnull, bool *missing)
+{
+	const char *problem;
+
+	if (wc_columns_fetch(cp, ordinal, attnum, value, isnull, missing, &problem))
+		return true;
+	if (problem)
+	{
+		char	   *raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
+		WcBlock    *block = *(WcBlock **) (raw - RAW_HEADER);
+
+		corrupt(block->rel, block->values[block->cols_v].blkno, block->run_id, problem);
+	}
+	return false;
+}
+
 /* Free (or give back to the pool) a block's buffers. */
 void
 wc_block_free(WcBlock *block)

@@ -71,7 +71,8 @@ is(p(q{SELECT bool_and(ok) FROM widecol.verify('t')}), 't', 'primary: verify ok'
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $same), 't', 'standby: both formats read back the rows');
 
-p(q{SELECT widecol.compact('t', true)});
+# (value pages in row layout here: one zstd frame each; column layout below)
+p(q{SET widecol.compaction_value_layout = rows; SELECT widecol.compact('t', true)});
 is(p(q{SELECT string_agg(DISTINCT kind || ' ' || codec, ',' ORDER BY kind || ' ' || codec) FROM widecol.run_pages('t')
   WHERE kind IN ('key', 'value') AND codec <> 'none'}),
 	'key lz4,value zstd', 'compaction writes zstd value pages and lz4 key pages (widecol.compaction_key_codec)');
@@ -193,6 +194,53 @@ like($stderr, qr/widecol: lz4 decompression failed in block $kblk of relation "k
 unlike($stdout, qr/\d/, 'no rows returned');
 like(p(q{SELECT problems FROM widecol.verify('k') WHERE segment = 'run'}),
 	qr/block $kblk: lz4 decompression failed/, 'verify: the damaged lz4 key page');
+is(p('SELECT 1'), '1', 'server still up');
+
+# (4) a value page in column layout (what compaction writes by default) with
+# one column's chunk damaged under a recomputed checksum: a read of that
+# column fails, naming the page; a read of another column of the same
+# page does not decode it; verify reports the page
+p(q{CREATE TABLE c (LIKE h) USING widecol
+  WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC, id');
+INSERT INTO c SELECT dev, day, ts, id, key, w, hash FROM rows;
+SELECT widecol.compact('c', true)});
+is(p(q{SELECT string_agg(DISTINCT kind, ',') FROM widecol.run_pages('c') WHERE kind LIKE 'value%'}),
+	'value_columns,value_dir', 'compaction: value pages in column layout');
+my $crun = p(q{SELECT run_id FROM widecol.runs('c')});
+my $cpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('c')});
+my $wsum = p(q{SELECT sum(w) FROM c});
+p('CHECKPOINT');
+$primary->stop;
+my @cpages = pages_of_type($cpath, 8, $crun);
+my ($cblk, $cpage) = @{ $cpages[-1] };
+is(unpack('v', substr($cpage, 8192 - 24 + 2, 2)) & 0x0200, 0x0200, 'its flag says column layout');
+# payload: tuple and chunk counts, then 12 bytes per chunk (codec, attalign,
+# attlen, length, byval, raw length); chunk 7 is column 7 (hash): claim a
+# raw length 8 bytes longer than its frame holds
+my $nchunks = unpack('v', substr($cpage, 26, 2));
+is($nchunks, 8, 'a chunk of tuple headers and one per column');
+my $entry = 28 + 12 * 7;
+substr($cpage, $entry + 8, 4) = pack('V', unpack('V', substr($cpage, $entry + 8, 4)) + 8);
+$lower = unpack('v', substr($cpage, 12, 2));
+$crc = crc32c(substr($cpage, 24, $lower - 24) . substr($cpage, $special + 8, 8)
+	. substr($cpage, $special + 16, 4) . substr($cpage, $special + 20, 4));
+substr($cpage, $special + 4, 4) = pack('V', $crc);
+open($fh, '+<', $cpath) or die "open $cpath: $!";
+binmode $fh;
+seek($fh, $cblk * 8192, 0) or die;
+print $fh $cpage;
+close $fh;
+$primary->start;
+is(p(q{SELECT sum(w) FROM c}), $wsum, 'a report on another column of the page decodes only that column');
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT sum(length(hash)) FROM c});
+isnt($ret, 0, 'a report on the damaged column fails');
+like($stderr, qr/widecol: (zstd frame of the wrong size|lz4 decompression failed) in block $cblk of relation "c" \(run $crun\)/,
+	'the error names the problem, relation, block and run');
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(*) FROM (SELECT * FROM c) x WHERE hash IS NOT NULL});
+isnt($ret, 0, 'a read of whole rows fails too');
+like(p(q{SELECT problems FROM widecol.verify('c') WHERE segment = 'run'}),
+	qr/block $cblk: value page: (zstd frame of the wrong size|lz4 decompression failed)/,
+	'verify: the damaged column');
 is(p('SELECT 1'), '1', 'server still up');
 $primary->stop;
 
