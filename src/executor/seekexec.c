@@ -93,7 +93,7 @@ typedef struct SeekState
 	bool		range_done;
 	bool		buffered;		/* one range read for all the partitions */
 	bool		keys_only;		/* the plan reads key columns only */
-	bool	   *skip;			/* non-key columns it does not read, or NULL */
+	bool	   *skip;			/* non-key columns it does not read (NULL: keys_only) */
 	int64		range_deleted;	/* rows they deleted */
 	int			range_tombstones;	/* written */
 	EvaluatedBound *bounds;		/* evaluated at the start */
@@ -142,7 +142,14 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 
 	s->exprstates = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
 	s->keys_only = wc_scan_reads_keys_only(&node->ss);
+	/*
+	 * Rows from value pages in column layout are read by column even when
+	 * every column is wanted: decoding a page's columns for one row costs
+	 * less than putting all its tuples back together.
+	 */
 	s->skip = s->keys_only ? NULL : wc_scan_unread_stored_columns(&node->ss);
+	if (!s->keys_only && s->skip == NULL)
+		s->skip = palloc0(sizeof(bool) * RelationGetDescr(node->ss.ss_currentRelation)->natts);
 	wc_key_decoder_init(&s->keys, CurrentMemoryContext);
 	s->mcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek",
 									ALLOCSET_DEFAULT_SIZES);
