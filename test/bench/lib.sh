@@ -69,7 +69,7 @@ bench_main() {
 	wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || { cat "$WORK/build.out"; wc_die "build failed"; }
 	if [ -n "$out" ]; then
 		out=$(realpath -m "$out")	# the run stage works in a copy of the tree
-		mkdir -p "$out" && chown postgres "$out"
+		mkdir -p "$out" && chown -R postgres "$out"	# and the results already there
 		BENCH_ARGS+=(--out "$out")
 	fi
 	cd "$WORK"
