@@ -149,9 +149,11 @@ wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemP
 	WcTableInfo *info = wc_table_info(rel);
 	TupleDesc	desc = slot->tts_tupleDescriptor;
 	int			ordinal;
-	struct WcColumnsPage *cp = wc_block_row_columns(row, &ordinal);
+	struct WcColumnsPage *cp = NULL;
 
-	if (cp == NULL || slot->tts_ops == &WcSlotOps)
+	if (slot->tts_ops != &WcSlotOps)
+		cp = wc_block_row_columns(row, &ordinal);
+	if (cp == NULL)
 	{
 		wc_store_row_ref(slot, rel, row, tid, dec);
 		return;
@@ -167,8 +169,8 @@ wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemP
 			slot->tts_isnull[a] = true;
 			continue;
 		}
-		if (!wc_block_row_column(row, cp, ordinal, a, &slot->tts_values[a],
-								 &slot->tts_isnull[a], &missing))
+		if (!wc_block_row_column(row, cp, ordinal, TupleDescAttr(desc, a), a,
+								 &slot->tts_values[a], &slot->tts_isnull[a], &missing))
 		{
 			/* no room to decode the column: the whole tuple */
 			wc_store_row_ref(slot, rel, row, tid, dec);

@@ -119,7 +119,8 @@ fetch_stored_columns(WcSlot *ws, int upto)
 			slot->tts_isnull[attnum] = true;
 			continue;
 		}
-		if (!wc_block_row_column(ws->row, ws->cols, ws->ordinal, attnum,
+		if (!wc_block_row_column(ws->row, ws->cols, ws->ordinal,
+								 TupleDescAttr(slot->tts_tupleDescriptor, attnum), attnum,
 								 &slot->tts_values[attnum], &slot->tts_isnull[attnum], &missing))
 		{
 			slot->tts_nvalid = attnum;

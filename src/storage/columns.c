@@ -14,6 +14,7 @@
 
 #include "access/htup_details.h"
 #include "access/tupmacs.h"
+#include "catalog/pg_type.h"
 #include "utils/memutils.h"
 
 #include "storage/columns.h"
@@ -50,14 +51,34 @@ find_value(uint32 off, const ColumnInfo *c, const char *data)
 	return att_align_nominal(off, c->attalign);
 }
 
+/*
+ * Size of the value at data[pos] (pos < len) of a column, 0 if it does not
+ * fit in data[0, len) (corrupt input stops here, never reads past len).
+ */
 static inline uint32
-value_size(const ColumnInfo *c, const char *p)
+value_size(const ColumnInfo *c, const char *data, uint32 pos, uint32 len)
 {
+	const char *p = data + pos;
+	uint32		avail = len - pos;
+	uint32		size;
+
 	if (c->attlen > 0)
-		return c->attlen;
-	if (c->attlen == -1)
-		return VARSIZE_ANY(p);
-	return strlen(p) + 1;
+		size = c->attlen;
+	else if (c->attlen == -1)
+	{
+		if ((VARATT_IS_1B_E(p) && avail < 2) || (!VARATT_IS_1B(p) && avail < 4))
+			return 0;
+		size = VARSIZE_ANY(p);
+	}
+	else
+	{
+		const char *end = memchr(p, '\0', avail);
+
+		if (end == NULL)
+			return 0;
+		size = end - p + 1;
+	}
+	return size > avail ? 0 : size;
 }
 
 /* One tuple of the row layout, checked. */
@@ -115,10 +136,7 @@ walk_values(const TupleView *t, const ColumnInfo *cols, ValueFn fn, void *arg)
 			return false;
 		off = find_value(off, &cols[a], t->data);
 		if (off >= t->datalen ||
-			(cols[a].attlen == -1 && !VARATT_IS_1B(t->data + off) && off + 4 > t->datalen))
-			return false;
-		size = value_size(&cols[a], t->data + off);
-		if (size == 0 || size > t->datalen - off)
+			(size = value_size(&cols[a], t->data, off, t->datalen)) == 0)
 			return false;
 		fn(arg, a, t->data + off, size);
 		off += size;
@@ -159,6 +177,8 @@ copy_value(void *arg, int a, const char *value, uint32 size)
 	s->pos[a] = at + size;
 }
 
+#define RETURN_PROBLEM(what) do { pfree(pos); return (what); } while (0)
+
 /*
  * Put the tuples back together from decoded chunks: chunk 0 at hdr, column
  * a at chunk[a] (NULL for a column no tuple has).  NULL or what is wrong.
@@ -186,7 +206,7 @@ assemble(const char *hdr, uint32 hdrlen, char **chunk, const uint32 *chunklen,
 		uint32		doff = 0;
 
 		if (hpos + HDR_FIXED > hdrlen)
-			return "column layout: short tuple headers";
+			RETURN_PROBLEM("column layout: short tuple headers");
 		memcpy(&len, hdr + hpos, sizeof(uint32));
 		memcpy(&infomask2, hdr + hpos + 4, sizeof(uint16));
 		memcpy(&infomask, hdr + hpos + 6, sizeof(uint16));
@@ -198,7 +218,7 @@ assemble(const char *hdr, uint32 hdrlen, char **chunk, const uint32 *chunklen,
 			hoff < SizeofHeapTupleHeader + (hasnulls ? BITMAPLEN(natts) : 0) ||
 			hoff - MINIMAL_TUPLE_OFFSET > len ||
 			(hasnulls && hpos + BITMAPLEN(natts) > hdrlen))
-			return "column layout: invalid tuple header";
+			RETURN_PROBLEM("column layout: invalid tuple header");
 		mt->t_len = len;
 		mt->t_infomask2 = infomask2;
 		mt->t_infomask = infomask;
@@ -217,32 +237,29 @@ assemble(const char *hdr, uint32 hdrlen, char **chunk, const uint32 *chunklen,
 			if (hasnulls && att_isnull(a, mt->t_bits))
 				continue;
 			if (chunk[a] == NULL || pos[a] >= chunklen[a])
-				return "column layout: a column has fewer values than its tuples";
+				RETURN_PROBLEM("column layout: a column has fewer values than its tuples");
 			pos[a] = find_value(pos[a], &cols[a], chunk[a]);
-			if (pos[a] >= chunklen[a] ||
-				(cols[a].attlen == -1 && !VARATT_IS_1B(chunk[a] + pos[a]) &&
-				 pos[a] + 4 > chunklen[a]))
-				return "column layout: a column has fewer values than its tuples";
+			if (pos[a] >= chunklen[a])
+				RETURN_PROBLEM("column layout: a column has fewer values than its tuples");
+			if ((size = value_size(&cols[a], chunk[a], pos[a], chunklen[a])) == 0)
+				RETURN_PROBLEM("column layout: a value runs past its column");
 			value = chunk[a] + pos[a];
-			size = value_size(&cols[a], value);
-			if (size == 0 || size > chunklen[a] - pos[a])
-				return "column layout: a value runs past its column";
 			doff = place_value(doff, &cols[a], value);
 			if ((data - (char *) mt) + doff + size > len)
-				return "column layout: values overrun their tuple";
+				RETURN_PROBLEM("column layout: values overrun their tuple");
 			memcpy(data + doff, value, size);
 			doff += size;
 			pos[a] += size;
 		}
 		off = MAXALIGN(off + len);
 		if (off > rawsize)
-			return "column layout: tuples overrun the page";
+			RETURN_PROBLEM("column layout: tuples overrun the page");
 	}
 	if (off != rawsize || hpos != hdrlen)
-		return "column layout: tuples do not fill the page";
+		RETURN_PROBLEM("column layout: tuples do not fill the page");
 	for (int a = 0; a < ncols; a++)
 		if (chunk[a] != NULL && pos[a] != chunklen[a])
-			return "column layout: a column has more values than its tuples";
+			RETURN_PROBLEM("column layout: a column has more values than its tuples");
 	pfree(pos);
 	return NULL;
 }
@@ -313,7 +330,8 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 		used += MAXALIGN(len[a]);
 		maxraw = Max(maxraw, len[a]);
 	}
-	if (maxraw > MAX_CHUNK_RAW ||
+	/* (readers refuse chunks much larger than the tuples: corrupt) */
+	if (maxraw > MAX_CHUNK_RAW || used > 2 * rawsize + MAXIMUM_ALIGNOF * (ncols + 1) ||
 		used + MAXALIGN(rawsize) + wc_compress_bound(maxraw) > WC_COLUMNS_SCRATCH_SIZE)
 		goto done;
 	memset(scratch, 0, used);
@@ -423,8 +441,16 @@ read_directory(const char *payload, Size len, WcColumnsHeader *h, WcColumnChunk 
 		start[c] = o;
 		o += dir[c].len;
 		if (o > len || dir[c].rawlen > MAX_CHUNK_RAW ||
-			(c > 0 && dir[c].attlen == 0) || (dir[c].rawlen == 0) != (dir[c].len == 0))
+			(dir[c].rawlen == 0) != (dir[c].len == 0))
 			return "column layout: invalid chunk";
+		/* a column's description must be one a table column can have */
+		if (c > 0 &&
+			((dir[c].attlen <= 0 && dir[c].attlen != -1 && dir[c].attlen != -2) ||
+			 (dir[c].attalign != TYPALIGN_CHAR && dir[c].attalign != TYPALIGN_SHORT &&
+			  dir[c].attalign != TYPALIGN_INT && dir[c].attalign != TYPALIGN_DOUBLE) ||
+			 (dir[c].byval && dir[c].attlen != 1 && dir[c].attlen != 2 &&
+			  dir[c].attlen != 4 && dir[c].attlen != 8)))
+			return "column layout: invalid column description";
 	}
 	if (o != len)
 		return "column layout: chunks do not fill the payload";
@@ -463,18 +489,28 @@ wc_columns_assemble(const char *payload, Size len, char *dst, Size rawsize)
 	start = palloc(sizeof(uint32) * Max(h.nchunks, 1));
 	problem = read_directory(payload, len, &h, dir, start);
 	if (problem)
+	{
+		pfree(dir);
+		pfree(start);
 		return problem;
+	}
 	for (int c = 0; c < h.nchunks; c++)
 		total += MAXALIGN(dir[c].rawlen);
-	if (total > rawsize + MAXIMUM_ALIGNOF * (Size) h.ntuples * h.nchunks + MAX_CHUNK_RAW)
+	if (total > 2 * rawsize + MAXIMUM_ALIGNOF * h.nchunks)
+	{
+		pfree(dir);
+		pfree(start);
 		return "column layout: chunks larger than their tuples";
+	}
 	/* decoded chunks go to a buffer the backend keeps (this runs per page) */
 	if (total > assemble_cap)
 	{
 		if (assemble_buf)
 			pfree(assemble_buf);
+		assemble_buf = NULL;
+		assemble_cap = 0;
+		assemble_buf = MemoryContextAlloc(TopMemoryContext, Max(total, 128 * 1024));
 		assemble_cap = Max(total, 128 * 1024);
-		assemble_buf = MemoryContextAllocHuge(TopMemoryContext, assemble_cap);
 	}
 	buf = assemble_buf;
 	chunk = palloc0(sizeof(char *) * h.nchunks);
@@ -534,13 +570,47 @@ state_alloc(WcColumnsPage *cp, Size size)
 }
 
 /*
- * Open a payload in column layout in `state` (WC_COLUMNS_STATE_SIZE bytes,
- * MAXALIGNed): copies it and decodes the tuple headers.  NULL with
- * *problem set if it is corrupt, NULL alone if it needs more room than
- * the state has (the caller assembles the tuples instead).
+ * Bytes a state for this payload needs to decode every column (see
+ * wc_columns_open), or 0 if its directory is invalid.
+ */
+Size
+wc_columns_state_size(const char *payload, Size len)
+{
+	WcColumnsHeader h;
+	WcColumnChunk d;
+	Size		n;
+	Size		size;
+
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, payload, sizeof(h));
+	if (h.nchunks == 0 || sizeof(h) + sizeof(WcColumnChunk) * (Size) h.nchunks > len)
+		return 0;
+	n = Max(h.ntuples, 1);
+	size = MAXALIGN(sizeof(WcColumnsPage)) + MAXALIGN(len) +
+		2 * MAXALIGN(sizeof(WcColumnChunk) * h.nchunks) +
+		MAXALIGN(sizeof(uint32) * n) + MAXALIGN(sizeof(uint16) * n) +
+		MAXALIGN(sizeof(bits8 *) * n) + 2 * MAXALIGN(sizeof(void *) * h.nchunks);
+	for (int c = 0; c < h.nchunks; c++)
+	{
+		memcpy(&d, payload + sizeof(h) + sizeof(d) * c, sizeof(d));
+		size += MAXALIGN(Max(d.rawlen, 1));
+		if (c > 0)
+			size += MAXALIGN(sizeof(int32) * n);
+	}
+	return size;
+}
+
+/*
+ * Open a payload in column layout in `state` (`size` bytes, MAXALIGNed;
+ * wc_columns_state_size says how many it needs): copies it and decodes the
+ * tuple headers.  NULL with *problem set if it is corrupt, NULL alone if
+ * it needs more room than the state has (the caller assembles the tuples
+ * instead).
  */
 WcColumnsPage *
-wc_columns_open(char *state, const char *payload, Size len, Size rawsize, const char **problem)
+wc_columns_open(char *state, Size size, const char *payload, Size len, Size rawsize,
+				const char **problem)
 {
 	WcColumnsPage *cp = (WcColumnsPage *) state;
 	WcColumnsHeader h;
@@ -551,7 +621,7 @@ wc_columns_open(char *state, const char *payload, Size len, Size rawsize, const 
 
 	*problem = NULL;
 	cp->next = state + MAXALIGN(sizeof(WcColumnsPage));
-	cp->end = state + WC_COLUMNS_STATE_SIZE;
+	cp->end = state + size;
 	if ((cp->payload = state_alloc(cp, len)) == NULL)
 		return NULL;
 	memcpy(cp->payload, payload, len);
@@ -668,10 +738,9 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
 		bad = pos >= d->rawlen;
 		if (!bad)
 			pos = find_value(pos, &c, data);
-		bad = bad || pos >= d->rawlen ||
-			(c.attlen == -1 && !VARATT_IS_1B(data + pos) && pos + 4 > d->rawlen);
-		size = bad ? 0 : value_size(&c, data + pos);
-		bad = bad || size == 0 || size > d->rawlen - pos;
+		bad = bad || pos >= d->rawlen;
+		size = bad ? 0 : value_size(&c, data, pos, d->rawlen);
+		bad = bad || size == 0;
 		valoff[i] = pos;
 		pos += size;
 	}
@@ -691,8 +760,8 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
  * has no room to decode the column, or with *problem set if it is corrupt.
  */
 bool
-wc_columns_fetch(WcColumnsPage *cp, int ordinal, int a, Datum *value, bool *isnull,
-				 bool *missing, const char **problem)
+wc_columns_fetch(WcColumnsPage *cp, int ordinal, Form_pg_attribute att, int a,
+				 Datum *value, bool *isnull, bool *missing, const char **problem)
 {
 	const WcColumnChunk *d;
 	const char *p;
@@ -708,11 +777,18 @@ wc_columns_fetch(WcColumnsPage *cp, int ordinal, int a, Datum *value, bool *isnu
 	}
 	if (cp->bits[ordinal] && att_isnull(a, cp->bits[ordinal]))
 		return true;
+	d = &cp->dir[a + 1];
+	/* the values are handed out as the table's column says they are */
+	if (d->attlen != att->attlen || d->attalign != att->attalign ||
+		(d->byval != 0) != att->attbyval)
+	{
+		*problem = "column layout: a column's description does not match the table";
+		return false;
+	}
 	if (cp->valoff[a] == NULL && !decode_column(cp, a, problem))
 		return false;
-	d = &cp->dir[a + 1];
 	p = cp->data[a] + cp->valoff[a][ordinal];
 	*isnull = false;
-	*value = d->byval ? fetch_att(p, true, d->attlen) : PointerGetDatum(p);
+	*value = att->attbyval ? fetch_att(p, true, att->attlen) : PointerGetDatum(p);
 	return true;
 }

@@ -62,16 +62,18 @@ extern const char *wc_columns_assemble(const char *payload, Size len, char *dst,
 /*
  * One value page opened in column layout for lazy reads: its payload is
  * kept and a column decoded the first time one of its values is asked for.
- * Everything lives in one buffer of WC_COLUMNS_STATE_SIZE bytes.
+ * Everything lives in one buffer of wc_columns_state_size bytes (at most
+ * WC_COLUMNS_STATE_SIZE; a page that needs more is read as tuples).
  */
 #define WC_COLUMNS_STATE_SIZE (512 * 1024)
 typedef struct WcColumnsPage WcColumnsPage;
 
-extern WcColumnsPage *wc_columns_open(char *state, const char *payload, Size len,
+extern Size wc_columns_state_size(const char *payload, Size len);
+extern WcColumnsPage *wc_columns_open(char *state, Size size, const char *payload, Size len,
 									  Size rawsize, const char **problem);
 extern int	wc_columns_ordinal(WcColumnsPage *cp, uint32 tupoff);
-extern bool wc_columns_fetch(WcColumnsPage *cp, int ordinal, int attnum,
-							 Datum *value, bool *isnull, bool *missing,
+extern bool wc_columns_fetch(WcColumnsPage *cp, int ordinal, Form_pg_attribute att,
+							 int attnum, Datum *value, bool *isnull, bool *missing,
 							 const char **problem);
 
 #endif

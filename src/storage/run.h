@@ -130,9 +130,11 @@ typedef struct WcBlock
 	BlockNumber carry_blkno;
 	uint32		carry_size;
 	/* a value page in column layout opened for lazy reads (columns.h) */
-	char	   *colstate;		/* WC_COLUMNS_STATE_SIZE bytes, pooled */
+	char	   *colstate;		/* colstate_size bytes, pooled */
+	Size		colstate_size;
 	struct WcColumnsPage *cols;
 	int			cols_v;			/* which of values[] it is */
+	uint32		cols_rawsize;	/* its tuples' raw size */
 } WcBlock;
 
 #define WcBlockRow(b, i) ((WcRowHeader *) ((b)->raw + (b)->offsets[i]))
@@ -152,7 +154,8 @@ extern const char *wc_decode_values(const char *payload, Size len,
 extern void wc_block_free(WcBlock *block);
 extern struct WcColumnsPage *wc_block_row_columns(WcRowHeader *row, int *ordinal);
 extern bool wc_block_row_column(WcRowHeader *row, struct WcColumnsPage *cp, int ordinal,
-								int attnum, Datum *value, bool *isnull, bool *missing);
+								Form_pg_attribute att, int attnum, Datum *value,
+								bool *isnull, bool *missing);
 extern const char *wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
 										  BlockNumber *out, uint32 *n);
 

@@ -272,7 +272,8 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		area += block->values[i].rawsize;
 	}
 	block->nvalues = kh.nvalues;
-	if (kh.nvalues > 0 && keep_cols == block->values[0].blkno && block->colstate)
+	if (kh.nvalues > 0 && keep_cols == block->values[0].blkno && block->colstate &&
+		block->cols_rawsize == block->values[0].rawsize)
 	{
 		block->cols = (WcColumnsPage *) block->colstate;
 		block->cols_v = 0;
@@ -429,18 +430,25 @@ wc_block_load_tuple(WcRowHeader *row)
  * page is in column layout, open it for lazy reads (once per key page) and
  * return it, with the row's tuple's ordinal in it; NULL if the page holds
  * rows (it is then loaded as usual), or if the block cannot keep the state
- * (not a merge's pooled block).  The columns stay valid until the block
- * decodes another key page.
+ * (not a merge's pooled block).  Values read from it stay valid until the
+ * block opens another value page this way or decodes another key page:
+ * as long as the row does (the next row of the read).
  */
 WcColumnsPage *
 wc_block_row_columns(WcRowHeader *row, int *ordinal)
 {
-	char	   *raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
-	WcBlock    *block = *(WcBlock **) (raw - RAW_HEADER);
-	Size		at = (const char *) row + row->tupoff - raw;
+	char	   *raw;
+	WcBlock    *block;
+	Size		at;
 	int			v = 0;
 
-	if (!(row->flags & WC_ROW_IN_BLOCK) || !block->poolable || block->rel == NULL)
+	if (!(row->flags & WC_ROW_IN_BLOCK))
+		return NULL;			/* a copy, or its tuple is loaded */
+	raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
+	block = *(WcBlock **) (raw - RAW_HEADER);
+	at = (const char *) row + row->tupoff - raw;
+	Assert(block->raw == raw);
+	if (!block->poolable || block->rel == NULL)
 		return NULL;
 	while (v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize)
 		v++;
@@ -458,12 +466,6 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 		if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
 			corrupt(block->rel, block->blkno, block->run_id, "invalid value page reference");
 		block->cols = NULL;
-		if (block->colstate == NULL)
-		{
-			Size		size = WC_COLUMNS_STATE_SIZE;
-
-			block->colstate = wc_pool_get(&size);
-		}
 		buf = ReadBufferExtended(block->rel, MAIN_FORKNUM, blkno, RBM_NORMAL, block->strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -471,8 +473,25 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 		if (problem == NULL && op.aux != block->values[v].rawsize)
 			problem = "value page does not match its reference";
 		if (problem == NULL && (op.flags & WC_VALUES_COLUMNS))
-			cp = wc_columns_open(block->colstate, PageGetContents(page),
-								 RunPagePayloadLen(page), op.aux, &problem);
+		{
+			/* room to decode every column; a page that needs more is read as tuples */
+			Size		need = wc_columns_state_size(PageGetContents(page),
+													 RunPagePayloadLen(page));
+
+			if (need > 0 && need <= WC_COLUMNS_STATE_SIZE && need > block->colstate_size)
+			{
+				if (block->colstate)
+					wc_pool_put(block->colstate, block->colstate_size);
+				block->colstate = NULL;
+				block->colstate_size = 0;
+				block->colstate = wc_pool_get(&need);
+				block->colstate_size = need;
+			}
+			if (need > 0 && need <= block->colstate_size)
+				cp = wc_columns_open(block->colstate, block->colstate_size,
+									 PageGetContents(page), RunPagePayloadLen(page),
+									 op.aux, &problem);
+		}
 		if (problem == NULL && cp == NULL)	/* rows, or too wide to keep */
 			problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page),
 									   &op, block, v);
@@ -484,6 +503,7 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 			return NULL;		/* loaded as tuples */
 		block->cols = cp;
 		block->cols_v = v;
+		block->cols_rawsize = block->values[v].rawsize;
 	}
 	*ordinal = wc_columns_ordinal(block->cols, at - block->value_off[v]);
 	if (*ordinal < 0)
@@ -499,12 +519,12 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
  * damaged page is.
  */
 bool
-wc_block_row_column(WcRowHeader *row, WcColumnsPage *cp, int ordinal, int attnum,
-					Datum *value, bool *isnull, bool *missing)
+wc_block_row_column(WcRowHeader *row, WcColumnsPage *cp, int ordinal, Form_pg_attribute att,
+					int attnum, Datum *value, bool *isnull, bool *missing)
 {
 	const char *problem;
 
-	if (wc_columns_fetch(cp, ordinal, attnum, value, isnull, missing, &problem))
+	if (wc_columns_fetch(cp, ordinal, att, attnum, value, isnull, missing, &problem))
 		return true;
 	if (problem)
 	{
@@ -525,10 +545,11 @@ wc_block_free(WcBlock *block)
 	if (block->carry)
 		buffer_put(block->carry, WC_MAX_RAW_BLOCK, block->carry_pooled);
 	if (block->colstate)
-		wc_pool_put(block->colstate, WC_COLUMNS_STATE_SIZE);
+		wc_pool_put(block->colstate, block->colstate_size);
 	block->raw = NULL;
 	block->carry = NULL;
 	block->colstate = NULL;
+	block->colstate_size = 0;
 	block->cols = NULL;
 	block->rawcap = 0;
 }
