@@ -778,15 +778,18 @@ wc_columns_fetch(WcColumnsPage *cp, int ordinal, Form_pg_attribute att, int a,
 	if (cp->bits[ordinal] && att_isnull(a, cp->bits[ordinal]))
 		return true;
 	d = &cp->dir[a + 1];
-	/* the values are handed out as the table's column says they are */
-	if (d->attlen != att->attlen || d->attalign != att->attalign ||
-		(d->byval != 0) != att->attbyval)
+	if (cp->valoff[a] == NULL)
 	{
-		*problem = "column layout: a column's description does not match the table";
-		return false;
+		/* the values are handed out as the table's column says they are */
+		if (d->attlen != att->attlen || d->attalign != att->attalign ||
+			(d->byval != 0) != att->attbyval)
+		{
+			*problem = "column layout: a column's description does not match the table";
+			return false;
+		}
+		if (!decode_column(cp, a, problem))
+			return false;
 	}
-	if (cp->valoff[a] == NULL && !decode_column(cp, a, problem))
-		return false;
 	p = cp->data[a] + cp->valoff[a][ordinal];
 	*isnull = false;
 	*value = att->attbyval ? fetch_att(p, true, att->attlen) : PointerGetDatum(p);
