@@ -113,7 +113,7 @@ extern void wc_tombstone_run_end(WcTombstoneRun *t);
 extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;
 extern void wc_slot_mark_unused_columns(PlanState *top);
 extern bool wc_scan_reads_keys_only(ScanState *ss);
-extern bool *wc_scan_unread_stored_columns(ScanState *ss);
+extern bool *wc_scan_unread_columns(ScanState *ss);
 extern void wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row,
 								 ItemPointer tid, WcKeyDecoder *dec, const bool *skip);
 extern void wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,

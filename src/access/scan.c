@@ -76,20 +76,29 @@ typedef WcParallelScanData *WcParallelScan;
  * key columns decoded from the key (the tuple holds NULLs there), and the
  * defaults of columns added after the version was written.  keys_only: the
  * other columns NULL, the stored tuple not read (wc_scan_reads_keys_only).
+ * skip (or NULL): columns left NULL, the others read by column if the
+ * version's value page is in column layout (wc_scan_unread_columns).
  */
 static void
 fill_slot(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
-		  WcKeyDecoder *dec, bool keys_only)
+		  WcKeyDecoder *dec, bool keys_only, const bool *skip)
 {
 	WcTableInfo *info = wc_table_info(rel);
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	struct WcColumnsPage *cp = NULL;
+	int			ordinal;
 
 	ExecClearTuple(slot);
+	if (skip)
+		cp = wc_block_row_columns(row, &ordinal);
 	if (keys_only)
 	{
-		memset(slot->tts_values, 0, sizeof(Datum) * slot->tts_tupleDescriptor->natts);
-		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		memset(slot->tts_values, 0, sizeof(Datum) * desc->natts);
+		memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
 	}
-	else
+	else if (cp == NULL ||
+			 wc_block_row_values(row, cp, ordinal, desc, skip, 0, desc->natts,
+								 slot->tts_values, slot->tts_isnull) < desc->natts)
 		wc_row_deform(rel, row, slot->tts_values, slot->tts_isnull);
 	if (WcTableIsKeyless(info))
 		;
@@ -109,14 +118,14 @@ void
 wc_store_row_keys(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
 				  WcKeyDecoder *dec)
 {
-	fill_slot(slot, rel, row, tid, dec, true);
+	fill_slot(slot, rel, row, tid, dec, true, NULL);
 }
 
 /* Store a copy of a version: the slot owns its values. */
 void
 wc_store_row(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid)
 {
-	fill_slot(slot, rel, row, tid, NULL, false);
+	fill_slot(slot, rel, row, tid, NULL, false, NULL);
 	ExecMaterializeSlot(slot);
 }
 
@@ -134,57 +143,21 @@ wc_store_row_ref(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPoint
 	if (slot->tts_ops == &WcSlotOps)
 		wc_slot_store_version(slot, wc_table_info(rel), row, tid, RelationGetRelid(rel), dec);
 	else
-		fill_slot(slot, rel, row, tid, dec, false);
+		fill_slot(slot, rel, row, tid, dec, false, NULL);
 }
 
 /*
- * As wc_store_row_ref into a virtual slot, but the non-key columns `skip`
- * marks are NULL: from a value page in column layout only the others are
- * decoded (storage/columns.h).  Other rows are stored whole.
+ * As wc_store_row_ref, but the columns `skip` marks are NULL: from a value
+ * page in column layout only the others are decoded (storage/columns.h).
  */
 void
 wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemPointer tid,
 					 WcKeyDecoder *dec, const bool *skip)
 {
-	WcTableInfo *info = wc_table_info(rel);
-	TupleDesc	desc = slot->tts_tupleDescriptor;
-	int			ordinal;
-	struct WcColumnsPage *cp = NULL;
-
-	if (slot->tts_ops != &WcSlotOps)
-		cp = wc_block_row_columns(row, &ordinal);
-	if (cp == NULL)
-	{
+	if (slot->tts_ops == &WcSlotOps)
 		wc_store_row_ref(slot, rel, row, tid, dec);
-		return;
-	}
-	ExecClearTuple(slot);
-	for (int a = 0; a < desc->natts; a++)
-	{
-		bool		missing;
-
-		if (skip[a])
-		{
-			slot->tts_values[a] = (Datum) 0;
-			slot->tts_isnull[a] = true;
-			continue;
-		}
-		if (!wc_block_row_column(row, cp, ordinal, TupleDescAttr(desc, a), a,
-								 &slot->tts_values[a], &slot->tts_isnull[a], &missing))
-		{
-			/* no room to decode the column: the whole tuple */
-			wc_store_row_ref(slot, rel, row, tid, dec);
-			return;
-		}
-		if (missing)
-			slot->tts_values[a] = getmissingattr(desc, a + 1, &slot->tts_isnull[a]);
-	}
-	if (!WcTableIsKeyless(info))
-		wc_key_decode(dec, info, WcRowKey(row), row->keylen, row->pklen,
-					  slot->tts_values, slot->tts_isnull);
-	ExecStoreVirtualTuple(slot);
-	slot->tts_tid = *tid;
-	slot->tts_tableOid = RelationGetRelid(rel);
+	else
+		fill_slot(slot, rel, row, tid, dec, false, skip);
 }
 
 TableScanDesc

@@ -51,9 +51,9 @@ typedef struct WcSlot
 	bool		ck_done;		/* ... and the clustering columns */
 	Datum		keyvals[WC_MAX_KEY_COLUMNS];
 	char	   *data;			/* owned copy of by-reference values */
-	Bitmapset  *unused;			/* columns no expression reads (see below) */
-	bool		unused_stored;	/* ... some of them non-key columns */
-	bool	   *skip;			/* unused, per column (NULL: none) */
+	bool	   *skip;			/* per column: no expression reads it (see
+								 * below); NULL: all are read */
+	bool		skip_stored;	/* ... some non-key column is not read */
 	bool		cols_tried;		/* looked for the version's value page by column */
 	struct WcColumnsPage *cols; /* ... found it: read the columns from there */
 	int			ordinal;		/* the version's tuple in it */
@@ -66,9 +66,8 @@ wcslot_init(TupleTableSlot *slot)
 
 	ws->row = NULL;
 	ws->data = NULL;
-	ws->unused = NULL;
-	ws->unused_stored = false;
 	ws->skip = NULL;
+	ws->skip_stored = false;
 	ws->cols = NULL;
 	ws->cols_tried = false;
 }
@@ -109,28 +108,11 @@ fetch_stored_columns(WcSlot *ws, int upto)
 	TupleTableSlot *slot = &ws->base;
 
 	ws->off_valid = false;		/* the tuple is not walked */
-	for (int attnum = slot->tts_nvalid; attnum < upto; attnum++)
-	{
-		bool		missing;
-
-		if (ws->skip[attnum])
-		{
-			slot->tts_values[attnum] = (Datum) 0;
-			slot->tts_isnull[attnum] = true;
-			continue;
-		}
-		if (!wc_block_row_column(ws->row, ws->cols, ws->ordinal,
-								 TupleDescAttr(slot->tts_tupleDescriptor, attnum), attnum,
-								 &slot->tts_values[attnum], &slot->tts_isnull[attnum], &missing))
-		{
-			slot->tts_nvalid = attnum;
-			return false;
-		}
-		if (missing)
-			slot->tts_values[attnum] = getmissingattr(slot->tts_tupleDescriptor, attnum + 1,
-													  &slot->tts_isnull[attnum]);
-	}
-	return true;
+	slot->tts_nvalid = wc_block_row_values(ws->row, ws->cols, ws->ordinal,
+										   slot->tts_tupleDescriptor, ws->skip,
+										   slot->tts_nvalid, upto,
+										   slot->tts_values, slot->tts_isnull);
+	return slot->tts_nvalid == upto;
 }
 
 /* Deform stored columns [tts_nvalid, upto) of the version's tuple. */
@@ -148,7 +130,7 @@ deform_stored(WcSlot *ws, int upto)
 	uint32		off;
 
 	/* some columns are not read: from a page in column layout, only the others */
-	if (!ws->cols_tried && ws->unused_stored)
+	if (!ws->cols_tried && ws->skip_stored)
 	{
 		ws->cols_tried = true;
 		ws->cols = wc_block_row_columns(ws->row, &ws->ordinal);
@@ -277,6 +259,38 @@ scan_used_columns(PlanState *ps, Index scanrelid, bool *all)
 								scanrelid, NULL, all);
 }
 
+static bool
+is_key_column(const WcTableInfo *info, int a)
+{
+	for (int i = 0; !WcTableIsKeyless(info) && i < info->npk + info->nck; i++)
+		if (info->cols[i].attnum - 1 == a)
+			return true;
+	return false;
+}
+
+/*
+ * Per column of the scanned relation, is it outside `used`?  NULL when
+ * every column is used; *stored: some unused column is not a key column.
+ */
+static bool *
+unread_columns(ScanState *ss, const Bitmapset *used, MemoryContext cxt, bool *stored)
+{
+	WcTableInfo *info = wc_table_info(ss->ss_currentRelation);
+	int			natts = RelationGetDescr(ss->ss_currentRelation)->natts;
+	bool	   *skip = NULL;
+
+	*stored = false;
+	for (int a = 0; a < natts; a++)
+		if (!bms_is_member(a, used))
+		{
+			if (skip == NULL)
+				skip = MemoryContextAllocZero(cxt, natts);
+			skip[a] = true;
+			*stored |= !is_key_column(info, a);
+		}
+	return skip;
+}
+
 /*
  * Does a projecting scan of a widecol table read key columns only?  Then
  * its rows need no stored tuple at all (no value page is read): the scan
@@ -301,56 +315,37 @@ wc_scan_reads_keys_only(ScanState *ss)
 	if (all)
 		return false;
 	while ((a = bms_next_member(used, a)) >= 0)
-	{
-		bool		key = false;
-
-		for (int i = 0; i < info->npk + info->nck; i++)
-			key |= info->cols[i].attnum - 1 == a;
-		if (!key)
+		if (!is_key_column(info, a))
 			return false;
-	}
 	return true;
 }
 
 /*
- * Per column, is it unread by a projecting scan (its quals and target list
- * do not name it)?  NULL unless some non-key column is unread: then a
- * value page in column layout is worth reading by column (WidecolSeek,
- * whose PostgreSQL 15 scan slot is virtual, asks this at its start).
+ * Per column, does a scan not read it (a projecting scan whose quals and
+ * target list do not name it)?  All false when it reads every column.
+ * WidecolSeek, whose PostgreSQL 15 scan slot is virtual, asks this at its
+ * start: rows of value pages in column layout are then filled by column.
+ * NULL for a scan without a relation.
  */
 bool *
-wc_scan_unread_stored_columns(ScanState *ss)
+wc_scan_unread_columns(ScanState *ss)
 {
 	PlanState  *ps = &ss->ps;
-	TupleDesc	desc;
-	WcTableInfo *info;
 	Bitmapset  *used;
-	bool		all;
-	bool		any = false;
-	bool	   *skip;
+	bool		all = true;
+	bool		stored;
+	bool	   *skip = NULL;
 
-	if (ps->ps_ProjInfo == NULL || ss->ss_currentRelation == NULL)
+	if (ss->ss_currentRelation == NULL)
 		return NULL;
-	info = wc_table_info(ss->ss_currentRelation);
-	desc = RelationGetDescr(ss->ss_currentRelation);
-	used = scan_used_columns(ps, ((Scan *) ps->plan)->scanrelid, &all);
-	if (all)
-		return NULL;
-	skip = palloc0(sizeof(bool) * desc->natts);
-	for (int a = 0; a < desc->natts; a++)
+	if (ps->ps_ProjInfo != NULL)
 	{
-		bool		key = false;
-
-		for (int i = 0; !WcTableIsKeyless(info) && i < info->npk + info->nck; i++)
-			key |= info->cols[i].attnum - 1 == a;
-		skip[a] = !key && !bms_is_member(a, used);
-		any |= skip[a];
+		used = scan_used_columns(ps, ((Scan *) ps->plan)->scanrelid, &all);
+		if (!all)
+			skip = unread_columns(ss, used, CurrentMemoryContext, &stored);
 	}
-	if (!any)
-	{
-		pfree(skip);
-		return NULL;
-	}
+	if (skip == NULL)
+		skip = palloc0(sizeof(bool) * RelationGetDescr(ss->ss_currentRelation)->natts);
 	return skip;
 }
 
@@ -405,15 +400,12 @@ mark_scan_slot(PlanState *ps, PlanState *parent)
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
 	Index		scanrelid = ((Scan *) ps->plan)->scanrelid;
 	WcSlot	   *ws = (WcSlot *) slot;
-	WcTableInfo *info;
 	Bitmapset  *used;
-	Bitmapset  *unused = NULL;
 	bool		all;
 
 	if (slot == NULL || slot->tts_ops != &WcSlotOps || scanrelid == 0 ||
 		ss->ss_currentRelation == NULL)
 		return;
-	info = wc_table_info(ss->ss_currentRelation);
 	if (ps->ps_ProjInfo != NULL)
 		used = scan_used_columns(ps, scanrelid, &all);
 	else
@@ -427,28 +419,9 @@ mark_scan_slot(PlanState *ps, PlanState *parent)
 			used = bms_union(used, agg_input_columns((Agg *) parent->plan, &parent_all));
 		all |= parent_all;
 	}
-	ws->unused = NULL;
-	ws->unused_stored = false;
-	ws->skip = NULL;
-	if (all)
-		return;
-	for (int a = 0; a < slot->tts_tupleDescriptor->natts; a++)
-		if (!bms_is_member(a, used))
-		{
-			bool		key = false;
-
-			for (int i = 0; i < info->npk + info->nck; i++)
-				key |= info->cols[i].attnum - 1 == a;
-			unused = bms_add_member(unused, a);
-			ws->unused_stored |= !key;
-		}
-	ws->unused = unused;
-	if (unused)
-	{
-		ws->skip = MemoryContextAllocZero(slot->tts_mcxt, slot->tts_tupleDescriptor->natts);
-		for (int a = -1; (a = bms_next_member(unused, a)) >= 0;)
-			ws->skip[a] = true;
-	}
+	ws->skip = all ? NULL : unread_columns(ss, used, slot->tts_mcxt, &ws->skip_stored);
+	if (ws->skip == NULL)
+		ws->skip_stored = false;
 }
 
 typedef struct MarkContext

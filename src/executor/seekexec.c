@@ -93,7 +93,7 @@ typedef struct SeekState
 	bool		range_done;
 	bool		buffered;		/* one range read for all the partitions */
 	bool		keys_only;		/* the plan reads key columns only */
-	bool	   *skip;			/* non-key columns it does not read (NULL: keys_only) */
+	bool	   *skip;			/* columns it does not read (NULL: keys_only) */
 	int64		range_deleted;	/* rows they deleted */
 	int			range_tombstones;	/* written */
 	EvaluatedBound *bounds;		/* evaluated at the start */
@@ -147,9 +147,7 @@ seek_begin(CustomScanState *node, EState *estate, int eflags)
 	 * every column is wanted: decoding a page's columns for one row costs
 	 * less than putting all its tuples back together.
 	 */
-	s->skip = s->keys_only ? NULL : wc_scan_unread_stored_columns(&node->ss);
-	if (!s->keys_only && s->skip == NULL)
-		s->skip = palloc0(sizeof(bool) * RelationGetDescr(node->ss.ss_currentRelation)->natts);
+	s->skip = s->keys_only ? NULL : wc_scan_unread_columns(&node->ss);
 	wc_key_decoder_init(&s->keys, CurrentMemoryContext);
 	s->mcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol seek",
 									ALLOCSET_DEFAULT_SIZES);
@@ -616,11 +614,9 @@ store_row(SeekState *s, TupleTableSlot *slot, Partition *part)
 {
 	if (s->keys_only)
 		wc_store_row_keys(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
-	else if (s->skip)
+	else
 		wc_store_row_columns(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid,
 							 &s->keys, s->skip);
-	else
-		wc_store_row_ref(slot, s->css.ss.ss_currentRelation, part->cur, &part->tid, &s->keys);
 }
 
 /* The next row of a partition (part->cur: NULL at its end). */

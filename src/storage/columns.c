@@ -81,6 +81,65 @@ value_size(const ColumnInfo *c, const char *data, uint32 pos, uint32 len)
 	return size > avail ? 0 : size;
 }
 
+/*
+ * The next value of a column at or after *pos of data[0, len): *pos set to
+ * where it starts; its size, 0 if there is none or it does not fit.
+ */
+static inline uint32
+next_value(const ColumnInfo *c, const char *data, uint32 len, uint32 *pos)
+{
+	if (*pos >= len)
+		return 0;
+	*pos = find_value(*pos, c, data);
+	if (*pos >= len)
+		return 0;
+	return value_size(c, data, *pos, len);
+}
+
+/* A tuple's entry in chunk 0. */
+typedef struct TupleHead
+{
+	uint32		len;
+	uint16		infomask2;
+	uint16		infomask;
+	uint8		hoff;
+	int			natts;
+	const bits8 *bits;			/* NULL: no nulls */
+} TupleHead;
+
+/*
+ * Read the entry at *hpos of chunk 0 (hdr[0, hdrlen)) and move past it:
+ * false if it runs past the chunk or cannot be the header of a tuple of at
+ * most `ncols` columns and `room` bytes.
+ */
+static bool
+read_tuple_head(const char *hdr, uint32 hdrlen, uint32 *hpos, int ncols, Size room,
+				TupleHead *th)
+{
+	uint32		p = *hpos;
+
+	if (p + HDR_FIXED > hdrlen)
+		return false;
+	memcpy(&th->len, hdr + p, sizeof(uint32));
+	memcpy(&th->infomask2, hdr + p + 4, sizeof(uint16));
+	memcpy(&th->infomask, hdr + p + 6, sizeof(uint16));
+	th->hoff = (uint8) hdr[p + 8];
+	p += HDR_FIXED;
+	th->natts = th->infomask2 & HEAP_NATTS_MASK;
+	th->bits = NULL;
+	if (th->infomask & HEAP_HASNULL)
+	{
+		if (p + BITMAPLEN(th->natts) > hdrlen)
+			return false;
+		th->bits = (const bits8 *) (hdr + p);
+		p += BITMAPLEN(th->natts);
+	}
+	*hpos = p;
+	return th->natts <= ncols && th->len <= room && th->len >= SizeofMinimalTupleHeader &&
+		th->hoff >= SizeofHeapTupleHeader + (th->bits ? BITMAPLEN(th->natts) : 0) &&
+		th->hoff - MINIMAL_TUPLE_OFFSET <= th->len;
+}
+
 /* One tuple of the row layout, checked. */
 typedef struct TupleView
 {
@@ -132,11 +191,7 @@ walk_values(const TupleView *t, const ColumnInfo *cols, ValueFn fn, void *arg)
 
 		if (t->hasnulls && att_isnull(a, t->bits))
 			continue;
-		if (off >= t->datalen)
-			return false;
-		off = find_value(off, &cols[a], t->data);
-		if (off >= t->datalen ||
-			(size = value_size(&cols[a], t->data, off, t->datalen)) == 0)
+		if ((size = next_value(&cols[a], t->data, t->datalen, &off)) == 0)
 			return false;
 		fn(arg, a, t->data + off, size);
 		off += size;
@@ -196,62 +251,38 @@ assemble(const char *hdr, uint32 hdrlen, char **chunk, const uint32 *chunklen,
 	{
 		MinimalTuple mt = (MinimalTuple) (dst + off);
 		HeapTupleHeader tup = (HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET);
-		uint32		len;
-		uint16		infomask2,
-					infomask;
-		uint8		hoff;
-		int			natts;
-		bool		hasnulls;
+		TupleHead	th = {0};
 		char	   *data;
 		uint32		doff = 0;
 
-		if (hpos + HDR_FIXED > hdrlen)
-			RETURN_PROBLEM("column layout: short tuple headers");
-		memcpy(&len, hdr + hpos, sizeof(uint32));
-		memcpy(&infomask2, hdr + hpos + 4, sizeof(uint16));
-		memcpy(&infomask, hdr + hpos + 6, sizeof(uint16));
-		hoff = (uint8) hdr[hpos + 8];
-		hpos += HDR_FIXED;
-		natts = infomask2 & HEAP_NATTS_MASK;
-		hasnulls = (infomask & HEAP_HASNULL) != 0;
-		if (natts > ncols || len > rawsize - off || len < SizeofMinimalTupleHeader ||
-			hoff < SizeofHeapTupleHeader + (hasnulls ? BITMAPLEN(natts) : 0) ||
-			hoff - MINIMAL_TUPLE_OFFSET > len ||
-			(hasnulls && hpos + BITMAPLEN(natts) > hdrlen))
+		if (!read_tuple_head(hdr, hdrlen, &hpos, ncols, rawsize - off, &th))
 			RETURN_PROBLEM("column layout: invalid tuple header");
-		mt->t_len = len;
-		mt->t_infomask2 = infomask2;
-		mt->t_infomask = infomask;
-		mt->t_hoff = hoff;
-		if (hasnulls)
-		{
-			memcpy(mt->t_bits, hdr + hpos, BITMAPLEN(natts));
-			hpos += BITMAPLEN(natts);
-		}
-		data = (char *) tup + hoff;
-		for (int a = 0; a < natts; a++)
+		mt->t_len = th.len;
+		mt->t_infomask2 = th.infomask2;
+		mt->t_infomask = th.infomask;
+		mt->t_hoff = th.hoff;
+		if (th.bits)
+			memcpy(mt->t_bits, th.bits, BITMAPLEN(th.natts));
+		data = (char *) tup + th.hoff;
+		for (int a = 0; a < th.natts; a++)
 		{
 			const char *value;
 			uint32		size;
 
-			if (hasnulls && att_isnull(a, mt->t_bits))
+			if (th.bits && att_isnull(a, th.bits))
 				continue;
-			if (chunk[a] == NULL || pos[a] >= chunklen[a])
+			if (chunk[a] == NULL ||
+				(size = next_value(&cols[a], chunk[a], chunklen[a], &pos[a])) == 0)
 				RETURN_PROBLEM("column layout: a column has fewer values than its tuples");
-			pos[a] = find_value(pos[a], &cols[a], chunk[a]);
-			if (pos[a] >= chunklen[a])
-				RETURN_PROBLEM("column layout: a column has fewer values than its tuples");
-			if ((size = value_size(&cols[a], chunk[a], pos[a], chunklen[a])) == 0)
-				RETURN_PROBLEM("column layout: a value runs past its column");
 			value = chunk[a] + pos[a];
 			doff = place_value(doff, &cols[a], value);
-			if ((data - (char *) mt) + doff + size > len)
+			if ((data - (char *) mt) + doff + size > th.len)
 				RETURN_PROBLEM("column layout: values overrun their tuple");
 			memcpy(data + doff, value, size);
 			doff += size;
 			pos[a] += size;
 		}
-		off = MAXALIGN(off + len);
+		off = MAXALIGN(off + th.len);
 		if (off > rawsize)
 			RETURN_PROBLEM("column layout: tuples overrun the page");
 	}
@@ -650,35 +681,16 @@ wc_columns_open(char *state, Size size, const char *payload, Size len, Size raws
 	memset(cp->valoff, 0, sizeof(int32 *) * Max(cp->ncols, 1));
 	if ((*problem = decode_chunk(cp->payload, &cp->dir[0], cp->start[0], hdr)) != NULL)
 		return NULL;
-	for (int i = 0; i < cp->ntuples; i++)
+	for (int i = 0; i < cp->ntuples && !bad; i++)
 	{
-		uint32		tlen;
-		uint16		infomask2,
-					infomask;
+		TupleHead	th = {0};
 
-		if (hpos + HDR_FIXED > cp->dir[0].rawlen)
-		{
-			bad = true;
-			break;
-		}
-		memcpy(&tlen, hdr + hpos, sizeof(uint32));
-		memcpy(&infomask2, hdr + hpos + 4, sizeof(uint16));
-		memcpy(&infomask, hdr + hpos + 6, sizeof(uint16));
-		hpos += HDR_FIXED;
-		cp->natts[i] = infomask2 & HEAP_NATTS_MASK;
-		cp->bits[i] = NULL;
-		if (infomask & HEAP_HASNULL)
-		{
-			cp->bits[i] = (const bits8 *) (hdr + hpos);
-			hpos += BITMAPLEN(cp->natts[i]);
-		}
+		bad = !read_tuple_head(hdr, cp->dir[0].rawlen, &hpos, cp->ncols, rawsize - off, &th);
+		cp->natts[i] = th.natts;
+		cp->bits[i] = th.bits;
 		cp->tupoff[i] = off;
-		if (cp->natts[i] > cp->ncols || tlen > rawsize - off || hpos > cp->dir[0].rawlen)
-		{
-			bad = true;
-			break;
-		}
-		off = MAXALIGN(off + tlen);
+		off = MAXALIGN(off + th.len);
+		bad |= off > rawsize;
 	}
 	if (bad || off != rawsize || hpos != cp->dir[0].rawlen)
 	{
@@ -735,12 +747,8 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
 		valoff[i] = -1;
 		if (a >= cp->natts[i] || (cp->bits[i] && att_isnull(a, cp->bits[i])))
 			continue;
-		bad = pos >= d->rawlen;
-		if (!bad)
-			pos = find_value(pos, &c, data);
-		bad = bad || pos >= d->rawlen;
-		size = bad ? 0 : value_size(&c, data, pos, d->rawlen);
-		bad = bad || size == 0;
+		size = next_value(&c, data, d->rawlen, &pos);
+		bad = size == 0;
 		valoff[i] = pos;
 		pos += size;
 	}

@@ -133,8 +133,7 @@ typedef struct WcBlock
 	char	   *colstate;		/* colstate_size bytes, pooled */
 	Size		colstate_size;
 	struct WcColumnsPage *cols;
-	int			cols_v;			/* which of values[] it is */
-	uint32		cols_rawsize;	/* its tuples' raw size */
+	BlockNumber cols_blkno;		/* which page it is */
 } WcBlock;
 
 #define WcBlockRow(b, i) ((WcRowHeader *) ((b)->raw + (b)->offsets[i]))
@@ -153,9 +152,9 @@ extern const char *wc_decode_values(const char *payload, Size len,
 									int v);
 extern void wc_block_free(WcBlock *block);
 extern struct WcColumnsPage *wc_block_row_columns(WcRowHeader *row, int *ordinal);
-extern bool wc_block_row_column(WcRowHeader *row, struct WcColumnsPage *cp, int ordinal,
-								Form_pg_attribute att, int attnum, Datum *value,
-								bool *isnull, bool *missing);
+extern int	wc_block_row_values(WcRowHeader *row, struct WcColumnsPage *cp, int ordinal,
+								TupleDesc desc, const bool *skip, int from, int upto,
+								Datum *values, bool *isnull);
 extern const char *wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
 										  BlockNumber *out, uint32 *n);
 

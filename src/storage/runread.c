@@ -244,7 +244,6 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	const char *frame;
 	const char *problem;
 	int			v = 0;
-	BlockNumber keep_cols;
 
 	if (len < sizeof(kh))
 		return "short key page";
@@ -253,9 +252,8 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		sizeof(kh) + kh.nvalues * sizeof(WcValueRef) + kh.keylen != len)
 		return "invalid key page header";
 	keep_last_values(block);
-	/* the open page by column, if any: kept if it is this key page's first */
-	keep_cols = block->cols ? block->values[block->cols_v].blkno : InvalidBlockNumber;
-	block->cols = NULL;
+	if (op->segment != block->run_id)
+		block->cols = NULL;		/* the page open by column is another run's */
 	if (rawsize > WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32) ||
 		nrows == 0 || nrows > WC_MAX_ROWS_PER_BLOCK ||
 		rawsize < nrows * sizeof(uint32))
@@ -272,12 +270,6 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		area += block->values[i].rawsize;
 	}
 	block->nvalues = kh.nvalues;
-	if (kh.nvalues > 0 && keep_cols == block->values[0].blkno && block->colstate &&
-		block->cols_rawsize == block->values[0].rawsize)
-	{
-		block->cols = (WcColumnsPage *) block->colstate;
-		block->cols_v = 0;
-	}
 	block_reserve(block, base + area);
 	if (kh.nvalues > 0 && block->carry_blkno == block->values[0].blkno &&
 		block->carry_size == block->values[0].rawsize)
@@ -376,27 +368,93 @@ wc_decode_values(const char *payload, Size len, const WcPageOpaqueData *op,
 	return NULL;
 }
 
-static void
-load_values(Relation rel, WcBlock *block, int v, BufferAccessStrategy strategy)
+/*
+ * Take a state from the pool able to open this payload in column layout
+ * (every column decoded), keeping the block's if it is large enough.  NULL
+ * if the payload needs more than WC_COLUMNS_STATE_SIZE (or is invalid).
+ */
+static char *
+column_state(WcBlock *block, const char *payload, Size len)
+{
+	Size		need = wc_columns_state_size(payload, len);
+
+	if (need == 0 || need > WC_COLUMNS_STATE_SIZE)
+		return NULL;
+	if (need > block->colstate_size)
+	{
+		if (block->colstate)
+			wc_pool_put(block->colstate, block->colstate_size);
+		block->colstate = NULL;
+		block->colstate_size = 0;
+		block->colstate = wc_pool_get(&need);
+		block->colstate_size = need;
+	}
+	return block->colstate;
+}
+
+/*
+ * Read value page v of a decoded key page.  by_column: a page in column
+ * layout is opened for lazy reads (wc_block_row_columns) and returned, if
+ * the block can keep its state; otherwise, and for pages of rows, its
+ * tuples are loaded into their place and NULL is returned.
+ */
+static WcColumnsPage *
+load_values(WcBlock *block, int v, bool by_column)
 {
 	BlockNumber blkno = block->values[v].blkno;
 	Buffer		buf;
 	Page		page;
 	WcPageOpaqueData op = {0};
 	const char *problem;
+	WcColumnsPage *cp = NULL;
 
 	if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
-		corrupt(rel, block->blkno, block->run_id, "invalid value page reference");
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+		corrupt(block->rel, block->blkno, block->run_id, "invalid value page reference");
+	buf = ReadBufferExtended(block->rel, MAIN_FORKNUM, blkno, RBM_NORMAL, block->strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	problem = check_run_page(page, WC_PAGE_RUN_VALUES, block->run_id, &op);
-	if (problem == NULL)
+	if (problem == NULL && by_column && (op.flags & WC_VALUES_COLUMNS))
+	{
+		char	   *state = column_state(block, PageGetContents(page), RunPagePayloadLen(page));
+
+		if (op.aux != block->values[v].rawsize)
+			problem = "value page does not match its reference";
+		else if (state)
+			cp = wc_columns_open(state, block->colstate_size, PageGetContents(page),
+								 RunPagePayloadLen(page), op.aux, &problem);
+	}
+	if (problem == NULL && cp == NULL)
 		problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page), &op, block, v);
 	UnlockReleaseBuffer(buf);
 	if (problem)
-		corrupt(rel, blkno, block->run_id, problem);
+		corrupt(block->rel, blkno, block->run_id, problem);
 	block->values_read++;
+	return cp;
+}
+
+/* The decoded block a row of it lies in (the address before its raw bytes). */
+static inline WcBlock *
+row_block(const WcRowHeader *row)
+{
+	char	   *raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
+	WcBlock    *block = *(WcBlock **) (raw - RAW_HEADER);
+
+	Assert(block->raw == raw);
+	return block;
+}
+
+/* Which of the block's value pages holds the row's tuple; its offset there. */
+static inline int
+row_value_page(const WcBlock *block, const WcRowHeader *row, uint32 *off)
+{
+	Size		at = (const char *) row + row->tupoff - block->raw;
+	int			v = 0;
+
+	while (v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize)
+		v++;
+	*off = at - block->value_off[v];
+	return v;
 }
 
 /*
@@ -407,133 +465,96 @@ load_values(Relation rel, WcBlock *block, int v, BufferAccessStrategy strategy)
 void
 wc_block_load_tuple(WcRowHeader *row)
 {
-	char	   *raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
-	WcBlock    *block = *(WcBlock **) (raw - MAXALIGN(sizeof(WcBlock *)));
-	Size		at = (const char *) row + row->tupoff - raw;
-	int			v = 0;
+	WcBlock    *block = row_block(row);
+	uint32		off;
+	int			v = row_value_page(block, row, &off);
 
-	Assert(block->raw == raw);
-	while (v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize)
-		v++;
 	if (!block->value_loaded[v])
 	{
 		if (block->rel == NULL)
 			elog(ERROR, "widecol: value page %u of run %llu is not loaded",
 				 block->values[v].blkno, (unsigned long long) block->run_id);
-		load_values(block->rel, block, v, block->strategy);
+		(void) load_values(block, v, false);
 	}
 	row->flags &= ~WC_ROW_IN_BLOCK;	/* later asks go straight to it */
 }
 
 /*
  * A row of a decoded block whose tuple is still in its value page: if that
- * page is in column layout, open it for lazy reads (once per key page) and
- * return it, with the row's tuple's ordinal in it; NULL if the page holds
- * rows (it is then loaded as usual), or if the block cannot keep the state
- * (not a merge's pooled block).  Values read from it stay valid until the
- * block opens another value page this way or decodes another key page:
- * as long as the row does (the next row of the read).
+ * page is in column layout, open it for lazy reads (unless it is the page
+ * the block has open) and return it, with the row's tuple's ordinal in it;
+ * NULL if the page holds rows (it is then loaded as usual), or if the
+ * block cannot keep the state (not a merge's pooled block).  Values read
+ * from it stay valid until the block opens another value page this way: as
+ * long as the row does (until the read's next row).
  */
 WcColumnsPage *
 wc_block_row_columns(WcRowHeader *row, int *ordinal)
 {
-	char	   *raw;
 	WcBlock    *block;
-	Size		at;
-	int			v = 0;
+	uint32		off;
+	int			v;
 
 	if (!(row->flags & WC_ROW_IN_BLOCK))
 		return NULL;			/* a copy, or its tuple is loaded */
-	raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
-	block = *(WcBlock **) (raw - RAW_HEADER);
-	at = (const char *) row + row->tupoff - raw;
-	Assert(block->raw == raw);
+	block = row_block(row);
 	if (!block->poolable || block->rel == NULL)
 		return NULL;
-	while (v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize)
-		v++;
+	v = row_value_page(block, row, &off);
 	if (block->value_loaded[v])
 		return NULL;
-	if (block->cols == NULL || block->cols_v != v)
+	if (block->cols == NULL || block->cols_blkno != block->values[v].blkno)
 	{
-		BlockNumber blkno = block->values[v].blkno;
-		Buffer		buf;
-		Page		page;
-		WcPageOpaqueData op = {0};
-		const char *problem;
-		WcColumnsPage *cp = NULL;
-
-		if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
-			corrupt(block->rel, block->blkno, block->run_id, "invalid value page reference");
-		block->cols = NULL;
-		buf = ReadBufferExtended(block->rel, MAIN_FORKNUM, blkno, RBM_NORMAL, block->strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		problem = check_run_page(page, WC_PAGE_RUN_VALUES, block->run_id, &op);
-		if (problem == NULL && op.aux != block->values[v].rawsize)
-			problem = "value page does not match its reference";
-		if (problem == NULL && (op.flags & WC_VALUES_COLUMNS))
-		{
-			/* room to decode every column; a page that needs more is read as tuples */
-			Size		need = wc_columns_state_size(PageGetContents(page),
-													 RunPagePayloadLen(page));
-
-			if (need > 0 && need <= WC_COLUMNS_STATE_SIZE && need > block->colstate_size)
-			{
-				if (block->colstate)
-					wc_pool_put(block->colstate, block->colstate_size);
-				block->colstate = NULL;
-				block->colstate_size = 0;
-				block->colstate = wc_pool_get(&need);
-				block->colstate_size = need;
-			}
-			if (need > 0 && need <= block->colstate_size)
-				cp = wc_columns_open(block->colstate, block->colstate_size,
-									 PageGetContents(page), RunPagePayloadLen(page),
-									 op.aux, &problem);
-		}
-		if (problem == NULL && cp == NULL)	/* rows, or too wide to keep */
-			problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page),
-									   &op, block, v);
-		UnlockReleaseBuffer(buf);
-		if (problem)
-			corrupt(block->rel, blkno, block->run_id, problem);
-		block->values_read++;
-		if (cp == NULL)
+		block->cols = load_values(block, v, true);
+		if (block->cols == NULL)
 			return NULL;		/* loaded as tuples */
-		block->cols = cp;
-		block->cols_v = v;
-		block->cols_rawsize = block->values[v].rawsize;
+		block->cols_blkno = block->values[v].blkno;
 	}
-	*ordinal = wc_columns_ordinal(block->cols, at - block->value_off[v]);
+	*ordinal = wc_columns_ordinal(block->cols, off);
 	if (*ordinal < 0)
-		corrupt(block->rel, block->values[v].blkno, block->run_id,
+		corrupt(block->rel, block->cols_blkno, block->run_id,
 				"column layout: no tuple where a row's tuple starts");
 	return block->cols;
 }
 
 /*
- * Column attnum (0-based) of a row's tuple in the page wc_block_row_columns
- * opened.  false if the page's state has no room to decode the column (the
- * caller reads the tuple instead); a corrupt column is reported as any
- * damaged page is.
+ * Columns [from, upto) (0-based) of a row's tuple, from the page
+ * wc_block_row_columns opened: those `skip` marks NULL, columns the tuple
+ * was written without their defaults.  Returns the first column not
+ * filled: upto, or an earlier one if the page's state has no room to
+ * decode it (the caller reads the tuple instead).  A corrupt column is
+ * reported as any damaged page is.
  */
-bool
-wc_block_row_column(WcRowHeader *row, WcColumnsPage *cp, int ordinal, Form_pg_attribute att,
-					int attnum, Datum *value, bool *isnull, bool *missing)
+int
+wc_block_row_values(WcRowHeader *row, WcColumnsPage *cp, int ordinal, TupleDesc desc,
+					const bool *skip, int from, int upto, Datum *values, bool *isnull)
 {
-	const char *problem;
-
-	if (wc_columns_fetch(cp, ordinal, att, attnum, value, isnull, missing, &problem))
-		return true;
-	if (problem)
+	for (int a = from; a < upto; a++)
 	{
-		char	   *raw = (char *) row - (Size) row->blockoff * MAXIMUM_ALIGNOF;
-		WcBlock    *block = *(WcBlock **) (raw - RAW_HEADER);
+		bool		missing;
+		const char *problem;
 
-		corrupt(block->rel, block->values[block->cols_v].blkno, block->run_id, problem);
+		if (skip[a])
+		{
+			values[a] = (Datum) 0;
+			isnull[a] = true;
+			continue;
+		}
+		if (!wc_columns_fetch(cp, ordinal, TupleDescAttr(desc, a), a, &values[a], &isnull[a],
+							  &missing, &problem))
+		{
+			if (problem)
+			{
+				WcBlock    *block = row_block(row);
+
+				corrupt(block->rel, block->cols_blkno, block->run_id, problem);
+			}
+			return a;
+		}
+		if (missing)
+			values[a] = getmissingattr(desc, a + 1, &isnull[a]);
 	}
-	return false;
+	return upto;
 }
 
 /* Free (or give back to the pool) a block's buffers. */

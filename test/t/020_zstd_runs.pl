@@ -105,6 +105,23 @@ sub crc32c
 	return $crc ^ 0xffffffff;
 }
 
+# write page $page as block $blk of file $path, its widecol checksum
+# recomputed (what a page damaged below the checksum looks like)
+sub write_page_with_checksum
+{
+	my ($path, $blk, $page) = @_;
+	my $lower = unpack('v', substr($page, 12, 2));
+	my $special = 8192 - 24;
+	my $crc = crc32c(substr($page, 24, $lower - 24) . substr($page, $special + 8, 8)
+		. substr($page, $special + 16, 4) . substr($page, $special + 20, 4));
+	substr($page, $special + 4, 4) = pack('V', $crc);
+	open(my $fh, '+<', $path) or die "open $path: $!";
+	binmode $fh;
+	seek($fh, $blk * 8192, 0) or die;
+	print $fh $page;
+	close $fh;
+}
+
 # (1) the zstd frame of the last value page damaged, its checksum
 # recomputed: only the decoder can tell (not the first value page: an
 # aggregate keeps a copy of its first input row, so even count(*) reads it)
@@ -113,7 +130,7 @@ open(my $fh, '+<', $path) or die "open $path: $!";
 binmode $fh;
 seek($fh, $blk2 * 8192, 0) or die;
 read($fh, my $page, 8192) == 8192 or die;
-my $lower = unpack('v', substr($page, 12, 2));
+close $fh;
 # the frame header (magic, descriptor, window, dictionary id, content size)
 # stays; the first block's header after it claims a block larger than zstd
 # allows (payload from byte 24)
@@ -122,13 +139,7 @@ my $fhd = unpack('C', substr($page, 28, 1));
 my $fhsize = 4 + 1 + (($fhd >> 5) & 1 ? 0 : 1) + (0, 1, 2, 4)[$fhd & 3]
 	+ ((($fhd >> 5) & 1) ? (1, 2, 4, 8) : (0, 2, 4, 8))[$fhd >> 6];
 substr($page, 24 + $fhsize, 3) = "\xff\xff\xff";
-my $special = 8192 - 24;
-my $crc = crc32c(substr($page, 24, $lower - 24) . substr($page, $special + 8, 8)
-	. substr($page, $special + 16, 4) . substr($page, $special + 20, 4));
-substr($page, $special + 4, 4) = pack('V', $crc);
-seek($fh, $blk2 * 8192, 0) or die;
-print $fh $page;
-close $fh;
+write_page_with_checksum($path, $blk2, $page);
 $primary->start;
 
 is(p(q{SELECT count(*) > 0 FROM t}), 't', 'a read of key columns only does not touch value pages');
@@ -177,15 +188,7 @@ is(unpack('v', substr($kpage, 24 + 2, 2)) & 15, 0, 'its key block is lz4 (codec 
 # bytes of 0xff make the first literal run longer than the whole block
 my $kstart = 24 + 8 + 8 * unpack('v', substr($kpage, 24, 2));
 substr($kpage, $kstart, 40) = "\xff" x 40;
-$lower = unpack('v', substr($kpage, 12, 2));
-$crc = crc32c(substr($kpage, 24, $lower - 24) . substr($kpage, $special + 8, 8)
-	. substr($kpage, $special + 16, 4) . substr($kpage, $special + 20, 4));
-substr($kpage, $special + 4, 4) = pack('V', $crc);
-open($fh, '+<', $kpath) or die "open $kpath: $!";
-binmode $fh;
-seek($fh, $kblk * 8192, 0) or die;
-print $fh $kpage;
-close $fh;
+write_page_with_checksum($kpath, $kblk, $kpage);
 $primary->start;
 ($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(id) FROM k});
 isnt($ret, 0, 'a read of the damaged key page fails');
@@ -221,15 +224,7 @@ my $nchunks = unpack('v', substr($cpage, 26, 2));
 is($nchunks, 8, 'a chunk of tuple headers and one per column');
 my $entry = 28 + 12 * 7;
 substr($cpage, $entry + 8, 4) = pack('V', unpack('V', substr($cpage, $entry + 8, 4)) + 8);
-$lower = unpack('v', substr($cpage, 12, 2));
-$crc = crc32c(substr($cpage, 24, $lower - 24) . substr($cpage, $special + 8, 8)
-	. substr($cpage, $special + 16, 4) . substr($cpage, $special + 20, 4));
-substr($cpage, $special + 4, 4) = pack('V', $crc);
-open($fh, '+<', $cpath) or die "open $cpath: $!";
-binmode $fh;
-seek($fh, $cblk * 8192, 0) or die;
-print $fh $cpage;
-close $fh;
+write_page_with_checksum($cpath, $cblk, $cpage);
 $primary->start;
 is(p(q{SELECT sum(w) FROM c}), $wsum, 'a report on another column of the page decodes only that column');
 ($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT sum(length(hash)) FROM c});
