@@ -18,6 +18,7 @@ CREATE FUNCTION vl_same(a regclass, b regclass) RETURNS boolean LANGUAGE sql
   AS $$ SELECT vl_diff('SELECT t::text FROM %s t', a, b) = 0 $$;
 
 SHOW widecol.compaction_value_layout;
+SELECT current_user = 'regress_widecol' AS as_ordinary_role;
 CREATE TABLE vl_h (k int, c int, i2 int2, i8 int8, f float8, n numeric, t text, b bytea,
                    u uuid, nm name, flag bool, d date, ts timestamptz, iv interval,
                    arr int4[], j jsonb, big text);
@@ -96,6 +97,26 @@ SELECT kind, sum(pages) > 0 AS some FROM widecol.run_pages('vl_rows')
 SELECT vl_same('vl_rows', 'vl') AS same;
 SELECT vl_diff('SELECT d, sum(extra), sum(i8), max(nm::text) FROM %s GROUP BY d', 'vl_rows', 'vl') AS differences;
 RESET widecol.compaction_value_layout;
+-- widecol partitions of a partitioned table, compacted by column: a report
+-- and seeks through the parent, int literals against a bigint key
+CREATE TABLE vl_ph (d date, id bigint, w int, note text);
+INSERT INTO vl_ph SELECT date '2025-01-01' + g % 31, g, g % 1000, repeat('n', g % 50)
+  FROM generate_series(1, 8000) g;
+CREATE TABLE vl_p (LIKE vl_ph) PARTITION BY RANGE (d);
+CREATE TABLE vl_p1 PARTITION OF vl_p FOR VALUES FROM ('2025-01-01') TO ('2025-01-16') USING widecol
+  WITH (widecol.partition_key = 'd', widecol.clustering_key = 'id');
+CREATE TABLE vl_p2 PARTITION OF vl_p FOR VALUES FROM ('2025-01-16') TO ('2025-02-01') USING widecol
+  WITH (widecol.partition_key = 'd', widecol.clustering_key = 'id');
+INSERT INTO vl_p SELECT * FROM vl_ph;
+SELECT widecol.compact('vl_p1', true) + widecol.compact('vl_p2', true) AS versions_compacted;
+SELECT kind, sum(pages) > 0 AS some FROM widecol.run_pages('vl_p2')
+ WHERE kind LIKE 'value%' GROUP BY kind ORDER BY kind;
+SELECT vl_diff('SELECT d, sum(w), sum(length(note)) FROM %s GROUP BY d', 'vl_p', 'vl_ph') AS differences;
+SELECT vl_diff('SELECT id, w FROM %s WHERE d = ''2025-01-05'' AND id BETWEEN 100 AND 5000', 'vl_p', 'vl_ph') AS differences;
+EXPLAIN (COSTS OFF) SELECT w, length(note) FROM vl_p WHERE d = '2025-01-17' AND id = 3643;
+SELECT w, length(note) FROM vl_p WHERE d = '2025-01-17' AND id = 3643;
+DROP TABLE vl_p, vl_ph;
+
 -- a table of key columns only: value pages of NULL headers, by column too
 CREATE TABLE vl_keys (a int, b int) USING widecol
   WITH (widecol.partition_key = 'a', widecol.clustering_key = 'b');
