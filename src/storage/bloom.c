@@ -2,7 +2,11 @@
  * bloom.c — a blocked bloom filter on partition keys.
  *
  * One hash picks a page, the probes all fall inside it: a lookup reads one
- * page.  10 bits per key and 7 probes give about 1% false positives.
+ * page.  16 bits per key and 7 probes give about 0.1% false positives
+ * (10 bits gave 1%: a lookup by key in a table of six runs then read a
+ * key page it did not need once in 20 times, its p95-p99 latency).  The
+ * reader takes the page count from the run header, so runs written with
+ * another count read the same.
  */
 #include "postgres.h"
 

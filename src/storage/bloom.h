@@ -7,7 +7,7 @@
 #include "storage/page.h"
 
 /* ---------- bloom (bloom.c) ---------- */
-#define WC_BLOOM_BITS_PER_KEY	10
+#define WC_BLOOM_BITS_PER_KEY	16
 #define WC_BLOOM_PROBES			7
 #define WC_BLOOM_PAGE_BITS		(WC_PAYLOAD_CAPACITY * 8)
 

@@ -51,6 +51,7 @@ typedef struct WcRunWriter WcRunWriter;
 
 extern WcRunWriter *wc_run_writer_begin(Relation rel, int level);
 extern int	wc_debug_run_format;
+extern int	wc_run_page_cache_kb;	/* widecol.run_page_cache_size */
 extern void wc_run_writer_set_zstd(WcRunWriter *w, int level);
 extern void wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row,
 							  ItemPointer tid_out);

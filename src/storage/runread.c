@@ -97,12 +97,15 @@ read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 /*
  * Index and bloom pages a seek reads, kept by the backend after their
  * checks (storage/cache.h): every seek descends from the same root and
- * probes bloom pages, and checking an 8 kB page's CRC each time was a
- * quarter of a lookup's time.  Run pages never change while the run exists,
- * and a run id is never reused within a storage (relfilenode), so an entry
- * keyed by both is never stale.  256 pages (2 MB), least recently used out.
+ * probes a bloom page per run, and checking an 8 kB page's CRC each time was
+ * a quarter of a lookup's time.  Run pages never change while the run
+ * exists, and a run id is never reused within a storage (relfilenode), so
+ * an entry keyed by both is never stale.  widecol.run_page_cache_size
+ * bounds it, least recently used out: a lookup by key in a table of 16M
+ * rows probes one of ~2,500 bloom pages per run (20 MB), and a 2 MB cache
+ * then missed nearly always (see "Seek costs" in src/README.md).
  */
-#define PAGE_CACHE_BYTES (256 * BLCKSZ)
+int			wc_run_page_cache_kb = 65536;
 
 typedef struct CachedPageKey
 {
@@ -134,7 +137,7 @@ cached_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 
 	if (page_cache == NULL)
 		page_cache = wc_cache_create("index and bloom pages", sizeof(CachedPageKey),
-									 sizeof(CachedPage), NULL, PAGE_CACHE_BYTES, NULL);
+									 sizeof(CachedPage), &wc_run_page_cache_kb, 0, NULL);
 	memset(&key, 0, sizeof(key));
 	key.node = rel->rd_node;
 	key.run_id = run_id;
