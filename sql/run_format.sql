@@ -180,6 +180,44 @@ SELECT bool_and(ok) AS verified FROM widecol.verify('rf_z_mixed');
 SELECT widecol.compact('rf_z_zstd', major => true) > 0 AS compacted;
 SELECT kind, codec FROM widecol.run_pages('rf_z_zstd') WHERE kind IN ('key', 'value', 'value_columns') ORDER BY 1, 2;
 SELECT rf_same('rf_z_zstd', 'rf_z_lz4') AS same, bool_and(ok) AS verified FROM widecol.verify('rf_z_zstd');
+-- Bloom pages of checked blocks (run format 7: a key's probes in one
+-- 64-byte block with its own checksum, probed in the shared buffer) next to
+-- a run of format 6 (probes spread over the page): seeks by partition
+-- through both, absent partitions rejected by both, verify, and a major
+-- compaction that rewrites both as format 7.
+CREATE TABLE rf_bloom (k int, c int, v text) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+SET ROLE NONE;
+SET widecol.debug_run_format = 6;
+RESET ROLE;
+INSERT INTO rf_bloom SELECT g * 4, 1, 'six-' || g FROM generate_series(1, 4000) g;
+SET ROLE NONE;
+RESET widecol.debug_run_format;
+RESET ROLE;
+INSERT INTO rf_bloom SELECT g * 4 + 2, 1, 'seven-' || g FROM generate_series(1, 4000) g;
+SELECT count(*) AS runs, sum(nrows) AS versions FROM widecol.runs('rf_bloom');
+SET enable_seqscan = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT bloom_checks AS c0, bloom_negatives AS n0 FROM widecol.row_stats('rf_bloom') \gset
+SELECT count(*) AS found, count(*) FILTER (WHERE v = 'six-' || g / 4) AS six,
+       count(*) FILTER (WHERE v = 'seven-' || (g - 2) / 4) AS seven
+  FROM generate_series(1, 16002) g JOIN rf_bloom ON k = g;
+-- the odd keys are in neither run: (about) every probe rejected
+SELECT count(*) AS absent FROM generate_series(1, 16001, 2) g JOIN rf_bloom ON k = g;
+-- (8,000 probes find their partition; fewer than 100 pass without it)
+SELECT bloom_checks - :c0 > 47000 AS probed,
+       (bloom_checks - :c0) - (bloom_negatives - :n0) - 8000 < 100 AS few_false_positives
+  FROM widecol.row_stats('rf_bloom');
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_bloom');
+SELECT widecol.compact('rf_bloom', major => true) > 0 AS compacted;
+SELECT count(*) AS found FROM generate_series(1, 16002) g JOIN rf_bloom ON k = g;
+SELECT count(*) AS absent FROM generate_series(1, 16001, 2) g JOIN rf_bloom ON k = g;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_bloom');
+RESET enable_seqscan;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+DROP TABLE rf_bloom;
 -- the debug setting is for superusers only
 SET widecol.debug_run_format = 4;
 DROP FUNCTION rf_z_rows(int, int);

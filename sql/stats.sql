@@ -48,23 +48,21 @@ SELECT bloom_checks - :checks_before AS checks, bloom_negatives > 150 AS mostly_
   FROM widecol.row_stats('st');
 SELECT bloom_false_positive_ratio < 0.5 AS ratio_low FROM widecol.table_stats('st');
 -- the false-positive rate: four runs of 5,000 partitions each over the same
--- key range, then 5,000 lookups of absent keys within it (20,000 probes);
--- at 16 bits per key about 0.1% pass (at 10 bits, about 1%: 200)
+-- key range, then 5,000 lookups of absent keys within it (20,000 probes)
+-- and 5,000 of keys in one of the runs (15,000 probes of the others); at
+-- 16 bits per key about 0.1% pass (at 10 bits, about 1%: ~350)
 CREATE TABLE st_bloom (k int, v int) USING widecol WITH (widecol.partition_key = 'k');
 INSERT INTO st_bloom SELECT g * 8, g FROM generate_series(1, 5000) g;
-SELECT widecol.flush('st_bloom') > 0 AS flushed;
 INSERT INTO st_bloom SELECT g * 8 + 2, g FROM generate_series(1, 5000) g;
-SELECT widecol.flush('st_bloom') > 0 AS flushed;
 INSERT INTO st_bloom SELECT g * 8 + 4, g FROM generate_series(1, 5000) g;
-SELECT widecol.flush('st_bloom') > 0 AS flushed;
 INSERT INTO st_bloom SELECT g * 8 + 6, g FROM generate_series(1, 5000) g;
-SELECT widecol.flush('st_bloom') > 0 AS flushed;
+SELECT count(*) AS runs FROM widecol.runs('st_bloom');  -- each INSERT ... SELECT wrote one
 SELECT bloom_checks AS c0, bloom_false_positives AS f0 FROM widecol.row_stats('st_bloom') \gset
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT count(*) AS found FROM generate_series(1, 5000) g JOIN st_bloom ON k = g * 8 + 1;
 SELECT count(*) AS found FROM generate_series(1, 5000) g JOIN st_bloom ON k = g * 8 + 2;
-SELECT bloom_checks - :c0 AS checks, bloom_false_positives - :f0 < 60 AS under_0_3_percent
+SELECT bloom_checks - :c0 > 39000 AS probed, bloom_false_positives - :f0 < 100 AS under_0_3_percent
   FROM widecol.row_stats('st_bloom');
 RESET enable_hashjoin;
 RESET enable_mergejoin;

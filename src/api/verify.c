@@ -95,7 +95,11 @@ bloom_has(Relation rel, const WcRunHeader *hdr, const char *pk, int pklen, Repor
 		problem(r, blk, "bloom page: %s", p);
 		return true;
 	}
-	return wc_bloom_test(payload.data, hash);
+	if (hdr->version < WC_RUN_VERSION_BLOOM_BLOCKS)
+		return wc_bloom_test(payload.data, hash, false);
+	/* a damaged block is reported once, for its page (check_index_and_bloom) */
+	return len != WC_PAYLOAD_CAPACITY || !wc_bloom_block_ok(payload.data, hash) ||
+		wc_bloom_test(payload.data, hash, true);
 }
 
 /* What verifying one run has seen so far. */
@@ -436,6 +440,10 @@ check_index_and_bloom(RunCheck *c)
 								  payload.data, &len, &op, NULL);
 		if (p)
 			problem(c->r, b, "bloom page: %s", p);
+		else if (c->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS &&
+				 (len != WC_PAYLOAD_CAPACITY || wc_bloom_bad_block(payload.data) >= 0))
+			problem(c->r, b, "bloom page: block %d checksum mismatch",
+					len != WC_PAYLOAD_CAPACITY ? -1 : wc_bloom_bad_block(payload.data));
 	}
 }
 

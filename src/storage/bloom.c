@@ -7,14 +7,22 @@
  * key page it did not need once in 20 times, its p95-p99 latency).  The
  * reader takes the page count from the run header, so runs written with
  * another count read the same.
+ *
+ * Since run format 7 the probes of a key fall in one 64-byte block of the
+ * page, which has its own CRC-32C (bloom.h): a seek probes the shared
+ * buffer directly, and the pages stay hot in shared buffers for every
+ * backend instead of being copied into each backend's cache.
  */
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "port/pg_crc32c.h"
 
 #include "widecol.h"
 #include "storage/bloom.h"
 #include "storage/page.h"
+
+#define BLOCK_BITS	(WC_BLOOM_BLOCK_BYTES * 8)
 
 uint64
 wc_bloom_hash(const char *pk, int pklen)
@@ -23,11 +31,12 @@ wc_bloom_hash(const char *pk, int pklen)
 }
 
 uint32
-wc_bloom_npages(int64 nkeys)
+wc_bloom_npages(int64 nkeys, bool blocked)
 {
 	int64		bits = Max(nkeys, 1) * WC_BLOOM_BITS_PER_KEY;
+	int64		per_page = blocked ? (int64) WC_BLOOM_BLOCKS * BLOCK_BITS : WC_BLOOM_PAGE_BITS;
 
-	return (uint32) ((bits + WC_BLOOM_PAGE_BITS - 1) / WC_BLOOM_PAGE_BITS);
+	return (uint32) ((bits + per_page - 1) / per_page);
 }
 
 uint32
@@ -37,37 +46,109 @@ wc_bloom_page_for(uint32 npages, uint64 hash)
 	return (uint32) ((hash >> 32) % npages);
 }
 
+/* Bit i of a key's probes: in the page, or (blocked) in its block. */
 static inline uint32
-probe_bit(uint64 hash, int i)
+probe_bit(uint64 hash, int i, uint32 nbits)
 {
 	uint32		h1 = (uint32) hash;
 	uint32		h2 = murmurhash32(h1);
 
-	return (h1 + (uint32) i * (h2 | 1)) % WC_BLOOM_PAGE_BITS;
+	return (h1 + (uint32) i * (h2 | 1)) % nbits;
+}
+
+/* The block of a key in its page (blocked layout): other bits than the probes'. */
+static inline const char *
+block_of(const char *page_payload, uint64 hash)
+{
+	uint32		b = murmurhash32((uint32) hash ^ 0x9E3779B9U) % WC_BLOOM_BLOCKS;
+
+	return page_payload + (Size) b * WC_BLOOM_BLOCK_BYTES;
+}
+
+static inline pg_crc32c
+block_crc(const char *block)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, block, WC_BLOOM_BLOCK_BYTES);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+static inline char *
+crc_slot(const char *page_payload, const char *block)
+{
+	int			b = (block - page_payload) / WC_BLOOM_BLOCK_BYTES;
+
+	return (char *) page_payload + (Size) WC_BLOOM_BLOCKS * WC_BLOOM_BLOCK_BYTES +
+		(Size) b * sizeof(uint32);
 }
 
 void
-wc_bloom_set(char *pages, uint32 npages, uint64 hash)
+wc_bloom_set(char *page_payload, uint64 hash, bool blocked)
 {
-	char	   *p = pages + (Size) wc_bloom_page_for(npages, hash) * WC_PAYLOAD_CAPACITY;
+	char	   *p = blocked ? (char *) block_of(page_payload, hash) : page_payload;
+	uint32		nbits = blocked ? BLOCK_BITS : WC_BLOOM_PAGE_BITS;
 
 	for (int i = 0; i < WC_BLOOM_PROBES; i++)
 	{
-		uint32		bit = probe_bit(hash, i);
+		uint32		bit = probe_bit(hash, i, nbits);
 
 		p[bit >> 3] |= (char) (1 << (bit & 7));
 	}
 }
 
-bool
-wc_bloom_test(const char *page_payload, uint64 hash)
+/* Blocked layout: store every block's checksum once its bits are set. */
+void
+wc_bloom_seal(char *page_payload)
 {
+	for (int b = 0; b < WC_BLOOM_BLOCKS; b++)
+	{
+		const char *block = page_payload + (Size) b * WC_BLOOM_BLOCK_BYTES;
+		pg_crc32c	crc = block_crc(block);
+
+		memcpy(crc_slot(page_payload, block), &crc, sizeof(crc));
+	}
+}
+
+bool
+wc_bloom_test(const char *page_payload, uint64 hash, bool blocked)
+{
+	const char *p = blocked ? block_of(page_payload, hash) : page_payload;
+	uint32		nbits = blocked ? BLOCK_BITS : WC_BLOOM_PAGE_BITS;
+
 	for (int i = 0; i < WC_BLOOM_PROBES; i++)
 	{
-		uint32		bit = probe_bit(hash, i);
+		uint32		bit = probe_bit(hash, i, nbits);
 
-		if ((page_payload[bit >> 3] & (1 << (bit & 7))) == 0)
+		if ((p[bit >> 3] & (1 << (bit & 7))) == 0)
 			return false;
 	}
 	return true;
+}
+
+/* Blocked layout: is the checksum of the block hash probes right? */
+bool
+wc_bloom_block_ok(const char *page_payload, uint64 hash)
+{
+	const char *block = block_of(page_payload, hash);
+	pg_crc32c	crc = block_crc(block);
+
+	return memcmp(crc_slot(page_payload, block), &crc, sizeof(crc)) == 0;
+}
+
+/* Blocked layout: the first block whose checksum is wrong, or -1 (verify). */
+int
+wc_bloom_bad_block(const char *page_payload)
+{
+	for (int b = 0; b < WC_BLOOM_BLOCKS; b++)
+	{
+		const char *block = page_payload + (Size) b * WC_BLOOM_BLOCK_BYTES;
+		pg_crc32c	crc = block_crc(block);
+
+		if (memcmp(crc_slot(page_payload, block), &crc, sizeof(crc)) != 0)
+			return b;
+	}
+	return -1;
 }

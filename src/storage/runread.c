@@ -35,9 +35,9 @@ corrupt(Relation rel, BlockNumber blk, uint64 run_id, const char *what)
  * Copy the payload of a run page after checking its header, type, run and
  * checksum.  Returns NULL, or what is wrong (the caller reports it).
  */
-/* Is this a sound run page of that type and run?  NULL, or what is wrong. */
+/* Is this page's header that of a run page of that type and run? */
 static const char *
-check_run_page(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *op)
+check_run_page_header(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *op)
 {
 	if (PageIsNew(page) ||
 		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(WcPageOpaqueData)) ||
@@ -47,9 +47,18 @@ check_run_page(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *op)
 	*op = *WcPageGetOpaque(page);
 	if (op->type != type || (run_id != 0 && op->segment != run_id))
 		return "page of another kind or run";
-	if (wc_page_crc(page) != op->crc)
-		return "checksum mismatch";
 	return NULL;
+}
+
+/* Is this a sound run page of that type and run?  NULL, or what is wrong. */
+static const char *
+check_run_page(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *op)
+{
+	const char *problem = check_run_page_header(page, type, run_id, op);
+
+	if (problem == NULL && wc_page_crc(page) != op->crc)
+		return "checksum mismatch";
+	return problem;
 }
 
 #define RunPagePayloadLen(page) \
@@ -1115,6 +1124,37 @@ wc_run_count_settled(WcRunReader *r, const char *lo, int lolen, const char *hi, 
 	return total + count_end_page(r, page, lo, lolen, hi, hilen);
 }
 
+/*
+ * Probe a bloom page of checked blocks (run format 7) where it lies in
+ * shared buffers: the page header and the one block the key probes are
+ * checked, no page is copied.  Every backend probes the same buffers, which
+ * stay hot there; a backend-local copy (the cache above) went cold in
+ * shared buffers and was read from disk again by each new connection.
+ */
+static bool
+probe_bloom_block(Relation rel, WcRunReader *r, BlockNumber blk, uint64 hash)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, r->strategy);
+	Page		page;
+	WcPageOpaqueData op;
+	const char *problem;
+	bool		found = true;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	problem = check_run_page_header(page, WC_PAGE_RUN_BLOOM, r->hdr.run_id, &op);
+	if (problem == NULL && RunPagePayloadLen(page) != WC_PAYLOAD_CAPACITY)
+		problem = "bloom page of the wrong length";
+	if (problem == NULL && !wc_bloom_block_ok(PageGetContents(page), hash))
+		problem = "bloom block checksum mismatch";
+	if (problem == NULL)
+		found = wc_bloom_test(PageGetContents(page), hash, true);
+	UnlockReleaseBuffer(buf);
+	if (problem)
+		corrupt(rel, blk, r->hdr.run_id, problem);
+	return found;
+}
+
 bool
 wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int pklen)
 {
@@ -1124,15 +1164,19 @@ wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int p
 
 	uint32		page;
 
+	bool		blocked = r->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS;
+
 	if (r->hdr.nbloom_pages == 0 || pklen == 0)
 		return true;
 	hash = wc_bloom_hash(pk, pklen);
 	page = wc_bloom_page_for(r->hdr.nbloom_pages, hash);
 	if (r->bloom)
-		return wc_bloom_test(r->bloom + (Size) page * BLCKSZ, hash);
+		return wc_bloom_test(r->bloom + (Size) page * BLCKSZ, hash, blocked);
+	if (blocked)
+		return probe_bloom_block(rel, r, r->hdr.bloom_first + page, hash);
 	/* tested in the cache: a bloom probe copies no page */
 	return wc_bloom_test(cached_run_page(rel, r->hdr.bloom_first + page, WC_PAGE_RUN_BLOOM,
-										 r->hdr.run_id, &op, &len, r->strategy), hash);
+										 r->hdr.run_id, &op, &len, r->strategy), hash, false);
 }
 
 /*

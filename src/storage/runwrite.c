@@ -174,6 +174,8 @@ wc_run_writer_begin(Relation rel, int level)
 		w->key_codec = w->value_codec = WC_CODEC_LZ4;
 		w->codec_level = 0;
 	}
+	else if (wc_debug_run_format == 6)
+		w->hdr.version = 6;		/* test only: bloom pages as before format 7 */
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
@@ -1085,11 +1087,15 @@ write_bloom(WcRunWriter *w, uint32 nbloom, BlockNumber blk)
 	w->hdr.st.npartitions = w->npk;
 	if (nbloom > 0)
 	{
+		bool		blocked = w->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS;
 		char	   *bloom = palloc_extended((Size) nbloom * WC_PAYLOAD_CAPACITY,
 											MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
 		for (int64 i = 0; i < w->npk; i++)
-			wc_bloom_set(bloom, nbloom, w->pkhash[i]);
+			wc_bloom_set(bloom + (Size) wc_bloom_page_for(nbloom, w->pkhash[i]) * WC_PAYLOAD_CAPACITY,
+						 w->pkhash[i], blocked);
+		for (uint32 p = 0; blocked && p < nbloom; p++)
+			wc_bloom_seal(bloom + (Size) p * WC_PAYLOAD_CAPACITY);
 		for (uint32 p = 0; p < nbloom; p++)
 			write_page(w, lock_new_block(w, blk + p), WC_PAGE_RUN_BLOOM, 0,
 					   bloom + (Size) p * WC_PAYLOAD_CAPACITY, WC_PAYLOAD_CAPACITY, 0, 0);
@@ -1203,7 +1209,7 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	}
 
 	levels = build_index_levels(w, &nindex);
-	nbloom = (w->npk > 0) ? wc_bloom_npages(w->npk) : 0;
+	nbloom = (w->npk > 0) ? wc_bloom_npages(w->npk, w->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS) : 0;
 	nvaluedir = (w->next_vpno + WC_VALUEDIR_ENTRIES - 1) / WC_VALUEDIR_ENTRIES;
 	w->hdr.extent_pages = 1 + nindex + nbloom + nvaluedir;
 	initStringInfo(&w->ranges_out);

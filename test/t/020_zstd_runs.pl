@@ -10,7 +10,8 @@
 # also naming them, with no crash and no rows returned; widecol.verify
 # reports both blocks.  Last, an lz4 key page of a run whose value pages
 # are zstd, damaged under a recomputed checksum: the read and verify report
-# it.
+# it; a value page in column layout with one chunk damaged; a bloom page of
+# checked blocks (run format 7) damaged under a recomputed checksum.
 use strict;
 use warnings;
 
@@ -236,6 +237,33 @@ isnt($ret, 0, 'a read of whole rows fails too');
 like(p(q{SELECT problems FROM widecol.verify('c') WHERE segment = 'run'}),
 	qr/block $cblk: value page: (zstd frame of the wrong size|lz4 decompression failed)/,
 	'verify: the damaged column');
+is(p('SELECT 1'), '1', 'server still up');
+
+# (5) a bloom page of run format 7 (a key's probes in one 64-byte block with
+# its own checksum, probed in the shared buffer) damaged under a recomputed
+# page checksum, so only the block checksums can tell: a seek by partition
+# fails naming relation, block and run, a full scan (which reads no bloom
+# page) does not; verify reports the page
+p(q{CREATE TABLE bl (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
+INSERT INTO bl SELECT g, 'v' || g FROM generate_series(1, 2000) g;
+CHECKPOINT});
+my $brun = p(q{SELECT run_id FROM widecol.runs('bl')});
+my $bpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('bl')});
+$primary->stop;
+my @bpages = pages_of_type($bpath, 6, $brun);
+is(scalar(@bpages), 1, 'the run has one bloom page');
+my ($bblk, $bpage) = @{ $bpages[0] };
+# 119 blocks of 64 bytes from the payload's start (byte 24): one bit of each
+substr($bpage, 24 + 64 * $_, 1) = substr($bpage, 24 + 64 * $_, 1) ^ "\x01" for 0 .. 118;
+write_page_with_checksum($bpath, $bblk, $bpage);
+$primary->start;
+is(p(q{SELECT count(*) FROM bl}), '2000', 'a full scan reads no bloom page');
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SET enable_seqscan = off; SELECT v FROM bl WHERE k = 1234});
+isnt($ret, 0, 'a seek probing a damaged bloom block fails');
+like($stderr, qr/widecol: bloom block checksum mismatch in block $bblk of relation "bl" \(run $brun\)/,
+	'the error names the problem, relation, block and run');
+like(p(q{SELECT problems FROM widecol.verify('bl') WHERE segment = 'run'}),
+	qr/block $bblk: bloom page: block 0 checksum mismatch/, 'verify: the damaged bloom page');
 is(p('SELECT 1'), '1', 'server still up');
 $primary->stop;
 
