@@ -379,6 +379,12 @@ open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *rang
 		BUMP(it, runs_skipped_bloom);
 		return false;
 	}
+	if (!it->backward && it->hi)
+	{
+		/* the reader stops before a key page that starts past hi */
+		s->reader.hi_key = it->hi;
+		s->reader.hi_len = it->hilen;
+	}
 	if (it->backward)
 		wc_run_reader_seek_last(&s->reader, it->hi, it->hilen);
 	else if (it->lo)

@@ -178,6 +178,9 @@ typedef struct WcRunReader
 	bool		block_valid;
 	const char *hi_key;			/* stop after keys > hi (prefix compare) */
 	int			hi_len;
+	BlockNumber hi_leaf;		/* past_hi's place: a leaf, entry, offset */
+	int			hi_entry;
+	Size		hi_off;
 	const char *seek_key;		/* the next block read starts at this key */
 	int			seek_len;
 	int64		blocks_read;
