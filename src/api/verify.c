@@ -424,6 +424,7 @@ check_index_and_bloom(RunCheck *c)
 	WcPageOpaqueData op;
 	Size		len;
 	const char *p;
+	int			bad;
 
 	for (BlockNumber b = c->hdr.leaf_first + c->hdr.nleaf_pages; b <= c->hdr.index_root; b++)
 	{
@@ -440,10 +441,11 @@ check_index_and_bloom(RunCheck *c)
 								  payload.data, &len, &op, NULL);
 		if (p)
 			problem(c->r, b, "bloom page: %s", p);
+		else if (c->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS && len != WC_PAYLOAD_CAPACITY)
+			problem(c->r, b, "bloom page of the wrong length");
 		else if (c->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS &&
-				 (len != WC_PAYLOAD_CAPACITY || wc_bloom_bad_block(payload.data) >= 0))
-			problem(c->r, b, "bloom page: block %d checksum mismatch",
-					len != WC_PAYLOAD_CAPACITY ? -1 : wc_bloom_bad_block(payload.data));
+				 (bad = wc_bloom_bad_block(payload.data)) >= 0)
+			problem(c->r, b, "bloom page: block %d checksum mismatch", bad);
 	}
 }
 

@@ -112,7 +112,9 @@ read_run_page(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
  * an entry keyed by both is never stale.  widecol.run_page_cache_size
  * bounds it, least recently used out: a lookup by key in a table of 16M
  * rows probes one of ~2,500 bloom pages per run (20 MB), and a 2 MB cache
- * then missed nearly always (see "Seek costs" in src/README.md).
+ * then missed nearly always (see "Seek costs" in src/README.md).  Bloom
+ * pages of run format 7 are not kept here: probe_bloom_block reads them in
+ * shared buffers.
  */
 int			wc_run_page_cache_kb = 65536;
 
@@ -1210,7 +1212,6 @@ wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int p
 	uint64		hash;
 
 	uint32		page;
-
 	bool		blocked = r->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS;
 
 	if (r->hdr.nbloom_pages == 0 || pklen == 0)

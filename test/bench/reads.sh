@@ -10,7 +10,7 @@
 # (c) a one-hour capture-time range inside one partition; each as a
 #     prepared statement run by pgbench (one client) for S seconds per table,
 #     reporting p50/p95/p99 latency and queries/s from pgbench's per-query log;
-# (d), (e) full-table GROUP BY reports, 5 runs each, both tables serial and
+# (d), (e) full-table GROUP BY reports, 5 rounds alternating the two tables (median), serial and
 #     with 2 parallel workers ((d) has a count(DISTINCT), which keeps its
 #     aggregate serial; (e) aggregates in the workers);
 # the query shapes users write (issue 19), each against heap + btree too:
@@ -192,28 +192,34 @@ for q in a b; do
 	printf '%-34s %10s %10s %10s %10s\n' "($q) wc_small" "$qps" "$p50" "$p95" "$p99"
 done
 
-wc_section "(d) full-table reports (5 runs each, median; serial and with 2 parallel workers)"
+wc_section "(d) full-table reports (5 rounds alternating the tables, median; serial and with 2 parallel workers)"
 # d: images and devices per day (count(DISTINCT) keeps the aggregate serial)
 # e: images per day (partial aggregates in parallel workers)
 reports=(
 	"d|SELECT day_bucket, count(*), count(DISTINCT device_id) FROM %s GROUP BY day_bucket ORDER BY 1"
 	"e|SELECT day_bucket, count(*), sum(width::bigint * height) FROM %s GROUP BY day_bucket ORDER BY 1"
 )
-median_ms() {
-	local sql=$1 settings=$2
-	for _ in 1 2 3 4 5; do
-		"${PSQL[@]}" -At -c "$settings" -c "\\timing on" -c "$sql" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
-	done | sort -n | sed -n 3p
+# report_ms SQL SETTINGS -> milliseconds of one run
+report_ms() {
+	"${PSQL[@]}" -At -c "$2" -c "\\timing on" -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
 }
+# The rounds alternate heap and widecol, so that a change of this machine's
+# speed (a shared 2-core VM: up to 1.5x within minutes) hits both alike.
 for r in "${reports[@]}"; do
 	q=${r%%|*} report=${r#*|}
-	for t in heap_images wc_images; do
-		for mode in serial parallel; do
-			workers=0
-			[ "$mode" = parallel ] && workers=2
-			ms=$(median_ms "$(printf "$report" "$t")" "SET max_parallel_workers_per_gather = $workers")
+	for mode in serial parallel; do
+		workers=0
+		[ "$mode" = parallel ] && workers=2
+		heap_ms="" wc_ms=""
+		for _ in 1 2 3 4 5; do
+			heap_ms+="$(report_ms "$(printf "$report" heap_images)" "SET max_parallel_workers_per_gather = $workers") "
+			wc_ms+="$(report_ms "$(printf "$report" wc_images)" "SET max_parallel_workers_per_gather = $workers") "
+		done
+		for t in heap_images wc_images; do
+			[ "$t" = heap_images ] && all=$heap_ms || all=$wc_ms
+			ms=$(printf '%s\n' $all | sort -n | sed -n 3p)
 			echo "$q,${t}_$mode,,$ms,," >>"$csv"
-			printf '(%s) %-12s %-9s %10s ms\n' "$q" "$t" "$mode" "$ms"
+			printf '(%s) %-12s %-9s %10s ms  (%s)\n' "$q" "$t" "$mode" "$ms" "${all% }"
 		done
 	done
 done
