@@ -95,10 +95,10 @@ bloom_has(Relation rel, const WcRunHeader *hdr, const char *pk, int pklen, Repor
 		problem(r, blk, "bloom page: %s", p);
 		return true;
 	}
-	if (hdr->version < WC_RUN_VERSION_BLOOM_BLOCKS)
+	if (!WcRunBloomBlocked(hdr))
 		return wc_bloom_test(payload.data, hash, false);
 	/* a damaged block is reported once, for its page (check_index_and_bloom) */
-	return len != WC_PAYLOAD_CAPACITY || !wc_bloom_block_ok(payload.data, hash) ||
+	return wc_bloom_block_problem(payload.data, len, hash) != NULL ||
 		wc_bloom_test(payload.data, hash, true);
 }
 
@@ -441,10 +441,9 @@ check_index_and_bloom(RunCheck *c)
 								  payload.data, &len, &op, NULL);
 		if (p)
 			problem(c->r, b, "bloom page: %s", p);
-		else if (c->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS && len != WC_PAYLOAD_CAPACITY)
+		else if (WcRunBloomBlocked(&c->hdr) && len != WC_PAYLOAD_CAPACITY)
 			problem(c->r, b, "bloom page of the wrong length");
-		else if (c->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS &&
-				 (bad = wc_bloom_bad_block(payload.data)) >= 0)
+		else if (WcRunBloomBlocked(&c->hdr) && (bad = wc_bloom_bad_block(payload.data)) >= 0)
 			problem(c->r, b, "bloom page: block %d checksum mismatch", bad);
 	}
 }

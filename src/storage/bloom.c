@@ -57,38 +57,40 @@ probe_bit(uint64 hash, int i, uint32 nbits)
 }
 
 /* The block of a key in its page (blocked layout): other bits than the probes'. */
-static inline const char *
-block_of(const char *page_payload, uint64 hash)
+static inline int
+block_of(uint64 hash)
 {
-	uint32		b = murmurhash32((uint32) hash ^ 0x9E3779B9U) % WC_BLOOM_BLOCKS;
-
-	return page_payload + (Size) b * WC_BLOOM_BLOCK_BYTES;
+	return murmurhash32((uint32) hash ^ 0x9E3779B9U) % WC_BLOOM_BLOCKS;
 }
 
-static inline pg_crc32c
-block_crc(const char *block)
+#define BLOCK(payload, b)	((payload) + (Size) (b) * WC_BLOOM_BLOCK_BYTES)
+#define BLOCK_CRC(payload, b) \
+	((payload) + (Size) WC_BLOOM_BLOCKS * WC_BLOOM_BLOCK_BYTES + (Size) (b) * sizeof(pg_crc32c))
+
+static pg_crc32c
+block_crc(const char *payload, int b)
 {
 	pg_crc32c	crc;
 
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, block, WC_BLOOM_BLOCK_BYTES);
+	COMP_CRC32C(crc, BLOCK(payload, b), WC_BLOOM_BLOCK_BYTES);
 	FIN_CRC32C(crc);
 	return crc;
 }
 
-static inline char *
-crc_slot(const char *page_payload, const char *block)
+/* Is block b's stored checksum right? */
+static bool
+block_crc_ok(const char *payload, int b)
 {
-	int			b = (block - page_payload) / WC_BLOOM_BLOCK_BYTES;
+	pg_crc32c	crc = block_crc(payload, b);
 
-	return (char *) page_payload + (Size) WC_BLOOM_BLOCKS * WC_BLOOM_BLOCK_BYTES +
-		(Size) b * sizeof(uint32);
+	return memcmp(BLOCK_CRC(payload, b), &crc, sizeof(crc)) == 0;
 }
 
 void
 wc_bloom_set(char *page_payload, uint64 hash, bool blocked)
 {
-	char	   *p = blocked ? (char *) block_of(page_payload, hash) : page_payload;
+	char	   *p = blocked ? BLOCK(page_payload, block_of(hash)) : page_payload;
 	uint32		nbits = blocked ? BLOCK_BITS : WC_BLOOM_PAGE_BITS;
 
 	for (int i = 0; i < WC_BLOOM_PROBES; i++)
@@ -105,17 +107,16 @@ wc_bloom_seal(char *page_payload)
 {
 	for (int b = 0; b < WC_BLOOM_BLOCKS; b++)
 	{
-		const char *block = page_payload + (Size) b * WC_BLOOM_BLOCK_BYTES;
-		pg_crc32c	crc = block_crc(block);
+		pg_crc32c	crc = block_crc(page_payload, b);
 
-		memcpy(crc_slot(page_payload, block), &crc, sizeof(crc));
+		memcpy(BLOCK_CRC(page_payload, b), &crc, sizeof(crc));
 	}
 }
 
 bool
 wc_bloom_test(const char *page_payload, uint64 hash, bool blocked)
 {
-	const char *p = blocked ? block_of(page_payload, hash) : page_payload;
+	const char *p = blocked ? BLOCK(page_payload, block_of(hash)) : page_payload;
 	uint32		nbits = blocked ? BLOCK_BITS : WC_BLOOM_PAGE_BITS;
 
 	for (int i = 0; i < WC_BLOOM_PROBES; i++)
@@ -128,14 +129,18 @@ wc_bloom_test(const char *page_payload, uint64 hash, bool blocked)
 	return true;
 }
 
-/* Blocked layout: is the checksum of the block hash probes right? */
-bool
-wc_bloom_block_ok(const char *page_payload, uint64 hash)
+/*
+ * Blocked layout: what is wrong with a page of len payload bytes for a
+ * probe of hash (its length, the checksum of the block probed), or NULL.
+ */
+const char *
+wc_bloom_block_problem(const char *page_payload, Size len, uint64 hash)
 {
-	const char *block = block_of(page_payload, hash);
-	pg_crc32c	crc = block_crc(block);
-
-	return memcmp(crc_slot(page_payload, block), &crc, sizeof(crc)) == 0;
+	if (len != WC_PAYLOAD_CAPACITY)
+		return "bloom page of the wrong length";
+	if (!block_crc_ok(page_payload, block_of(hash)))
+		return "bloom block checksum mismatch";
+	return NULL;
 }
 
 /* Blocked layout: the first block whose checksum is wrong, or -1 (verify). */
@@ -143,12 +148,7 @@ int
 wc_bloom_bad_block(const char *page_payload)
 {
 	for (int b = 0; b < WC_BLOOM_BLOCKS; b++)
-	{
-		const char *block = page_payload + (Size) b * WC_BLOOM_BLOCK_BYTES;
-		pg_crc32c	crc = block_crc(block);
-
-		if (memcmp(crc_slot(page_payload, block), &crc, sizeof(crc)) != 0)
+		if (!block_crc_ok(page_payload, b))
 			return b;
-	}
 	return -1;
 }

@@ -48,6 +48,7 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 #define WC_RUN_VERSION_ZSTD 5		/* first format whose pages may use zstd */
 #define WC_RUN_VERSION_COLUMNS 6	/* ... whose value pages may be by column */
 #define WC_RUN_VERSION_BLOOM_BLOCKS 7	/* ... whose bloom pages are checked blocks */
+#define WcRunBloomBlocked(hdr) ((hdr)->version >= WC_RUN_VERSION_BLOOM_BLOCKS)
 
 typedef struct WcRunWriter WcRunWriter;
 
@@ -176,7 +177,8 @@ typedef struct WcRunReader
 	WcBlock		block;
 	int			row_pos;
 	bool		block_valid;
-	const char *hi_key;			/* stop after keys > hi (prefix compare) */
+	const char *hi_key;			/* no key page starting past hi is read (the
+								 * merge drops rows past it: above_hi) */
 	int			hi_len;
 	BlockNumber hi_leaf;		/* past_hi's place: a leaf, entry, offset */
 	int			hi_entry;

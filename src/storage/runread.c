@@ -684,6 +684,22 @@ wc_read_value_dir_soft(Relation rel, const WcRunHeader *hdr, uint32 d,
 
 typedef WcIndexEntry IndexEntry;
 
+/*
+ * The index entry at *pos of a payload of len bytes, (child, keylen, key):
+ * into *e, *pos moved past it; false if it runs past the payload.
+ */
+static bool
+index_entry_at(const char *payload, Size len, Size *pos, WcIndexEntry *e)
+{
+	if (*pos + sizeof(uint32) + sizeof(uint16) > len)
+		return false;
+	memcpy(&e->child, payload + *pos, sizeof(uint32));
+	memcpy(&e->keylen, payload + *pos + sizeof(uint32), sizeof(uint16));
+	e->key = payload + *pos + sizeof(uint32) + sizeof(uint16);
+	*pos += sizeof(uint32) + sizeof(uint16) + e->keylen;
+	return *pos <= len;
+}
+
 /* Parse an index page's payload into entries; false if it is malformed. */
 bool
 wc_parse_index_soft(const char *payload, Size len, uint32 count, WcIndexEntry *out)
@@ -693,16 +709,8 @@ wc_parse_index_soft(const char *payload, Size len, uint32 count, WcIndexEntry *o
 	if (count > WC_MAX_INDEX_ENTRIES)
 		return false;
 	for (uint32 i = 0; i < count; i++)
-	{
-		if (pos + sizeof(uint32) + sizeof(uint16) > len)
+		if (!index_entry_at(payload, len, &pos, &out[i]))
 			return false;
-		memcpy(&out[i].child, payload + pos, sizeof(uint32));
-		memcpy(&out[i].keylen, payload + pos + sizeof(uint32), sizeof(uint16));
-		out[i].key = payload + pos + sizeof(uint32) + sizeof(uint16);
-		pos += sizeof(uint32) + sizeof(uint16) + out[i].keylen;
-		if (pos > len)
-			return false;
-	}
 	return true;
 }
 
@@ -907,7 +915,6 @@ past_hi(WcRunReader *r)
 	WcPageOpaqueData op;
 	Size		len;
 	const char *p;
-	uint16		keylen;
 
 	if (r->hi_key == NULL || r->seek_key != NULL || r->data_pos >= r->ndata)
 		return false;
@@ -918,19 +925,17 @@ past_hi(WcRunReader *r)
 		r->hi_entry = 0;
 		r->hi_off = 0;
 	}
-	/* the leaf from the page cache; its entries are (child, keylen, key) */
 	p = cached_run_page(r->rel, leaf, WC_PAGE_RUN_INDEX, r->hdr.run_id, &op, &len, r->strategy);
 	for (;;)
 	{
-		if (r->hi_entry >= (int) op.count || r->hi_off + sizeof(uint32) + sizeof(uint16) > len)
-			corrupt(r->rel, leaf, r->hdr.run_id, "malformed index page");
-		memcpy(&keylen, p + r->hi_off + sizeof(uint32), sizeof(uint16));
-		if (r->hi_off + sizeof(uint32) + sizeof(uint16) + keylen > len)
+		WcIndexEntry e;
+		Size		next = r->hi_off;
+
+		if (r->hi_entry >= (int) op.count || !index_entry_at(p, len, &next, &e))
 			corrupt(r->rel, leaf, r->hdr.run_id, "malformed index page");
 		if (r->hi_entry == r->data_pos)
-			return wc_compare_keys(p + r->hi_off + sizeof(uint32) + sizeof(uint16),
-								   Min(keylen, r->hi_len), r->hi_key, r->hi_len) > 0;
-		r->hi_off += sizeof(uint32) + sizeof(uint16) + keylen;
+			return wc_compare_keys(e.key, Min(e.keylen, r->hi_len), r->hi_key, r->hi_len) > 0;
+		r->hi_off = next;
 		r->hi_entry++;
 	}
 }
@@ -945,15 +950,6 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 			WcRowHeader *row = WcBlockRow(&r->block, r->row_pos);
 
 			ItemPointerSet(tid, r->block.blkno, r->row_pos + 1);
-			if (r->hi_key &&
-				wc_compare_keys(WcRowKey(row), Min(row->keylen, r->hi_len),
-								r->hi_key, r->hi_len) > 0)
-			{
-				r->block_valid = false;
-				r->data_pos = r->ndata;
-				r->next_leaf = r->hdr.leaf_first + r->hdr.nleaf_pages;
-				return NULL;
-			}
 			r->row_pos++;
 			return row;
 		}
@@ -1192,10 +1188,8 @@ probe_bloom_block(Relation rel, WcRunReader *r, BlockNumber blk, uint64 hash)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	problem = check_run_page_header(page, WC_PAGE_RUN_BLOOM, r->hdr.run_id, &op);
-	if (problem == NULL && RunPagePayloadLen(page) != WC_PAYLOAD_CAPACITY)
-		problem = "bloom page of the wrong length";
-	if (problem == NULL && !wc_bloom_block_ok(PageGetContents(page), hash))
-		problem = "bloom block checksum mismatch";
+	if (problem == NULL)
+		problem = wc_bloom_block_problem(PageGetContents(page), RunPagePayloadLen(page), hash);
 	if (problem == NULL)
 		found = wc_bloom_test(PageGetContents(page), hash, true);
 	UnlockReleaseBuffer(buf);
@@ -1212,7 +1206,7 @@ wc_run_may_contain_partition(Relation rel, WcRunReader *r, const char *pk, int p
 	uint64		hash;
 
 	uint32		page;
-	bool		blocked = r->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS;
+	bool		blocked = WcRunBloomBlocked(&r->hdr);
 
 	if (r->hdr.nbloom_pages == 0 || pklen == 0)
 		return true;

@@ -1087,7 +1087,7 @@ write_bloom(WcRunWriter *w, uint32 nbloom, BlockNumber blk)
 	w->hdr.st.npartitions = w->npk;
 	if (nbloom > 0)
 	{
-		bool		blocked = w->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS;
+		bool		blocked = WcRunBloomBlocked(&w->hdr);
 		char	   *bloom = palloc_extended((Size) nbloom * WC_PAYLOAD_CAPACITY,
 											MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 
@@ -1209,7 +1209,7 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	}
 
 	levels = build_index_levels(w, &nindex);
-	nbloom = (w->npk > 0) ? wc_bloom_npages(w->npk, w->hdr.version >= WC_RUN_VERSION_BLOOM_BLOCKS) : 0;
+	nbloom = (w->npk > 0) ? wc_bloom_npages(w->npk, WcRunBloomBlocked(&w->hdr)) : 0;
 	nvaluedir = (w->next_vpno + WC_VALUEDIR_ENTRIES - 1) / WC_VALUEDIR_ENTRIES;
 	w->hdr.extent_pages = 1 + nindex + nbloom + nvaluedir;
 	initStringInfo(&w->ranges_out);
