@@ -218,6 +218,24 @@ RESET enable_seqscan;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 DROP TABLE rf_bloom;
+-- the same through a partitioned table of widecol partitions with a bigint
+-- partition key, looked up with int literals: a present key is found in
+-- its partition, an absent one rejected by the bloom filters of both runs
+-- of each partition it is pruned to
+CREATE TABLE rf_bloom_p (k bigint, part int, v text) PARTITION BY LIST (part);
+CREATE TABLE rf_bloom_p1 PARTITION OF rf_bloom_p FOR VALUES IN (1) USING widecol
+  WITH (widecol.partition_key = 'k');
+CREATE TABLE rf_bloom_p2 PARTITION OF rf_bloom_p FOR VALUES IN (2) USING widecol
+  WITH (widecol.partition_key = 'k');
+INSERT INTO rf_bloom_p SELECT g * 4, 1 + g % 2, 'a' || g FROM generate_series(1, 3000) g;
+INSERT INTO rf_bloom_p SELECT g * 4 + 2, 1 + g % 2, 'b' || g FROM generate_series(1, 3000) g;
+SELECT count(*) AS runs FROM widecol.runs('rf_bloom_p1');
+SELECT v FROM rf_bloom_p WHERE k = 4000;
+SELECT v FROM rf_bloom_p WHERE k = 4002 AND part = 1;
+SELECT bloom_negatives AS n0 FROM widecol.row_stats('rf_bloom_p1') \gset
+SELECT count(*) AS absent FROM rf_bloom_p WHERE k = 4001 AND part = 1;
+SELECT bloom_negatives - :n0 AS rejected FROM widecol.row_stats('rf_bloom_p1');
+DROP TABLE rf_bloom_p;
 -- the debug setting is for superusers only
 SET widecol.debug_run_format = 4;
 DROP FUNCTION rf_z_rows(int, int);
