@@ -51,6 +51,18 @@ SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM bw WHERE d = 1 AND day BETWEEN '2026-01-01' AND '2026-01-07' ORDER BY ts, id DESC LIMIT 5;
 SELECT same($$SELECT * FROM bw WHERE d = 1 AND day BETWEEN '2026-01-01' AND '2026-01-07' ORDER BY ts, id DESC LIMIT 100$$);
 SELECT same($$SELECT * FROM bw WHERE d = 1 AND day BETWEEN '2026-01-01' AND '2026-01-07' ORDER BY ts, id DESC$$);
+-- sparse partitions (a few rows per device and day; bw's hold ~570): the
+-- buckets are read backward as one key range
+CREATE TABLE bws (LIKE bw) USING widecol
+  WITH (widecol.partition_key = 'd, day', widecol.clustering_key = 'ts DESC, id');
+INSERT INTO bws SELECT * FROM bw WHERE id % 50 = 0 AND ts < 500;
+INSERT INTO bws SELECT * FROM bw WHERE id % 50 = 0 AND ts >= 500;
+EXPLAIN (COSTS OFF) SELECT * FROM bws WHERE d = 1 AND day BETWEEN '2026-01-01' AND '2026-01-07' ORDER BY ts, id DESC LIMIT 5;
+SELECT (SELECT array_agg(x::text) FROM (SELECT * FROM bws WHERE d = 1 AND day BETWEEN '2026-01-01' AND '2026-01-07'
+                                        ORDER BY ts, id DESC LIMIT 6) x) =
+       (SELECT array_agg(x::text) FROM (SELECT * FROM bw_h WHERE id % 50 = 0 AND d = 1 AND day BETWEEN '2026-01-01' AND '2026-01-07'
+                                        ORDER BY ts, id DESC LIMIT 6) x) AS same_rows;
+DROP TABLE bws;
 RESET enable_seqscan;
 -- a prepared statement
 PREPARE q(int, date) AS SELECT ts, id, v FROM bw WHERE d = $1 AND day = $2 ORDER BY ts, id DESC LIMIT 3;

@@ -50,3 +50,57 @@ SELECT count(*), sum(v) FROM sc10 WHERE dev IN ('d1', 'd2', 'd3', 'd4', 'd5');
 SELECT count(*), sum(v) FROM sc_src WHERE dev IN ('d1', 'd2', 'd3', 'd4', 'd5');
 DROP TABLE sc1, sc10, sc100, sc_src;
 DROP FUNCTION plan_for(text, int, bool);
+
+-- Never analyzed: how many rows a key selects is estimated from the runs
+-- (each counts its partitions), not from the planner's default selectivity
+-- (0.5% of the table for an equality); after ANALYZE the statistics decide.
+CREATE FUNCTION est_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->'Plan'->>'Plan Rows')::float8;
+END $$;
+CREATE TABLE na (id uuid, dev text, v int) USING widecol WITH (widecol.partition_key = 'id');
+INSERT INTO na SELECT md5(g::text)::uuid, 'd' || g % 10, g FROM generate_series(1, 20000) g;
+SELECT est_rows($$SELECT * FROM na$$) AS table_rows,
+       est_rows($$SELECT * FROM na WHERE id = md5('7')::uuid$$) AS one_key,
+       est_rows($$SELECT * FROM na WHERE id IN (md5('7')::uuid, md5('8')::uuid, md5('9')::uuid)$$) AS three_keys,
+       est_rows($$SELECT * FROM na WHERE id = md5('7')::uuid AND v > 0$$) <= 1 AS one_key_filtered;
+-- a prepared lookup gets its generic plan after five executions (its
+-- estimate no longer makes the custom plan look cheaper than the generic)
+PREPARE na_get(int) AS SELECT v FROM na WHERE id = md5($1::text)::uuid;
+EXECUTE na_get(1); EXECUTE na_get(2); EXECUTE na_get(3); EXECUTE na_get(4); EXECUTE na_get(5);
+EXPLAIN (COSTS OFF) EXECUTE na_get(6);
+EXECUTE na_get(6);
+DEALLOCATE na_get;
+-- a join on the key seeks per outer row, estimated one row each
+CREATE TABLE na_keys AS SELECT md5(g::text)::uuid AS id FROM generate_series(1, 30) g;
+ANALYZE na_keys;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(na.v) FROM na_keys k JOIN na ON na.id = k.id;
+SELECT count(*), sum(na.v) FROM na_keys k JOIN na ON na.id = k.id;
+-- partitions of (device, day) with a clustering column: the partition key
+-- selects a partition's rows (20000 / 70), the whole primary key one row
+CREATE TABLE nb (dev text, day date, ts int, v int) USING widecol
+  WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts');
+INSERT INTO nb SELECT 'd' || g % 10, date '2026-01-01' + g % 7, g, g FROM generate_series(1, 20000) g;
+SELECT est_rows($$SELECT * FROM nb WHERE dev = 'd1' AND day = '2026-01-02'$$) AS one_partition,
+       est_rows($$SELECT * FROM nb WHERE dev IN ('d1', 'd2') AND day = '2026-01-02'$$) AS two_partitions,
+       est_rows($$SELECT * FROM nb WHERE dev = 'd1' AND day = '2026-01-02' AND ts = 71$$) AS one_row;
+-- skewed partitions: after ANALYZE the statistics say how big the big one is
+CREATE TABLE nc (dev text, ts int) USING widecol WITH (widecol.partition_key = 'dev', widecol.clustering_key = 'ts');
+INSERT INTO nc SELECT CASE WHEN g % 10 < 9 THEN 'big' ELSE 'd' || g END, g FROM generate_series(1, 20000) g;
+SELECT est_rows($$SELECT * FROM nc WHERE dev = 'big'$$) AS average_partition;
+ANALYZE nc;
+SELECT est_rows($$SELECT * FROM nc WHERE dev = 'big'$$) > 15000 AS from_statistics;
+-- widecol partitions of a partitioned table, a bigint key looked up with
+-- int literals: each partition estimates its own rows, the parent sums them
+CREATE TABLE np (id bigint, v int) PARTITION BY HASH (id);
+CREATE TABLE np0 PARTITION OF np FOR VALUES WITH (MODULUS 2, REMAINDER 0) USING widecol WITH (widecol.partition_key = 'id');
+CREATE TABLE np1 PARTITION OF np FOR VALUES WITH (MODULUS 2, REMAINDER 1) USING widecol WITH (widecol.partition_key = 'id');
+INSERT INTO np SELECT g, g FROM generate_series(1, 20000) g;
+SELECT est_rows($$SELECT * FROM np WHERE id = 42$$) AS one_key,
+       est_rows($$SELECT * FROM np WHERE id IN (1, 2, 3, 4, 5, 6)$$) AS six_keys;
+EXPLAIN (COSTS OFF) SELECT * FROM np WHERE id IN (1, 2, 3, 4, 5, 6);
+SELECT count(*), sum(v) FROM np WHERE id IN (1, 2, 3, 4, 5, 6);
+DROP TABLE na, na_keys, nb, nc, np;
+DROP FUNCTION est_rows(text);

@@ -36,6 +36,9 @@ wc_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		(rel->reloptkind == RELOPT_BASEREL || rel->reloptkind == RELOPT_OTHER_MEMBER_REL) &&
 		!rte->inh && wc_relation_is_widecol(rte->relid))
 		wc_add_seek_path(root, rel, rte);
+	else if (rte->rtekind == RTE_RELATION && rte->inh &&
+			 (rel->reloptkind == RELOPT_BASEREL || rel->reloptkind == RELOPT_OTHER_MEMBER_REL))
+		wc_sum_member_rows(root, rel, rti);
 }
 
 /* relid if it is a widecol table, else a widecol partition of it, if any. */
