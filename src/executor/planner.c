@@ -136,6 +136,7 @@ wc_install_planner_hooks(void)
 	wc_register_custom_scan();
 	wc_install_filtering_hooks();
 	wc_install_key_deletes();
+	wc_install_key_stats_hook();
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = wc_set_rel_pathlist;
 	prev_planner = planner_hook;
