@@ -13,8 +13,10 @@
 /* ---------- planner hooks (planner.c) ---------- */
 extern void wc_install_planner_hooks(void);
 
-/* seekplan.c */
+/* keystats.c */
 extern void wc_install_key_stats_hook(void);
+
+/* seekplan.c */
 extern void wc_sum_member_rows(PlannerInfo *root, RelOptInfo *rel, Index rti);
 extern void wc_add_seek_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
 extern void wc_register_custom_scan(void);
