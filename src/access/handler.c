@@ -29,6 +29,7 @@
 #include "access/access.h"
 #include "storage/level0.h"
 #include "storage/manifest.h"
+#include "storage/merge.h"
 #include "storage/metapage.h"
 #include "storage/page.h"
 #include "storage/reclaim.h"
@@ -367,8 +368,7 @@ wc_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 		WcManifest *m;
 		double		rows = 0;
 
-		wc_meta_read(rel, &meta);
-		m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(rel)));
+		wc_merge_read_manifest(rel, GetCatalogSnapshot(RelationGetRelid(rel)), &meta, &m);
 		for (int i = 0; i < m->nruns; i++)
 			rows += m->runs[i].st.nrows - m->runs[i].st.ntombstones;
 		if (m->nruns > 0)

@@ -26,6 +26,7 @@
 #include "widecol.h"
 #include "executor/seek.h"
 #include "storage/manifest.h"
+#include "storage/merge.h"
 #include "storage/metapage.h"
 #include "storage/tableinfo.h"
 
@@ -37,21 +38,48 @@ free_made_stats(HeapTuple tup)
 	heap_freetuple(tup);
 }
 
-/* stadistinct for the table's partition key from its runs; 0: unknown. */
+/* stadistinct of the table's partition key from its runs; 0: unknown. */
 static float4
 partition_key_distinct(Relation rel, WcTableInfo *info)
 {
 	WcMetaData	meta;
 	WcManifest *m;
-	double		most = 0;
+	double		most;
 
-	wc_meta_read(rel, &meta);
-	m = wc_manifest_read(meta.storage_id, GetCatalogSnapshot(RelationGetRelid(rel)));
-	for (int i = 0; i < m->nruns; i++)
-		most = Max(most, (double) m->runs[i].st.npartitions);
+	wc_merge_read_manifest(rel, GetCatalogSnapshot(RelationGetRelid(rel)), &meta, &m);
+	most = wc_manifest_most_partitions(m);
 	if (most == 0)
 		return 0;
 	return info->nck == 0 ? -1.0 : (float4) most;
+}
+
+/* A pg_statistic row saying only how many distinct values (no MCV, no histogram). */
+static HeapTuple
+made_stats(Oid relid, AttrNumber attnum, float4 distinct)
+{
+	Relation	statrel = table_open(StatisticRelationId, AccessShareLock);
+	Datum		values[Natts_pg_statistic] = {0};
+	bool		nulls[Natts_pg_statistic] = {0};
+	HeapTuple	tup;
+
+	values[Anum_pg_statistic_starelid - 1] = ObjectIdGetDatum(relid);
+	values[Anum_pg_statistic_staattnum - 1] = Int16GetDatum(attnum);
+	values[Anum_pg_statistic_stainherit - 1] = BoolGetDatum(false);
+	values[Anum_pg_statistic_stanullfrac - 1] = Float4GetDatum(0);	/* keys are never NULL */
+	values[Anum_pg_statistic_stawidth - 1] =
+		Int32GetDatum(get_typavgwidth(get_atttype(relid, attnum), -1));
+	values[Anum_pg_statistic_stadistinct - 1] = Float4GetDatum(distinct);
+	for (int k = 0; k < STATISTIC_NUM_SLOTS; k++)
+	{
+		values[Anum_pg_statistic_stakind1 - 1 + k] = Int16GetDatum(0);
+		values[Anum_pg_statistic_staop1 - 1 + k] = ObjectIdGetDatum(InvalidOid);
+		values[Anum_pg_statistic_stacoll1 - 1 + k] = ObjectIdGetDatum(InvalidOid);
+		nulls[Anum_pg_statistic_stanumbers1 - 1 + k] = true;
+		nulls[Anum_pg_statistic_stavalues1 - 1 + k] = true;
+	}
+	tup = heap_form_tuple(RelationGetDescr(statrel), values, nulls);
+	table_close(statrel, AccessShareLock);
+	return tup;
 }
 
 static bool
@@ -80,29 +108,7 @@ wc_get_relation_stats(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum,
 	if (distinct == 0)
 		return false;
 
-	{
-		Relation	statrel = table_open(StatisticRelationId, AccessShareLock);
-		Datum		values[Natts_pg_statistic] = {0};
-		bool		nulls[Natts_pg_statistic] = {0};
-
-		values[Anum_pg_statistic_starelid - 1] = ObjectIdGetDatum(rte->relid);
-		values[Anum_pg_statistic_staattnum - 1] = Int16GetDatum(attnum);
-		values[Anum_pg_statistic_stainherit - 1] = BoolGetDatum(false);
-		values[Anum_pg_statistic_stanullfrac - 1] = Float4GetDatum(0);	/* keys are never NULL */
-		values[Anum_pg_statistic_stawidth - 1] =
-			Int32GetDatum(get_typavgwidth(get_atttype(rte->relid, attnum), -1));
-		values[Anum_pg_statistic_stadistinct - 1] = Float4GetDatum(distinct);
-		for (int k = 0; k < STATISTIC_NUM_SLOTS; k++)
-		{
-			values[Anum_pg_statistic_stakind1 - 1 + k] = Int16GetDatum(0);
-			values[Anum_pg_statistic_staop1 - 1 + k] = ObjectIdGetDatum(InvalidOid);
-			values[Anum_pg_statistic_stacoll1 - 1 + k] = ObjectIdGetDatum(InvalidOid);
-			nulls[Anum_pg_statistic_stanumbers1 - 1 + k] = true;
-			nulls[Anum_pg_statistic_stavalues1 - 1 + k] = true;
-		}
-		vardata->statsTuple = heap_form_tuple(RelationGetDescr(statrel), values, nulls);
-		table_close(statrel, AccessShareLock);
-	}
+	vardata->statsTuple = made_stats(rte->relid, attnum, distinct);
 	vardata->freefunc = free_made_stats;
 	vardata->acl_ok = true;		/* a count, no value of the column */
 	return true;

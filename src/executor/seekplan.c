@@ -598,15 +598,8 @@ table_partitions(PlannerInfo *root, RelOptInfo *rel, WcTableInfo *info,
 		any_default |= isdefault;
 		ReleaseVariableStats(vardata);
 	}
-	if (any_default && m != NULL)
-	{
-		double		most = 0;
-
-		for (int i = 0; i < m->nruns; i++)
-			most = Max(most, (double) m->runs[i].st.npartitions);
-		if (most > 0)
-			distinct = most;
-	}
+	if (any_default && m != NULL && wc_manifest_most_partitions(m) > 0)
+		distinct = wc_manifest_most_partitions(m);
 	if (guessed)
 		*guessed = any_default;
 	return Min(distinct, Max(rel->tuples, 1));

@@ -748,6 +748,21 @@ wc_manifest_read(uint64 storage_id, Snapshot snapshot)
 	return m ? m : manifest_scan(storage_id, snapshot);
 }
 
+/*
+ * The most partitions any run holds: a lower bound of the table's distinct
+ * partitions that compaction makes exact (0 without runs).  What the planner
+ * takes before ANALYZE has counted them.
+ */
+double
+wc_manifest_most_partitions(const WcManifest *m)
+{
+	double		most = 0;
+
+	for (int i = 0; i < m->nruns; i++)
+		most = Max(most, (double) m->runs[i].st.npartitions);
+	return most;
+}
+
 static void
 insert_row(uint64 storage_id, char kind, const WcRunSummary *r, uint64 segment_id)
 {

@@ -77,6 +77,7 @@ typedef struct WcManifest
 } WcManifest;
 
 extern WcManifest *wc_manifest_read(uint64 storage_id, Snapshot snapshot);
+extern double wc_manifest_most_partitions(const WcManifest *m);
 extern Size wc_manifest_shmem_size(void);
 extern void wc_manifest_shmem_startup(void);
 extern void wc_manifest_add_range_tombstone(uint64 storage_id, const WcRangeTombstone *rt);
