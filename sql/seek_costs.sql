@@ -67,6 +67,15 @@ SELECT est_rows($$SELECT * FROM na$$) AS table_rows,
        est_rows($$SELECT * FROM na WHERE id = md5('7')::uuid$$) AS one_key,
        est_rows($$SELECT * FROM na WHERE id IN (md5('7')::uuid, md5('8')::uuid, md5('9')::uuid)$$) AS three_keys,
        est_rows($$SELECT * FROM na WHERE id = md5('7')::uuid AND v > 0$$) <= 1 AS one_key_filtered;
+-- a statement that failed halfway (its transaction rolled back after its
+-- run was written) adds no rows to the estimate
+BEGIN;
+INSERT INTO na SELECT md5(g::text)::uuid, 'x', g FROM generate_series(20001, 30000) g;
+SELECT count(*) AS runs_in_transaction, est_rows($$SELECT * FROM na$$) AS rows_in_transaction
+  FROM widecol.runs('na');
+SELECT 1 / 0;
+ROLLBACK;
+SELECT est_rows($$SELECT * FROM na$$) AS table_rows_after_rollback;
 -- a prepared lookup gets its generic plan after five executions (its
 -- estimate no longer makes the custom plan look cheaper than the generic)
 PREPARE na_get(int) AS SELECT v FROM na WHERE id = md5($1::text)::uuid;
