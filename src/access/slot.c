@@ -584,7 +584,8 @@ wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,
 	WcSlot	   *ws = (WcSlot *) slot;
 
 	Assert(slot->tts_ops == &WcSlotOps);
-	ExecClearTuple(slot);
+	if (TTS_SHOULDFREE(slot))
+		ExecClearTuple(slot);	/* frees its copy; else nothing to free */
 	ws->row = row;
 	ws->info = WcTableIsKeyless(info) ? NULL : info;
 	ws->dec = dec;

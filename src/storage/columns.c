@@ -763,43 +763,55 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
 }
 
 /*
- * Column a (0-based) of tuple `ordinal`: *missing if the tuple has no such
- * column (added later: the caller takes its default).  false if the state
- * has no room to decode the column, or with *problem set if it is corrupt.
+ * Columns [from, upto) (0-based) of tuple `ordinal` into values/isnull:
+ * those `skip` marks are NULL, those the tuple was written without (added
+ * later) take their defaults.  Returns the first column not filled: upto,
+ * or an earlier one if the state has no room to decode it, or with
+ * *problem set if it is corrupt.  One call per row, not per column: this
+ * runs for every row a report reads.
  */
-bool
-wc_columns_fetch(WcColumnsPage *cp, int ordinal, Form_pg_attribute att, int a,
-				 Datum *value, bool *isnull, bool *missing, const char **problem)
+int
+wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc, const bool *skip,
+					 int from, int upto, Datum *values, bool *isnull, const char **problem)
 {
-	const WcColumnChunk *d;
-	const char *p;
+	int			natts = cp->natts[ordinal];
+	const bits8 *bits = cp->bits[ordinal];
 
 	*problem = NULL;
-	*missing = false;
-	*isnull = true;
-	*value = (Datum) 0;
-	if (a >= cp->natts[ordinal])
+	for (int a = from; a < upto; a++)
 	{
-		*missing = true;
-		return true;
-	}
-	if (cp->bits[ordinal] && att_isnull(a, cp->bits[ordinal]))
-		return true;
-	d = &cp->dir[a + 1];
-	if (cp->valoff[a] == NULL)
-	{
-		/* the values are handed out as the table's column says they are */
-		if (d->attlen != att->attlen || d->attalign != att->attalign ||
-			(d->byval != 0) != att->attbyval)
+		Form_pg_attribute att;
+		const char *p;
+
+		if (skip[a] || (a < natts && bits && att_isnull(a, bits)))
 		{
-			*problem = "column layout: a column's description does not match the table";
-			return false;
+			values[a] = (Datum) 0;
+			isnull[a] = true;
+			continue;
 		}
-		if (!decode_column(cp, a, problem))
-			return false;
+		if (a >= natts)
+		{
+			values[a] = getmissingattr(desc, a + 1, &isnull[a]);
+			continue;
+		}
+		att = TupleDescAttr(desc, a);
+		if (unlikely(cp->valoff[a] == NULL))
+		{
+			const WcColumnChunk *d = &cp->dir[a + 1];
+
+			/* the values are handed out as the table's column says they are */
+			if (d->attlen != att->attlen || d->attalign != att->attalign ||
+				(d->byval != 0) != att->attbyval)
+			{
+				*problem = "column layout: a column's description does not match the table";
+				return a;
+			}
+			if (!decode_column(cp, a, problem))
+				return a;
+		}
+		p = cp->data[a] + cp->valoff[a][ordinal];
+		values[a] = att->attbyval ? fetch_att(p, true, att->attlen) : PointerGetDatum(p);
+		isnull[a] = false;
 	}
-	p = cp->data[a] + cp->valoff[a][ordinal];
-	*isnull = false;
-	*value = att->attbyval ? fetch_att(p, true, att->attlen) : PointerGetDatum(p);
-	return true;
+	return upto;
 }

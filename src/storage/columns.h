@@ -72,8 +72,8 @@ extern Size wc_columns_state_size(const char *payload, Size len);
 extern WcColumnsPage *wc_columns_open(char *state, Size size, const char *payload, Size len,
 									  Size rawsize, const char **problem);
 extern int	wc_columns_ordinal(WcColumnsPage *cp, uint32 tupoff);
-extern bool wc_columns_fetch(WcColumnsPage *cp, int ordinal, Form_pg_attribute att,
-							 int attnum, Datum *value, bool *isnull, bool *missing,
-							 const char **problem);
+extern int	wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc,
+								 const bool *skip, int from, int upto, Datum *values,
+								 bool *isnull, const char **problem);
 
 #endif

@@ -61,7 +61,8 @@ struct WcMergeIter
 	int			lolen;
 	char	   *hi;
 	int			hilen;
-	StringInfoData lastkey;
+	char		lastkey[WC_MAX_KEY_SIZE];	/* the key decided last */
+	int			lastkeylen;
 	bool		have_last;
 	bool		return_dead;	/* also return tombstones and expired versions */
 	bool		raw;			/* every version: no visibility, no per-key choice */
@@ -483,7 +484,6 @@ iter_create(Relation rel, Snapshot snapshot)
 static void
 iter_start(WcMergeIter *it)
 {
-	initStringInfo(&it->lastkey);
 	initStringInfo(&it->lastpk);
 	it->heap = binaryheap_allocate(Max(it->nsources, 1), heap_cmp, it);
 	for (int i = 0; i < it->nsources; i++)
@@ -702,19 +702,41 @@ advance_pending(WcMergeIter *it)
 static WcRowHeader *
 pop_version(WcMergeIter *it, const char *key, int keylen)
 {
-	Source	   *s;
+	Source	   *s = it->pending;
 	WcRowHeader *row;
 
-	advance_pending(it);
-	open_lazy(it, false);
-	if (binaryheap_empty(it->heap))
-		return NULL;
-	s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
-	row = s->cur;
-	if (key && wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
-		return NULL;
-	(void) binaryheap_remove_first(it->heap);
-	it->pending = s;
+	if (s && binaryheap_empty(it->heap) && it->next_lazy >= it->nlazy)
+	{
+		/*
+		 * The only source left (a scan of one run, the common case after
+		 * compaction): it moves on without a trip through the heap.
+		 */
+		if (!source_advance(it, s))
+		{
+			it->pending = NULL;
+			return NULL;
+		}
+		row = s->cur;
+		if (key && wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
+		{
+			binaryheap_add(it->heap, PointerGetDatum(s));	/* stays for later */
+			it->pending = NULL;
+			return NULL;
+		}
+	}
+	else
+	{
+		advance_pending(it);
+		open_lazy(it, false);
+		if (binaryheap_empty(it->heap))
+			return NULL;
+		s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
+		row = s->cur;
+		if (key && wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
+			return NULL;
+		(void) binaryheap_remove_first(it->heap);
+		it->pending = s;
+	}
 	it->stats->versions++;
 	if (WcRowIsTombstone(row))
 		count_tombstone(it, row);
@@ -933,11 +955,13 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 			break;
 		}
 		/* older versions of a key already decided */
-		if (it->have_last &&
-			wc_compare_keys(WcRowKey(row), row->keylen, it->lastkey.data, it->lastkey.len) == 0)
+		if (it->have_last && row->keylen == it->lastkeylen &&
+			memcmp(WcRowKey(row), it->lastkey, row->keylen) == 0)
 			continue;
-		resetStringInfo(&it->lastkey);
-		appendBinaryStringInfo(&it->lastkey, WcRowKey(row), row->keylen);
+		if (row->keylen > WC_MAX_KEY_SIZE)
+			elog(ERROR, "widecol: version key of %d bytes is longer than any key", row->keylen);
+		memcpy(it->lastkey, WcRowKey(row), row->keylen);
+		it->lastkeylen = row->keylen;
 		it->have_last = true;
 		it->fold_floor = range_deleted_before(it, row);
 		if (row->write_ts < it->fold_floor)

@@ -543,32 +543,17 @@ int
 wc_block_row_values(WcRowHeader *row, WcColumnsPage *cp, int ordinal, TupleDesc desc,
 					const bool *skip, int from, int upto, Datum *values, bool *isnull)
 {
-	for (int a = from; a < upto; a++)
+	const char *problem;
+	int			done = wc_columns_fetch_row(cp, ordinal, desc, skip, from, upto,
+											values, isnull, &problem);
+
+	if (problem)
 	{
-		bool		missing;
-		const char *problem;
+		WcBlock    *block = row_block(row);
 
-		if (skip[a])
-		{
-			values[a] = (Datum) 0;
-			isnull[a] = true;
-			continue;
-		}
-		if (!wc_columns_fetch(cp, ordinal, TupleDescAttr(desc, a), a, &values[a], &isnull[a],
-							  &missing, &problem))
-		{
-			if (problem)
-			{
-				WcBlock    *block = row_block(row);
-
-				corrupt(block->rel, block->cols_blkno, block->run_id, problem);
-			}
-			return a;
-		}
-		if (missing)
-			values[a] = getmissingattr(desc, a + 1, &isnull[a]);
+		corrupt(block->rel, block->cols_blkno, block->run_id, problem);
 	}
-	return upto;
+	return done;
 }
 
 /* Free (or give back to the pool) a block's buffers. */

@@ -586,7 +586,7 @@ typedef struct InfoEntry
 static HTAB *info_cache = NULL;
 
 WcTableInfo *
-wc_table_info(Relation rel)
+wc_table_info_build(Relation rel)
 {
 	WcTableInfo info;
 	List	   *wc,
@@ -595,8 +595,6 @@ wc_table_info(Relation rel)
 	bool		found;
 	Oid			relid = RelationGetRelid(rel);
 
-	if (rel->rd_amcache)
-		return *(WcTableInfo **) rel->rd_amcache;
 	wc_split_options(wc_stored_options(relid), &wc, &rest);
 	wc_build_table_info(rel, wc, &info);
 	entry = wc_hash_enter(&info_cache, "widecol table info", sizeof(Oid), sizeof(InfoEntry),

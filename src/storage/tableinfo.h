@@ -65,7 +65,16 @@ wc_time_window(int64 ts, int64 window_us)
 
 #define WcTableIsKeyless(info) ((info)->npk + (info)->nck == 0)
 
-extern WcTableInfo *wc_table_info(Relation rel);
+extern WcTableInfo *wc_table_info_build(Relation rel);
+
+/* The table's keys and options, cached in its relcache entry (per row: inline). */
+static inline WcTableInfo *
+wc_table_info(Relation rel)
+{
+	if (likely(rel->rd_amcache != NULL))
+		return *(WcTableInfo **) rel->rd_amcache;
+	return wc_table_info_build(rel);
+}
 extern List *wc_stored_options(Oid relid);
 extern void wc_split_options(List *defs, List **wc, List **rest);
 extern void wc_build_table_info(Relation rel, List *wc, WcTableInfo *info);
