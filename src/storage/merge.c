@@ -365,6 +365,9 @@ open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *rang
 	s->is_run = true;
 	wc_run_reader_open(&s->reader, it->rel, run, it->strategy);
 	s->reader.block.poolable = true;
+	/* a point read of a run the buffer pool cannot hold: value pages in a ring */
+	if (it->strategy == NULL && run->npages > (uint32) NBuffers)
+		s->reader.block.value_strategy = wc_value_page_ring();
 	if (one_partition(it))
 	{
 		BUMP(it, bloom_checks);

@@ -113,6 +113,7 @@ typedef struct WcBlock
 {
 	Relation	rel;			/* where value pages are read from */
 	BufferAccessStrategy strategy;
+	BufferAccessStrategy value_strategy;	/* for value pages, if not NULL */
 	BlockNumber blkno;
 	uint64		run_id;
 	int			nrows;
@@ -155,6 +156,7 @@ extern const char *wc_decode_values(const char *payload, Size len,
 									const WcPageOpaqueData *op, WcBlock *block,
 									int v);
 extern void wc_block_free(WcBlock *block);
+extern BufferAccessStrategy wc_value_page_ring(void);
 extern struct WcColumnsPage *wc_block_row_columns(WcRowHeader *row, int *ordinal);
 extern int	wc_block_row_values(WcRowHeader *row, struct WcColumnsPage *cp, int ordinal,
 								TupleDesc desc, const bool *skip, int from, int upto,

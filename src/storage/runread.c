@@ -424,7 +424,8 @@ load_values(WcBlock *block, int v, bool by_column)
 
 	if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
 		corrupt(block->rel, block->blkno, block->run_id, "invalid value page reference");
-	buf = ReadBufferExtended(block->rel, MAIN_FORKNUM, blkno, RBM_NORMAL, block->strategy);
+	buf = ReadBufferExtended(block->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+							 block->value_strategy ? block->value_strategy : block->strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	problem = check_run_page(page, WC_PAGE_RUN_VALUES, block->run_id, &op);
@@ -445,6 +446,30 @@ load_values(WcBlock *block, int v, bool by_column)
 		corrupt(block->rel, blkno, block->run_id, problem);
 	block->values_read++;
 	return cp;
+}
+
+/*
+ * The ring of buffers a point read takes value pages of a run larger than
+ * the buffer pool into (see open_run in merge.c).  Such a run's value pages
+ * cannot stay cached there anyway: read into ordinary buffers, each one a
+ * lookup reads evicts a page the next lookup needs (a key, index or bloom
+ * page of the same run, of which there are several times fewer).  Through
+ * a small ring, as a sequential scan takes a large table, they leave the
+ * rest of the pool alone.  One per backend.
+ */
+BufferAccessStrategy
+wc_value_page_ring(void)
+{
+	static BufferAccessStrategy ring = NULL;
+
+	if (ring == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		ring = GetAccessStrategy(BAS_BULKREAD);
+		MemoryContextSwitchTo(old);
+	}
+	return ring;
 }
 
 /* The decoded block a row of it lies in (the address before its raw bytes). */

@@ -1,0 +1,161 @@
+
+# Copyright: widecol authors.  TAP test, PostgreSQL 15.
+#
+# 021_value_page_ring: point reads of a run larger than the buffer pool
+# take its value pages into a small ring of buffers (wc_value_page_ring,
+# runread.c), so that they do not evict the key, index and bloom pages the
+# next lookup needs; a run the pool can hold is read as before, its value
+# pages staying cached.  On a server with 2 MB of shared buffers (256):
+#
+#  - 3,000 lookups by key (an ordinary role, a prepared plan) on a table of
+#    one run of more pages than the pool return exactly the heap's rows,
+#    and afterwards at most the ring's 32 buffers hold its value pages;
+#  - the same lookups on a table whose run is smaller than the pool leave
+#    more than 32 of its value pages cached (no ring);
+#  - a partitioned parent with the large table as a partition routes its
+#    lookups to the same reads, with the same results;
+#  - a lookup failing halfway (an error raised after some rows) leaves
+#    the ring usable: the next lookups are still right.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use lib 'test/perl';
+use WidecolTest;
+
+my $node = widecol_node('ring', q{
+shared_buffers = '2MB'
+widecol.max_workers = 0
+autovacuum = off
+});
+
+sub p { return $node->safe_psql('postgres', $_[0]); }
+
+p(q{
+CREATE EXTENSION widecol;
+CREATE EXTENSION pg_buffercache;
+CREATE ROLE reader LOGIN;
+GRANT pg_monitor TO reader;
+CREATE TABLE meta (image_id uuid, device_id text, object_key text, w int, h int, hash text)
+  USING widecol WITH (widecol.partition_key = 'image_id');
+CREATE TABLE small (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id');
+CREATE TABLE meta_heap (LIKE meta, PRIMARY KEY (image_id));
+CREATE TABLE parted (LIKE meta) PARTITION BY LIST (device_id);
+CREATE TABLE parted_a PARTITION OF parted FOR VALUES IN ('cam-1')
+  USING widecol WITH (widecol.partition_key = 'image_id');
+CREATE TABLE parted_rest PARTITION OF parted DEFAULT
+  USING widecol WITH (widecol.partition_key = 'image_id');
+GRANT SELECT ON meta, small, meta_heap, parted TO reader;
+});
+
+my $rows = q{SELECT md5('img-' || n)::uuid, 'cam-' || (n % 7), 'raw/cam-' || (n % 7) || '/' || md5('k' || n) || '.jpg',
+	1920, 1080, md5('c' || n) || md5('d' || n) FROM generate_series(1, %d) n};
+my $big = copy_to_file($node, $node->basedir, 'big', sprintf($rows, 60000));
+my $few = copy_to_file($node, $node->basedir, 'few', sprintf($rows, 12000));
+p("COPY meta FROM '$big'; COPY meta_heap FROM '$big'; COPY small FROM '$few'; COPY parted FROM '$big'");
+p("SELECT widecol.compact(t) FROM unnest('{meta,small,parted_a,parted_rest}'::regclass[]) t");
+p('CHECKPOINT');
+
+my $nbuffers = p("SELECT setting FROM pg_settings WHERE name = 'shared_buffers'");
+my ($big_pages, $big_runs) = split /\|/, p("SELECT sum(npages), count(*) FROM widecol.runs('meta')");
+my $small_pages = p("SELECT sum(npages) FROM widecol.runs('small')");
+note "runs: meta $big_pages pages, small $small_pages pages";
+is($big_runs, 1, 'the large table is one run');
+cmp_ok($big_pages, '>', $nbuffers, "its run ($big_pages pages) is larger than the buffer pool ($nbuffers)");
+cmp_ok($small_pages, '<', $nbuffers, "the small table's run ($small_pages pages) is not");
+
+# blocks of a table's value pages, from its file
+sub value_blocks
+{
+	my ($table) = @_;
+	my $path = $node->data_dir . '/' . p("SELECT pg_relation_filepath('$table')");
+	return join(',', map { $_->[0] } pages_of_type($path, 8));
+}
+
+sub cached_value_pages
+{
+	my ($table) = @_;
+	my $blocks = value_blocks($table);
+	return p("SELECT count(*) FROM pg_buffercache WHERE relfilenode = pg_relation_filenode('$table')
+		AND reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND relblocknumber = ANY ('{$blocks}'::int[])");
+}
+
+# n lookups by key, each one statement (a seek), as reader; returns the
+# number of rows that differ from the heap's and the number found
+sub lookups
+{
+	my ($table, $n, $max) = @_;
+	return $node->safe_psql('postgres', qq{
+SET ROLE reader;
+SELECT lookups('$table', $n, $max)});
+}
+
+p(q{
+CREATE FUNCTION lookups(tbl regclass, n int, maxkey int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  k uuid; w text; h text; differ int := 0; found int := 0;
+BEGIN
+  FOR i IN 1 .. n LOOP
+    k := md5('img-' || (1 + (i * 7919) % maxkey))::uuid;
+    EXECUTE format('SELECT row(t.*)::text FROM %s t WHERE image_id = $1', tbl) INTO w USING k;
+    SELECT row(m.*)::text INTO h FROM meta_heap m WHERE image_id = k;
+    IF w IS DISTINCT FROM h THEN differ := differ + 1; END IF;
+    IF w IS NOT NULL THEN found := found + 1; END IF;
+  END LOOP;
+  RETURN differ || ' ' || found;
+END $$;
+-- the same lookups without the heap's: what stays cached is the table's alone
+CREATE FUNCTION lookups_only(tbl regclass, n int, maxkey int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  w text; found int := 0;
+BEGIN
+  FOR i IN 1 .. n LOOP
+    EXECUTE format('SELECT row(t.*)::text FROM %s t WHERE image_id = $1', tbl) INTO w
+      USING md5('img-' || (1 + (i * 7919) % maxkey))::uuid;
+    IF w IS NOT NULL THEN found := found + 1; END IF;
+  END LOOP;
+  RETURN found;
+END $$;
+});
+
+sub lookups_only
+{
+	my ($table, $n, $max) = @_;
+	return $node->safe_psql('postgres', qq{
+SET ROLE reader;
+SELECT lookups_only('$table', $n, $max)});
+}
+
+like(p(q{EXPLAIN (COSTS OFF) SELECT * FROM meta WHERE image_id = md5('img-1')::uuid}),
+	qr/WidecolSeek/, 'a lookup by key is a seek');
+is(lookups('meta', 3000, 60000), '0 3000', '3,000 lookups in the large run return the heap rows');
+is(lookups_only('meta', 3000, 60000), 3000, 'the same lookups again, without the heap');
+my $cached = cached_value_pages('meta');
+cmp_ok($cached, '<=', 32, "at most the ring's 32 buffers hold its value pages ($cached)");
+
+is(lookups('small', 3000, 12000), '0 3000', '3,000 lookups in the small run return the heap rows');
+is(lookups_only('small', 3000, 12000), 3000, 'the same lookups again, without the heap');
+my $small_cached = cached_value_pages('small');
+cmp_ok($small_cached, '>', 32, "the small run's value pages stay cached ($small_cached)");
+
+my ($pa_pages) = p("SELECT sum(npages) FROM widecol.runs('parted_rest')");
+cmp_ok($pa_pages, '>', $nbuffers, 'the default partition\'s run is larger than the pool');
+is(lookups('parted', 3000, 60000), '0 3000', 'lookups through the partitioned parent return the heap rows');
+is(lookups_only('parted', 3000, 60000), 3000, 'the same lookups again, without the heap');
+cmp_ok(cached_value_pages('parted_rest'), '<=', 32, "the partition's value pages went through the ring");
+
+# a statement failing halfway, then lookups again in the same session
+my ($ret, $out, $err) = $node->psql('postgres', q{
+SET ROLE reader;
+SELECT CASE WHEN n = 500 THEN (1/0)::text ELSE (SELECT hash FROM meta WHERE image_id = md5('img-' || n)::uuid) END
+FROM generate_series(1, 1000) n;
+SELECT count(*) FROM generate_series(1, 1000) n, meta m, meta_heap h
+ WHERE m.image_id = md5('img-' || n * 13)::uuid AND h.image_id = m.image_id AND m.hash = h.hash;
+}, on_error_stop => 0);
+like($err, qr/division by zero/, 'a statement fails halfway through its lookups');
+like($out, qr/^1000$/m, 'the next statement in the session finds all 1000 rows');
+
+done_testing();
