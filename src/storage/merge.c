@@ -95,6 +95,7 @@ struct WcMergeIter
 	int			npkcols;
 	int			next_lazy;
 	BufferAccessStrategy strategy;
+	bool		value_ring;		/* value pages of point reads in a ring */
 };
 
 int			wc_tombstone_warn_threshold = 1000;
@@ -365,8 +366,7 @@ open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *rang
 	s->is_run = true;
 	wc_run_reader_open(&s->reader, it->rel, run, it->strategy);
 	s->reader.block.poolable = true;
-	/* a point read of a run the buffer pool cannot hold: value pages in a ring */
-	if (it->strategy == NULL && run->npages > (uint32) NBuffers)
+	if (it->value_ring)
 		s->reader.block.value_strategy = wc_value_page_ring();
 	if (one_partition(it))
 	{
@@ -583,6 +583,21 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 
 	it->storage_id = meta.storage_id;
 	it->strategy = strategy;
+
+	/*
+	 * A point read of a table whose runs the buffer pool cannot hold takes
+	 * their value pages into a ring (wc_value_page_ring).  The runs
+	 * together: after compaction a table is a few runs of different sizes,
+	 * and the value pages of the smaller ones would fill the pool as well.
+	 */
+	if (strategy == NULL)
+	{
+		uint64		pages = 0;
+
+		for (int i = 0; i < m->nruns; i++)
+			pages += m->runs[i].npages;
+		it->value_ring = pages > (uint64) NBuffers;
+	}
 
 	/* the runs that may hold keys of the read: sources only for them */
 	keep = palloc(sizeof(WcRunSummary *) * Max(m->nruns, 1));

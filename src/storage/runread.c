@@ -449,11 +449,11 @@ load_values(WcBlock *block, int v, bool by_column)
 }
 
 /*
- * The ring of buffers a point read takes value pages of a run larger than
- * the buffer pool into (see open_run in merge.c).  Such a run's value pages
- * cannot stay cached there anyway: read into ordinary buffers, each one a
- * lookup reads evicts a page the next lookup needs (a key, index or bloom
- * page of the same run, of which there are several times fewer).  Through
+ * The ring of buffers a point read takes value pages into when the table's
+ * runs are larger than the buffer pool (see wc_merge_begin_with).  Their
+ * value pages cannot stay cached there anyway: read into ordinary buffers,
+ * each one a lookup reads evicts a page the next lookup needs (a key, index
+ * or bloom page, of which there are several times fewer).  Through
  * a small ring, as a sequential scan takes a large table, they leave the
  * rest of the pool alone.  One per backend.
  */

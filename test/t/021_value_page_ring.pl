@@ -1,17 +1,19 @@
 
 # Copyright: widecol authors.  TAP test, PostgreSQL 15.
 #
-# 021_value_page_ring: point reads of a run larger than the buffer pool
-# take its value pages into a small ring of buffers (wc_value_page_ring,
-# runread.c), so that they do not evict the key, index and bloom pages the
-# next lookup needs; a run the pool can hold is read as before, its value
-# pages staying cached.  On a server with 2 MB of shared buffers (256):
+# 021_value_page_ring: point reads of a table whose runs are larger than
+# the buffer pool take their value pages into a small ring of buffers
+# (wc_value_page_ring, runread.c), so that they do not evict the key, index
+# and bloom pages the next lookup needs; runs the pool can hold are read as
+# before, their value pages staying cached.  On a server with 2 MB of shared buffers (256):
 #
 #  - 3,000 lookups by key (an ordinary role, a prepared plan) on a table of
 #    one run of more pages than the pool return exactly the heap's rows,
 #    and afterwards at most the ring's 32 buffers hold its value pages;
 #  - the same lookups on a table whose run is smaller than the pool leave
 #    more than 32 of its value pages cached (no ring);
+#  - a table of four runs, each smaller than the pool and together larger,
+#    takes the ring too;
 #  - a partitioned parent with the large table as a partition routes its
 #    lookups to the same reads, with the same results;
 #  - a lookup failing halfway (an error raised after some rows) leaves
@@ -41,13 +43,14 @@ GRANT pg_monitor TO reader;
 CREATE TABLE meta (image_id uuid, device_id text, object_key text, w int, h int, hash text)
   USING widecol WITH (widecol.partition_key = 'image_id');
 CREATE TABLE small (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id');
+CREATE TABLE split (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id');
 CREATE TABLE meta_heap (LIKE meta, PRIMARY KEY (image_id));
 CREATE TABLE parted (LIKE meta) PARTITION BY LIST (device_id);
 CREATE TABLE parted_a PARTITION OF parted FOR VALUES IN ('cam-1')
   USING widecol WITH (widecol.partition_key = 'image_id');
 CREATE TABLE parted_rest PARTITION OF parted DEFAULT
   USING widecol WITH (widecol.partition_key = 'image_id');
-GRANT SELECT ON meta, small, meta_heap, parted TO reader;
+GRANT SELECT ON meta, small, split, meta_heap, parted TO reader;
 });
 
 my $rows = q{SELECT md5('img-' || n)::uuid, 'cam-' || (n % 7), 'raw/cam-' || (n % 7) || '/' || md5('k' || n) || '.jpg',
@@ -56,15 +59,27 @@ my $big = copy_to_file($node, $node->basedir, 'big', sprintf($rows, 60000));
 my $few = copy_to_file($node, $node->basedir, 'few', sprintf($rows, 12000));
 p("COPY meta FROM '$big'; COPY meta_heap FROM '$big'; COPY small FROM '$few'; COPY parted FROM '$big'");
 p("SELECT widecol.compact(t) FROM unnest('{meta,small,parted_a,parted_rest}'::regclass[]) t");
+# four runs, each smaller than the pool, together larger
+for my $i (0 .. 3)
+{
+	my $f = copy_to_file($node, $node->basedir, "split$i",
+		sprintf($rows, 60000) . " WHERE n % 4 = $i");
+	p("COPY split FROM '$f'");
+}
 p('CHECKPOINT');
 
 my $nbuffers = p("SELECT setting FROM pg_settings WHERE name = 'shared_buffers'");
 my ($big_pages, $big_runs) = split /\|/, p("SELECT sum(npages), count(*) FROM widecol.runs('meta')");
 my $small_pages = p("SELECT sum(npages) FROM widecol.runs('small')");
+my ($split_max, $split_sum, $split_runs) = split /\|/,
+  p("SELECT max(npages), sum(npages), count(*) FROM widecol.runs('split')");
 note "runs: meta $big_pages pages, small $small_pages pages";
 is($big_runs, 1, 'the large table is one run');
 cmp_ok($big_pages, '>', $nbuffers, "its run ($big_pages pages) is larger than the buffer pool ($nbuffers)");
 cmp_ok($small_pages, '<', $nbuffers, "the small table's run ($small_pages pages) is not");
+is($split_runs, 4, 'the split table is four runs');
+cmp_ok($split_max, '<', $nbuffers, "each smaller than the pool (largest $split_max pages)");
+cmp_ok($split_sum, '>', $nbuffers, "together larger ($split_sum pages)");
 
 # blocks of a table's value pages, from its file
 sub value_blocks
@@ -140,6 +155,11 @@ is(lookups('small', 3000, 12000), '0 3000', '3,000 lookups in the small run retu
 is(lookups_only('small', 3000, 12000), 3000, 'the same lookups again, without the heap');
 my $small_cached = cached_value_pages('small');
 cmp_ok($small_cached, '>', 32, "the small run's value pages stay cached ($small_cached)");
+
+is(lookups('split', 3000, 60000), '0 3000', '3,000 lookups in the four runs return the heap rows');
+is(lookups_only('split', 3000, 60000), 3000, 'the same lookups again, without the heap');
+my $split_cached = cached_value_pages('split');
+cmp_ok($split_cached, '<=', 32, "runs together larger than the pool: their value pages in the ring ($split_cached)");
 
 my ($pa_pages) = p("SELECT sum(npages) FROM widecol.runs('parted_rest')");
 cmp_ok($pa_pages, '>', $nbuffers, 'the default partition\'s run is larger than the pool');
