@@ -598,8 +598,13 @@ table_partitions(PlannerInfo *root, RelOptInfo *rel, WcTableInfo *info,
 		any_default |= isdefault;
 		ReleaseVariableStats(vardata);
 	}
-	if (any_default && m != NULL && wc_manifest_most_partitions(m) > 0)
-		distinct = wc_manifest_most_partitions(m);
+	if (any_default && m != NULL)
+	{
+		double		most = wc_manifest_most_partitions(m);
+
+		if (most > 0)
+			distinct = most;
+	}
 	if (guessed)
 		*guessed = any_default;
 	return Min(distinct, Max(rel->tuples, 1));

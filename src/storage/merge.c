@@ -563,6 +563,7 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	WcRunSummary **keep;
 	int			nkeep = 0;
 	int64		partition_deleted_ts = 0;	/* a tombstone of the whole partition read */
+	uint64		run_pages = 0;	/* of every run, read or not */
 
 	it->now = wc_now();
 	it->backward = backward;
@@ -584,21 +585,6 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	it->storage_id = meta.storage_id;
 	it->strategy = strategy;
 
-	/*
-	 * A point read of a table whose runs the buffer pool cannot hold takes
-	 * their value pages into a ring (wc_value_page_ring).  The runs
-	 * together: after compaction a table is a few runs of different sizes,
-	 * and the value pages of the smaller ones would fill the pool as well.
-	 */
-	if (strategy == NULL)
-	{
-		uint64		pages = 0;
-
-		for (int i = 0; i < m->nruns; i++)
-			pages += m->runs[i].npages;
-		it->value_ring = pages > (uint64) NBuffers;
-	}
-
 	/* the runs that may hold keys of the read: sources only for them */
 	keep = palloc(sizeof(WcRunSummary *) * Max(m->nruns, 1));
 	if (one_partition(it))
@@ -611,6 +597,7 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	{
 		WcRunSummary *run = &m->runs[i];
 
+		run_pages += run->npages;
 		it->own_stats.runs_considered++;
 		if (run_out_of_range(it, run) || run_outside_ranges(it, run, range))
 		{
@@ -626,6 +613,14 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 		keep[nkeep++] = run;
 	}
 	it->sources = palloc0(sizeof(Source) * (nkeep + meta.ngens));
+
+	/*
+	 * A point read of a table whose runs the buffer pool cannot hold takes
+	 * their value pages into a ring (wc_value_page_ring).  The runs
+	 * together: after compaction a table is a few runs of different sizes,
+	 * and the value pages of the smaller ones would fill the pool as well.
+	 */
+	it->value_ring = strategy == NULL && run_pages > (uint64) NBuffers;
 
 	/* level 0: one source per live generation */
 	for (uint32 g = 0; g < meta.ngens; g++)
@@ -727,17 +722,11 @@ pop_version(WcMergeIter *it, const char *key, int keylen)
 	{
 		/*
 		 * The only source left (a scan of one run, the common case after
-		 * compaction): it moves on without a trip through the heap.
+		 * compaction): it moves on and stays pending, without a trip through
+		 * the heap.
 		 */
 		if (!source_advance(it, s))
 		{
-			it->pending = NULL;
-			return NULL;
-		}
-		row = s->cur;
-		if (key && wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
-		{
-			binaryheap_add(it->heap, PointerGetDatum(s));	/* stays for later */
 			it->pending = NULL;
 			return NULL;
 		}
@@ -749,9 +738,20 @@ pop_version(WcMergeIter *it, const char *key, int keylen)
 		if (binaryheap_empty(it->heap))
 			return NULL;
 		s = (Source *) DatumGetPointer(binaryheap_first(it->heap));
-		row = s->cur;
-		if (key && wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
-			return NULL;
+	}
+	row = s->cur;
+	if (key && wc_compare_keys(WcRowKey(row), row->keylen, key, keylen) != 0)
+	{
+		/* another key's version: it stays on the heap for later */
+		if (s == it->pending)
+		{
+			binaryheap_add(it->heap, PointerGetDatum(s));
+			it->pending = NULL;
+		}
+		return NULL;
+	}
+	if (s != it->pending)
+	{
 		(void) binaryheap_remove_first(it->heap);
 		it->pending = s;
 	}
@@ -976,8 +976,6 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 		if (it->have_last && row->keylen == it->lastkeylen &&
 			memcmp(WcRowKey(row), it->lastkey, row->keylen) == 0)
 			continue;
-		if (row->keylen > WC_MAX_KEY_SIZE)
-			elog(ERROR, "widecol: version key of %d bytes is longer than any key", row->keylen);
 		memcpy(it->lastkey, WcRowKey(row), row->keylen);
 		it->lastkeylen = row->keylen;
 		it->have_last = true;

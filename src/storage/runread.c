@@ -311,7 +311,7 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 			return "invalid row offset";
 		keypart = WcRowTupleOffset(row->keylen);
 		if (off + keypart > rowsend || row->len < keypart || row->pklen > row->keylen ||
-			(row->flags & WC_ROW_IN_BLOCK))
+			row->keylen > WC_MAX_KEY_SIZE || (row->flags & WC_ROW_IN_BLOCK))
 			return "invalid row offset";
 		tuplen = row->len - keypart;
 		row->blockoff = off / MAXIMUM_ALIGNOF;
