@@ -7,7 +7,9 @@
 # compacting as in production (the default widecol.naptime, max_workers and
 # compaction_throughput).  Then the bytes of both tables and point-lookup
 # latency by key, right after the load (the workers still compacting) and
-# once the workers have settled.
+# once the workers have settled, with what a lookup costs the backend that
+# serves it (Linux /proc: user and system CPU time, bytes read from storage
+# rather than the page cache), which tells CPU from I/O in the latency.
 #
 #   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
 #                              [--seconds S] [--settle S] [--out DIR]
@@ -271,13 +273,34 @@ for t in heap_image_metadata wc_image_metadata; do
 	[ "$got" = 1 ] || wc_die "$t: the key of row $ROWS is not found"
 done
 
-# run_lookups TABLE ROUND SECONDS: pgbench per-transaction log into $inst/log/TABLE/ROUND
+# proc_sample PID: "epoch_seconds utime_ticks stime_ticks read_bytes" of a
+# backend (Linux /proc; the backend runs as this user): its CPU time and the
+# bytes it had fetched from storage (page-cache misses), not from memory
+proc_sample() {
+	local t
+	t=$(date +%s.%N)
+	awk -v t="$t" 'FNR == 1 && FILENAME ~ /stat$/ { sub(/^.*\) /, ""); u = $12; s = $13 }
+		FILENAME ~ /io$/ && $1 == "read_bytes:" { r = $2 } END { print t, u, s, r }' "/proc/$1/stat" "/proc/$1/io"
+}
+# run_lookups TABLE ROUND SECONDS: pgbench per-transaction log into
+# $inst/log/TABLE/ROUND, and proc.0 / proc.1, samples of the backend serving
+# pgbench one second into the run and one second before its end
 run_lookups() {
-	local dir=$inst/log/$1/$2
+	local dir=$inst/log/$1/$2 pg pid="" i
 	mkdir -p "$dir"
-	(cd "$dir" && "$bin/pgbench" -n -M prepared -c 1 -T "$3" -l \
-		-h "$inst" -p 5998 -f "$inst/$1.sql" postgres >"$dir/out.txt" 2>&1) ||
-		{ cat "$dir/out.txt"; wc_die "pgbench failed"; }
+	(cd "$dir" && exec "$bin/pgbench" -n -M prepared -c 1 -T "$3" -l \
+		-h "$inst" -p 5998 -f "$inst/$1.sql" postgres >"$dir/out.txt" 2>&1) &
+	pg=$!
+	sleep 1
+	for ((i = 0; i < 50 && ${#pid} == 0; i++)); do
+		pid=$("${PSQL[@]}" -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
+		[ -n "$pid" ] || sleep 0.1
+	done
+	if [ -n "$pid" ] && proc_sample "$pid" >"$dir/proc.0" 2>/dev/null; then
+		sleep $(($3 - 2))
+		proc_sample "$pid" >"$dir/proc.1" 2>/dev/null || rm -f "$dir/proc.0"
+	fi
+	wait "$pg" || { cat "$dir/out.txt"; wc_die "pgbench failed"; }
 }
 # lookup_rounds PHASE: 2 alternating rounds per table, logs under ROUND PHASE.1, PHASE.2
 lookup_rounds() {
@@ -295,12 +318,29 @@ latency() {
 		{ v[NR] = $1 } END {
 			printf "%.1f %.3f %.3f %.3f\n", NR / s, v[int(NR * 0.50) + 1], v[int(NR * 0.95) + 1], v[int(NR * 0.99) + 1] }'
 }
+# backend_costs TABLE PHASE -> "user_us sys_us storage_kb" per lookup
+# between the samples of each round (the lookups pgbench logged as completed
+# between them), over the rounds; "n/a n/a n/a" without samples
+backend_costs() {
+	local d t0 u0 s0 r0 t1 u1 s1 r1 n tk
+	tk=$(getconf CLK_TCK)
+	for d in "$inst/log/$1/$2".*; do
+		[ -f "$d/proc.0" ] && [ -f "$d/proc.1" ] || continue
+		read -r t0 u0 s0 r0 <"$d/proc.0"
+		read -r t1 u1 s1 r1 <"$d/proc.1"
+		n=$(cat "$d"/pgbench_log.* | awk -v t0="$t0" -v t1="$t1" '{ t = $5 + $6 / 1e6 } t >= t0 && t <= t1 { n++ } END { print n + 0 }')
+		echo "$n $((u1 - u0)) $((s1 - s0)) $((r1 - r0))"
+	done | awk -v tk="$tk" '{ n += $1; u += $2; s += $3; r += $4 } END {
+		if (n == 0) print "n/a n/a n/a"; else printf "%.1f %.1f %.2f\n", u / tk / n * 1e6, s / tk / n * 1e6, r / n / 1024 }'
+}
 half=$(((SECONDS_EACH + 1) / 2))
 wc_section "Point lookups by key right after loading, the workers still compacting (pgbench, 1 client, prepared, random existing keys; 2 alternating rounds of ${half}s per table)"
 lookup_rounds load
 runs_after=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
 read -r hq h50 h95 h99 < <(latency heap_image_metadata load)
 read -r wq w50 w95 w99 < <(latency wc_image_metadata load)
+read -r hcu hcs hkb < <(backend_costs heap_image_metadata load)
+read -r wcu wcs wkb < <(backend_costs wc_image_metadata load)
 
 # The same once the workers have nothing left to merge (no pending runs in
 # two polls 10 s apart), as a table is between loads; at most SETTLE s.
@@ -321,8 +361,13 @@ wc_section "Point lookups by key, the workers settled"
 lookup_rounds settled
 read -r shq sh50 sh95 sh99 < <(latency heap_image_metadata settled)
 read -r swq sw50 sw95 sw99 < <(latency wc_image_metadata settled)
-for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99" "widecol $wq $w50 $w95 $w99 $swq $sw50 $sw95 $sw99"; do
+read -r shcu shcs shkb < <(backend_costs heap_image_metadata settled)
+read -r swcu swcs swkb < <(backend_costs wc_image_metadata settled)
+for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99 $hcu $hcs $hkb $shcu $shcs $shkb" \
+	"widecol $wq $w50 $w95 $w99 $swq $sw50 $sw95 $sw99 $wcu $wcs $wkb $swcu $swcs $swkb"; do
 	set -- $k
+	echo "lookup,$1,$m,user_us,${10}"; echo "lookup,$1,$m,sys_us,${11}"; echo "lookup,$1,$m,storage_kb,${12}"
+	echo "settled,$1,$m,user_us,${13}"; echo "settled,$1,$m,sys_us,${14}"; echo "settled,$1,$m,storage_kb,${15}"
 	echo "lookup,$1,$m,qps,$2"; echo "lookup,$1,$m,p50_ms,$3"; echo "lookup,$1,$m,p95_ms,$4"; echo "lookup,$1,$m,p99_ms,$5"
 	echo "settled,$1,$m,qps,$6"; echo "settled,$1,$m,p50_ms,$7"; echo "settled,$1,$m,p95_ms,$8"; echo "settled,$1,$m,p99_ms,$9"
 done >>"$csv"
@@ -338,10 +383,23 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
 	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
 	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
-	-v rs="$runs_settled" -v settled="$settled_note" '
+	-v rs="$runs_settled" -v settled="$settled_note" \
+	-v costs="$hcu $wcu $hcs $wcs $hkb $wkb $shcu $swcu $shcs $swcs $shkb $swkb" '
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
+	# costs row I (0 after loading, 1 settled): backend CPU and storage reads per lookup
+	function cost_rows(i,   c, k, names, j) {
+		split(costs, c, " ")
+		split("backend CPU per lookup, user (us)|backend CPU per lookup, sys (us)|storage reads per lookup (kB)", names, "|")
+		for (j = 1; j <= 3; j++) {
+			k = i * 6 + (j - 1) * 2
+			if (c[k + 1] == "n/a" || c[k + 2] == "n/a" || c[k + 1] + 0 == 0)
+				printf "  %-32s %14s %14s\n", names[j], c[k + 1], c[k + 2]
+			else
+				printf "  %-32s %14.1f %14.1f %8.2f\n", names[j], c[k + 1], c[k + 2], c[k + 2] / c[k + 1]
+		}
+	}
 	END {
 		n = kr
 		printf "bigdata: %d image_metadata rows keyed by md5 uuids (random key order), COPY in chunks of %d\n", rows, chunk
@@ -365,11 +423,13 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", h95, w95, w95 / h95
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", h99, w99, w99 / h99, (w99 / h99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", hq, wq, wq / hq
+		cost_rows(0)
 		printf "point lookups, workers settled (%s):\n", settled
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p50 (ms)", sh50, sw50, sw50 / sh50, (sw50 / sh50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", sh95, sw95, sw95 / sh95
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", sh99, sw99, sw99 / sh99, (sw99 / sh99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", shq, swq, swq / shq
+		cost_rows(1)
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
