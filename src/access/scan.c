@@ -55,9 +55,12 @@ typedef WcScanDescData *WcScanDesc;
  * (every version of a key lies in one range, so each key is decided once).
  * The split keys come from the biggest run's index, so ranges hold about
  * equal shares of its blocks.  Shared memory: this struct, the keys, then
- * the snapshot PostgreSQL serializes after them.
+ * the snapshot PostgreSQL serializes after them.  Many small ranges, not one
+ * per process: a process that claims the last range alone keeps the others
+ * waiting for it, and with 16 ranges the slowest worker of a report ran
+ * ~10% longer than the other (src/README.md, "Parallel sequential scans").
  */
-#define WC_PARALLEL_RANGES	16
+#define WC_PARALLEL_RANGES	64
 
 typedef struct WcParallelScanData
 {
