@@ -297,7 +297,7 @@ run_lookups() {
 		[ -n "$pid" ] || sleep 0.1
 	done
 	if [ -n "$pid" ] && proc_sample "$pid" >"$dir/proc.0" 2>/dev/null; then
-		sleep $(($3 - 2))
+		sleep $(($3 > 2 ? $3 - 2 : 0))
 		proc_sample "$pid" >"$dir/proc.1" 2>/dev/null || rm -f "$dir/proc.0"
 	fi
 	wait "$pg" || { cat "$dir/out.txt"; wc_die "pgbench failed"; }
@@ -320,7 +320,8 @@ latency() {
 }
 # backend_costs TABLE PHASE -> "user_us sys_us storage_kb" per lookup
 # between the samples of each round (the lookups pgbench logged as completed
-# between them), over the rounds; "n/a n/a n/a" without samples
+# between them), over the rounds; "n/a n/a n/a" without samples (rounds
+# shorter than 5 s take none)
 backend_costs() {
 	local d t0 u0 s0 r0 t1 u1 s1 r1 n tk
 	tk=$(getconf CLK_TCK)
@@ -328,6 +329,8 @@ backend_costs() {
 		[ -f "$d/proc.0" ] && [ -f "$d/proc.1" ] || continue
 		read -r t0 u0 s0 r0 <"$d/proc.0"
 		read -r t1 u1 s1 r1 <"$d/proc.1"
+		# CPU time comes in clock ticks (10 ms): a few seconds at least
+		awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 3) }' || continue
 		n=$(cat "$d"/pgbench_log.* | awk -v t0="$t0" -v t1="$t1" '{ t = $5 + $6 / 1e6 } t >= t0 && t <= t1 { n++ } END { print n + 0 }')
 		echo "$n $((u1 - u0)) $((s1 - s0)) $((r1 - r0))"
 	done | awk -v tk="$tk" '{ n += $1; u += $2; s += $3; r += $4 } END {
@@ -397,7 +400,8 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize
 			if (c[k + 1] == "n/a" || c[k + 2] == "n/a" || c[k + 1] + 0 == 0)
 				printf "  %-32s %14s %14s\n", names[j], c[k + 1], c[k + 2]
 			else
-				printf "  %-32s %14.1f %14.1f %8.2f\n", names[j], c[k + 1], c[k + 2], c[k + 2] / c[k + 1]
+				printf (j == 3 ? "  %-32s %14.2f %14.2f %8.2f\n" : "  %-32s %14.1f %14.1f %8.2f\n"),
+					names[j], c[k + 1], c[k + 2], c[k + 2] / c[k + 1]
 		}
 	}
 	END {
