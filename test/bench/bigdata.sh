@@ -457,7 +457,7 @@ v = {}
 for r in csv.DictReader(open(sys.argv[1])):
     v[(r["section"], r["table"], r["million"], r["metric"])] = r["value"]
 ms = sorted({k[2] for k in v if k[0] == "ingest"}, key=float)
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [2.2, 1]})
+fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(15, 4.5), gridspec_kw={"width_ratios": [2.2, 1, 1]})
 for t, name, mk in [("heap", "heap + btree (uuid primary key)", "o-"), ("widecol", "widecol", "s-")]:
     a1.plot([float(m) for m in ms],
             [float(v[("ingest", t, m, "rows")]) / float(v[("ingest", t, m, "seconds")]) / 1e3 for m in ms], mk, label=name)
@@ -481,6 +481,23 @@ a2.set_xticklabels(labels)
 a2.set_ylabel("latency (ms)")
 a2.set_title("Point lookup by key", fontsize=10)
 a2.legend(fontsize=7)
+# what a lookup costs the backend serving it, settled (rounds too short give none)
+def num(k):
+    try:
+        return float(v.get(k, "n/a"))
+    except ValueError:
+        return None
+costs = [("user_us", "user CPU (µs)"), ("sys_us", "system CPU (µs)"), ("storage_kb", "storage reads (kB)")]
+for i, (t, name) in enumerate([("heap", "heap + btree"), ("widecol", "widecol")]):
+    vals = [num(("settled", t, last, m)) for m, _ in costs]
+    if None in vals:
+        continue
+    a3.bar([x + (i - 0.5) * 0.35 for x in range(3)], vals, 0.35, label=name,
+           color=["tab:green", "tab:red"][i])
+a3.set_xticks(range(3))
+a3.set_xticklabels([n for _, n in costs], fontsize=8)
+a3.set_title("Per lookup, workers settled", fontsize=10)
+a3.legend(fontsize=7)
 plt.tight_layout()
 plt.savefig(sys.argv[2], dpi=110)
 print("plot:", sys.argv[2])
