@@ -386,22 +386,22 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
 	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
 	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
-	-v rs="$runs_settled" -v settled="$settled_note" \
-	-v costs="$hcu $wcu $hcs $wcs $hkb $wkb $shcu $swcu $shcs $swcs $shkb $swkb" '
+	-v rs="$runs_settled" -v settled="$settled_note" '
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
-	# costs row I (0 after loading, 1 settled): backend CPU and storage reads per lookup
-	function cost_rows(i,   c, k, names, j) {
-		split(costs, c, " ")
+	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" { cost[$1, $2, $4] = $5 }
+	# backend CPU and storage reads per lookup of a phase (lookup, settled)
+	function cost_rows(phase,   m, names, fmt, j, h, w) {
+		split("user_us sys_us storage_kb", m, " ")
 		split("backend CPU per lookup, user (us)|backend CPU per lookup, sys (us)|storage reads per lookup (kB)", names, "|")
 		for (j = 1; j <= 3; j++) {
-			k = i * 6 + (j - 1) * 2
-			if (c[k + 1] == "n/a" || c[k + 2] == "n/a" || c[k + 1] + 0 == 0)
-				printf "  %-32s %14s %14s\n", names[j], c[k + 1], c[k + 2]
+			h = cost[phase, "heap", m[j]]; w = cost[phase, "widecol", m[j]]
+			fmt = j == 3 ? "%14.2f %14.2f" : "%14.1f %14.1f"
+			if (h == "n/a" || w == "n/a" || h + 0 == 0)
+				printf "  %-32s %14s %14s\n", names[j], h, w
 			else
-				printf (j == 3 ? "  %-32s %14.2f %14.2f %8.2f\n" : "  %-32s %14.1f %14.1f %8.2f\n"),
-					names[j], c[k + 1], c[k + 2], c[k + 2] / c[k + 1]
+				printf "  %-32s " fmt " %8.2f\n", names[j], h, w, w / h
 		}
 	}
 	END {
@@ -427,13 +427,13 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", h95, w95, w95 / h95
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", h99, w99, w99 / h99, (w99 / h99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", hq, wq, wq / hq
-		cost_rows(0)
+		cost_rows("lookup")
 		printf "point lookups, workers settled (%s):\n", settled
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p50 (ms)", sh50, sw50, sw50 / sh50, (sw50 / sh50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", sh95, sw95, sw95 / sh95
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", sh99, sw99, sw99 / sh99, (sw99 / sh99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", shq, swq, swq / shq
-		cost_rows(1)
+		cost_rows("settled")
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
