@@ -71,10 +71,30 @@ RESET enable_mergejoin;
 SET force_parallel_mode = on;
 SELECT count(*) FROM par_small;
 RESET force_parallel_mode;
+-- a run of fewer key pages than ranges is split at every key page
+CREATE TABLE par_mid (k int, seq int, v text) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'seq');
+INSERT INTO par_mid SELECT g % 50, g, md5(g::text) FROM generate_series(1, 6000) g;
+CREATE TABLE par_mid_h AS SELECT * FROM par_mid;
+SELECT sum(pages) BETWEEN 2 AND 63 AS fewer_key_pages_than_ranges
+  FROM widecol.run_pages('par_mid') WHERE kind = 'key';
+SELECT par_workers('SELECT count(*) FROM par_mid') > 0 AS parallel_ran;
+SELECT count(*) AS only_widecol FROM (SELECT * FROM par_mid EXCEPT ALL SELECT * FROM par_mid_h) x;
+SELECT count(*) AS only_heap FROM (SELECT * FROM par_mid_h EXCEPT ALL SELECT * FROM par_mid) x;
+-- a partitioned parent of widecol partitions, a bigint key against an int literal
+CREATE TABLE par_p (dev bigint, day date, seq int, n int) PARTITION BY RANGE (day);
+CREATE TABLE par_p1 PARTITION OF par_p FOR VALUES FROM ('2026-01-01') TO ('2026-01-06')
+  USING widecol WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'seq');
+CREATE TABLE par_p2 PARTITION OF par_p FOR VALUES FROM ('2026-01-06') TO ('2026-01-12')
+  USING widecol WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'seq');
+INSERT INTO par_p SELECT dev, day, seq, n FROM par WHERE day < '2026-01-12';
+SELECT par_workers('SELECT count(*), sum(n) FROM par_p WHERE dev < 50') > 0 AS parallel_ran;
+SELECT count(*), sum(n) FROM par_p WHERE dev < 50;
+SELECT count(*), sum(n) FROM par_h WHERE dev < 50 AND day < '2026-01-12';
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET widecol.level0_max_size;
 DROP FUNCTION par_workers(text);
-DROP TABLE par, par_h, par_small;
+DROP TABLE par, par_h, par_small, par_mid, par_mid_h, par_p;

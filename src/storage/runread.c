@@ -1038,7 +1038,8 @@ wc_run_reader_prev(WcRunReader *r, ItemPointer tid)
 /*
  * Up to `want` keys splitting the run into parts of about equal size: the
  * first keys of evenly spaced data blocks, from the leaf index pages (for
- * dividing a parallel scan into key ranges).  Returns how many were stored.
+ * dividing a parallel scan into key ranges).  Returns how many were stored:
+ * a run of fewer key blocks than `want` + 1 is split at every block.
  */
 int
 wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
@@ -1047,9 +1048,10 @@ wc_run_split_keys(WcRunReader *r, int want, StringInfo *out)
 	IndexEntry	entries[WC_MAX_INDEX_ENTRIES];
 	int64		seen = 0;
 	int			got = 0;
-	int64		step = (r->hdr.ndata_pages - r->hdr.nvalue_pages) / (want + 1);
+	int64		nblocks = r->hdr.ndata_pages - r->hdr.nvalue_pages;
+	int64		step = Max(nblocks / (want + 1), 1);
 
-	if (step < 1)
+	if (nblocks < 2)
 		return 0;
 	for (uint32 leaf = 0; leaf < r->hdr.nleaf_pages && got < want; leaf++)
 	{
