@@ -18,7 +18,7 @@ SET enable_seqscan = off;
 \i sql/compare.inc
 -- same(q): q returns the rows of q on the heap copies of its tables
 CREATE FUNCTION same(q text) RETURNS text LANGUAGE sql
-  AS $$ SELECT same(q, regexp_replace(q, '\m(m|img|pm|ev|byday|sp|spd)\M', '\1_heap', 'g')) $$;
+  AS $$ SELECT same(q, regexp_replace(q, '\m(m|img|pm|ev|byday|sp|spd|spc)\M', '\1_heap', 'g')) $$;
 
 -- (a) int literals against a bigint clustering column are clustering bounds
 EXPLAIN (COSTS OFF) SELECT * FROM m WHERE dev = 'd2' AND ts = 5000;
@@ -307,6 +307,40 @@ SET work_mem = '64kB';
 SELECT same($$SELECT * FROM sp WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-16' ORDER BY ts DESC LIMIT 5$$);
 SELECT same($$SELECT * FROM sp WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-16' ORDER BY day, ts$$);
 RESET work_mem;
+-- (e3) buffered rows from value pages in column layout (what compaction
+-- writes) keep only the columns the query reads: every answer below is the
+-- heap's, with a dropped column, a column added with a default after rows
+-- were written, NULLs and values over 8 kB among them, on a table and on a
+-- partitioned parent
+CREATE TABLE spc (dev text, day date, ts bigint, a int, gone int, big text, h text)
+  USING widecol WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC');
+INSERT INTO spc SELECT 'e' || (g % 3), date '2025-06-01' + (g / 30) % 20, g,
+    CASE WHEN g % 11 = 0 THEN NULL ELSE g % 100 END, g,
+    CASE WHEN g % 97 = 0 THEN (SELECT string_agg(md5(g || '/' || i), '') FROM generate_series(1, 300) i) ELSE 'path/' || g END, md5(g::text)
+  FROM generate_series(0, 1799) g;
+ALTER TABLE spc DROP COLUMN gone;
+ALTER TABLE spc ADD COLUMN added int DEFAULT 7;
+INSERT INTO spc SELECT 'e1', date '2025-06-05', 5000 + g, g, 'late/' || g, NULL, g FROM generate_series(1, 5) g;
+SELECT widecol.compact('spc', true) > 0 AS compacted;
+SELECT count(*) > 0 AS column_layout FROM widecol.run_pages('spc') WHERE kind = 'value_columns';
+SELECT sum(out_of_line) > 0 AS values_out_of_line FROM widecol.runs('spc');
+CREATE TABLE spc_heap AS SELECT * FROM spc;
+ANALYZE spc;
+EXPLAIN (COSTS OFF) SELECT ts, a FROM spc WHERE dev = 'e1' AND day BETWEEN '2025-06-03' AND '2025-06-09' ORDER BY ts DESC LIMIT 5;
+SELECT same($$SELECT ts, a FROM spc WHERE dev = 'e1' AND day BETWEEN '2025-06-03' AND '2025-06-09' ORDER BY ts DESC$$);
+SELECT same($$SELECT ts, md5(big), added FROM spc WHERE dev = 'e1' AND day BETWEEN '2025-06-01' AND '2025-06-20' ORDER BY ts DESC$$);
+SELECT same($$SELECT * FROM spc WHERE dev = 'e2' AND day BETWEEN '2025-06-02' AND '2025-06-12' AND ts < 1500 ORDER BY ts$$);
+SELECT same($$SELECT h, ts FROM spc WHERE dev = 'e0' AND day BETWEEN '2025-06-02' AND '2025-06-12' AND a IS NULL ORDER BY ts DESC$$);
+SELECT same($$SELECT s::text FROM spc s WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-06' ORDER BY ts$$);
+SELECT same($$SELECT ts FROM spc WHERE dev = 'e1' AND day BETWEEN '2025-06-01' AND '2025-06-20' AND length(big) > 8000 ORDER BY ts$$);
+CREATE TABLE spcp (dev text, day date, ts bigint, a int, big text, h text) PARTITION BY RANGE (day);
+CREATE TABLE spcp_1 PARTITION OF spcp FOR VALUES FROM ('2025-06-01') TO ('2025-07-01')
+  USING widecol WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC');
+INSERT INTO spcp SELECT dev, day, ts, a, big, h FROM spc;
+SELECT widecol.compact('spcp_1', true) > 0 AS compacted;
+ANALYZE spcp;
+SELECT same($$SELECT ts, a, length(big) FROM spcp WHERE dev = 'e1' AND day BETWEEN '2025-06-03' AND '2025-06-09' ORDER BY ts DESC$$,
+            $$SELECT ts, a, length(big) FROM spc_heap WHERE dev = 'e1' AND day BETWEEN '2025-06-03' AND '2025-06-09' ORDER BY ts DESC$$);
 
 -- (f) widecol.filtering: filtering without fixing the partition key
 -- EXPLAIN says why a full scan is one

@@ -114,6 +114,7 @@ extern PGDLLIMPORT const TupleTableSlotOps WcSlotOps;
 extern void wc_slot_mark_unused_columns(PlanState *top);
 extern bool wc_scan_reads_keys_only(ScanState *ss);
 extern bool *wc_scan_unread_columns(ScanState *ss);
+extern WcRowHeader *wc_row_copy_columns(Relation rel, WcRowHeader *row, const bool *skip);
 extern void wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row,
 								 ItemPointer tid, WcKeyDecoder *dec, const bool *skip);
 extern void wc_slot_store_version(TupleTableSlot *slot, WcTableInfo *info, WcRowHeader *row,

@@ -3,6 +3,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/transam.h"
 #include "access/xact.h"
@@ -161,6 +162,52 @@ wc_store_row_columns(TupleTableSlot *slot, Relation rel, WcRowHeader *row, ItemP
 		wc_store_row_ref(slot, rel, row, tid, dec);
 	else
 		fill_slot(slot, rel, row, tid, dec, false, skip);
+}
+
+/*
+ * A copy of a version for a read that uses only the columns `skip` leaves
+ * (a seek buffering small partitions, executor/seekexec.c): from a value
+ * page in column layout only those columns are decoded, and the copy's
+ * tuple holds them, the others NULL.  Copying the whole tuple assembled
+ * every tuple of the page from every column chunk, the hash and path
+ * columns a query did not ask for included.  Whole when the tuple is not
+ * in column layout (its bytes are then copied as they are).
+ */
+WcRowHeader *
+wc_row_copy_columns(Relation rel, WcRowHeader *row, const bool *skip)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	struct WcColumnsPage *cp;
+	int			ordinal;
+	Datum	   *values;
+	bool	   *isnull;
+	MinimalTuple tuple;
+	Size		off = WcRowTupleOffset(row->keylen);
+	WcRowHeader *copy;
+
+	if (skip == NULL || (cp = wc_block_row_columns(row, &ordinal)) == NULL)
+		return wc_row_copy(NULL, row);
+	values = palloc(sizeof(Datum) * desc->natts);
+	isnull = palloc(sizeof(bool) * desc->natts);
+	if (wc_block_row_values(row, cp, ordinal, desc, skip, 0, desc->natts,
+							values, isnull) < desc->natts)
+	{
+		pfree(values);
+		pfree(isnull);
+		return wc_row_copy(NULL, row);
+	}
+	tuple = heap_form_minimal_tuple(desc, values, isnull);
+	copy = palloc(off + tuple->t_len);
+	memcpy(copy, row, off);
+	memcpy((char *) copy + off, tuple, tuple->t_len);
+	copy->len = off + tuple->t_len;
+	copy->tupoff = off;
+	copy->flags &= ~WC_ROW_IN_BLOCK;
+	copy->blockoff = 0;
+	pfree(tuple);
+	pfree(values);
+	pfree(isnull);
+	return copy;
 }
 
 TableScanDesc

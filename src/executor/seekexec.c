@@ -725,10 +725,11 @@ read_buffered(SeekState *s)
 			part->tids = part->tids ? repalloc(part->tids, sizeof(ItemPointerData) * part->rowcap) :
 				palloc(sizeof(ItemPointerData) * part->rowcap);
 		}
-		part->rows[part->nrows] = s->keys_only ? wc_row_copy_key(row) : wc_row_copy(NULL, row);
-		part->tids[part->nrows++] = tid;
-		bytes += (s->keys_only ? WcRowTupleOffset(row->keylen) : row->len) +
+		part->rows[part->nrows] = s->keys_only ? wc_row_copy_key(row) :
+			wc_row_copy_columns(s->css.ss.ss_currentRelation, row, s->skip);
+		bytes += part->rows[part->nrows]->len +
 			sizeof(WcRowHeader *) + sizeof(ItemPointerData);	/* what was copied */
+		part->tids[part->nrows++] = tid;
 		if (bytes > (Size) work_mem * 1024)
 		{
 			elog(DEBUG1, "widecol seek: partitions larger than planned, one seek each");
