@@ -19,7 +19,8 @@
 # (h) an int literal against a bigint clustering key (a telemetry table);
 # (ia), (ib) (a) and (b) on partitioned tables of 30 daily partitions;
 # (j) (b) on a sparse data set: --sparse-devices devices x 30 days, 3 rows
-#     per device-day; (k) (a) and (b) on the same rows in 100 small runs,
+#     per device-day, as compaction left it, and (jc) after a major
+#     compaction; (k) (a) and (b) on the same rows in 100 small runs,
 #     against the compacted table.  Writes reads.txt, reads.csv and reads.png into --out.
 set -euo pipefail
 
@@ -165,6 +166,19 @@ for q in a b c f g h ia ib j; do
 	done
 done
 
+# (jc) (j) again once the sparse table is one run: size-tiered compaction
+# left it as the runs its COPY wrote (value pages as rows); a major
+# compaction writes them by column, of which (j) decodes the one it reads
+wc_section "(jc) (j) after a major compaction of the sparse table"
+"${PSQL[@]}" -At -c "SELECT 'wc_sparse: ' || count(*) || ' runs before' FROM widecol.runs('wc_sparse')" \
+	-c "SELECT 'wc_sparse major compaction: ' || widecol.compact('wc_sparse', true) || ' versions written'" \
+	-c "ANALYZE wc_sparse" -c CHECKPOINT
+for t in heap_images wc_images; do
+	read -r qps p50 p95 p99 < <(run_query "$t" j)
+	echo "jc,$t,$qps,$p50,$p95,$p99" >>"$csv"
+	printf '%-34s %10s %10s %10s %10s\n' "(jc) $t" "$qps" "$p50" "$p95" "$p99"
+done
+
 # (k) the same rows in many small runs: one INSERT and flush per 1% of
 # them, in capture order (as a day of small writes leaves them before
 # compaction catches up; the bench instance runs no workers)
@@ -250,7 +264,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 labels = {"a": "(a) latest 100,\none partition", "b": "(b) latest 100,\n7 day buckets", "c": "(c) 1-hour range,\none partition",
           "f": "(f) keyset\npage", "g": "(g) semi-join,\n50 devices", "h": "(h) int literal,\nbigint key",
-          "ia": "(a) on 30\npartitions", "ib": "(b) on 30\npartitions", "j": "(b) sparse:\n3 rows/device-day"}
+          "ia": "(a) on 30\npartitions", "ib": "(b) on 30\npartitions", "j": "(b) sparse:\n3 rows/device-day",
+          "jc": "(b) sparse,\none run"}
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["query"] in labels]
 qs = [q for q in labels if any(r["query"] == q for r in rows)]
 fig, ax = plt.subplots(figsize=(13, 4.5))
