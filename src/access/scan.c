@@ -210,6 +210,23 @@ wc_row_copy_columns(Relation rel, WcRowHeader *row, const bool *skip)
 	return copy;
 }
 
+/*
+ * As heap's scans (initscan): a scan of a table larger than a quarter of
+ * shared buffers reads through a small ring, so that it does not push out
+ * the pages other queries use; a smaller table's pages stay in shared
+ * buffers, and the next report over it reads none from the kernel.  (Every
+ * scan took the ring before: src/README.md, "Full scans and the ring".)
+ */
+static BufferAccessStrategy
+scan_strategy(Relation rel, uint32 flags)
+{
+	if ((flags & SO_TYPE_ANALYZE) || !(flags & SO_ALLOW_STRAT) ||
+		RelationUsesLocalBuffers(rel) ||
+		RelationGetNumberOfBlocks(rel) <= (BlockNumber) (NBuffers / 4))
+		return NULL;
+	return GetAccessStrategy(BAS_BULKREAD);
+}
+
 TableScanDesc
 wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 			  struct ScanKeyData *key, ParallelTableScanDesc pscan,
@@ -238,10 +255,7 @@ wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->rs_base.rs_flags = flags;
 	scan->rs_base.rs_parallel = pscan;
 	initStringInfo(&scan->range_end_buf);
-	if (flags & SO_TYPE_ANALYZE)
-		scan->strategy = NULL;
-	else
-		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
+	scan->strategy = scan_strategy(rel, flags);
 	return &scan->rs_base;
 }
 

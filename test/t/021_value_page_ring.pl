@@ -17,7 +17,9 @@
 #  - a partitioned parent with the large table as a partition routes its
 #    lookups to the same reads, with the same results;
 #  - a lookup failing halfway (an error raised after some rows) leaves
-#    the ring usable: the next lookups are still right.
+#    the ring usable: the next lookups are still right;
+#  - full scans take a ring only for a table larger than a quarter of the
+#    pool, as heap's do: a smaller table's pages stay cached after one.
 use strict;
 use warnings;
 
@@ -177,5 +179,32 @@ SELECT count(*) FROM generate_series(1, 1000) n, meta m, meta_heap h
 }, on_error_stop => 0);
 like($err, qr/division by zero/, 'a statement fails halfway through its lookups');
 like($out, qr/^1000$/m, 'the next statement in the session finds all 1000 rows');
+
+# full scans choose a ring as heap's do: a table of at most a quarter of
+# the pool (here 64 blocks) is read into ordinary buffers and stays cached,
+# a larger one goes through the ring (32 buffers); after a restart, so
+# that only the scan has read them
+p("CREATE TABLE tiny (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id'); GRANT SELECT ON tiny TO reader");
+p("COPY tiny FROM '" . copy_to_file($node, $node->basedir, 'tiny', sprintf($rows, 4000)) . "'");
+my ($tiny_blocks, $tiny_pages) = split /\|/,
+  p("SELECT pg_relation_size('tiny') / 8192,
+       (SELECT sum(pages) FROM widecol.run_pages('tiny') WHERE kind IN ('key', 'value', 'value_columns'))");
+cmp_ok($tiny_blocks, '<=', $nbuffers / 4, "the tiny table ($tiny_blocks blocks) is at most a quarter of the pool");
+cmp_ok($tiny_pages, '>', 40, "its run's key and value pages ($tiny_pages) are more than the ring holds");
+$node->restart;
+sub cached_pages
+{
+	my ($table) = @_;
+	return p("SELECT count(*) FROM pg_buffercache WHERE relfilenode = pg_relation_filenode('$table')
+		AND reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())");
+}
+is($node->safe_psql('postgres', "SET ROLE reader; SELECT count(*), sum(w) FROM tiny"), '4000|7680000',
+	'a full scan of the tiny table as reader');
+my $tiny_cached = cached_pages('tiny');
+cmp_ok($tiny_cached, '>=', $tiny_pages, "all the key and value pages the scan read stay cached ($tiny_cached)");
+is($node->safe_psql('postgres', "SET ROLE reader; SELECT count(*), sum(w) FROM meta"), '60000|115200000',
+	'a full scan of the large table as reader');
+my $meta_cached = cached_value_pages('meta');
+cmp_ok($meta_cached, '<=', 32, "the large table's value pages went through the ring ($meta_cached)");
 
 done_testing();
