@@ -333,6 +333,9 @@ SELECT same($$SELECT * FROM spc WHERE dev = 'e2' AND day BETWEEN '2025-06-02' AN
 SELECT same($$SELECT h, ts FROM spc WHERE dev = 'e0' AND day BETWEEN '2025-06-02' AND '2025-06-12' AND a IS NULL ORDER BY ts DESC$$);
 SELECT same($$SELECT s::text FROM spc s WHERE dev = 'e1' AND day BETWEEN '2025-06-04' AND '2025-06-06' ORDER BY ts$$);
 SELECT same($$SELECT ts FROM spc WHERE dev = 'e1' AND day BETWEEN '2025-06-01' AND '2025-06-20' AND length(big) > 8000 ORDER BY ts$$);
+-- a statement failing halfway through its buffered rows; the next is right
+SELECT ts, 1 / (ts - 300) FROM spc WHERE dev = 'e0' AND day BETWEEN '2025-06-01' AND '2025-06-20' ORDER BY ts;
+SELECT same($$SELECT ts, a, h FROM spc WHERE dev = 'e0' AND day BETWEEN '2025-06-01' AND '2025-06-20' ORDER BY ts$$);
 CREATE TABLE spcp (dev text, day date, ts bigint, a int, big text, h text) PARTITION BY RANGE (day);
 CREATE TABLE spcp_1 PARTITION OF spcp FOR VALUES FROM ('2025-06-01') TO ('2025-07-01')
   USING widecol WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC');
