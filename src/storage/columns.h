@@ -54,7 +54,7 @@ typedef enum WcColumnsResult
 	WC_COLUMNS_UNSUITABLE		/* columns too many or too wide */
 } WcColumnsResult;
 extern WcColumnsResult wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize,
-										 WcCodec codec, int level, Size capacity,
+										 WcCodec codec, int level, bool hex_ok, Size capacity,
 										 char *scratch, char *out, Size *outlen);
 extern const char *wc_columns_assemble(const char *payload, Size len, char *dst,
 									   Size rawsize);

@@ -178,6 +178,8 @@ wc_decompress(WcCodec codec, const char *src, Size len, char *dst, Size rawsize)
 					return "zstd decompression failed";
 				return NULL;
 			}
+		case WC_CODEC_HEX:
+			break;				/* column chunks only (storage/columns.c) */
 	}
 	return "unknown compression codec";
 }
@@ -194,6 +196,8 @@ wc_codec_name(WcCodec codec)
 			return "none";
 		case WC_CODEC_ZSTD:
 			return "zstd";
+		case WC_CODEC_HEX:
+			return "hex";
 	}
 	return "unknown";
 }

@@ -21,7 +21,10 @@ typedef enum WcCodec
 {
 	WC_CODEC_LZ4 = 0,
 	WC_CODEC_NONE = 1,			/* stored as is */
-	WC_CODEC_ZSTD = 2			/* run format 5 on */
+	WC_CODEC_ZSTD = 2,			/* run format 5 on */
+	WC_CODEC_HEX = 3			/* column chunks only, run format 8 on: short
+								 * text values of lowercase hex digits, two
+								 * digits a byte (storage/columns.c) */
 } WcCodec;
 
 #define WC_CODEC_MASK		0x000F	/* of a page's (or key block's) flags */

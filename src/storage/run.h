@@ -38,16 +38,18 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 7			/* 2: keys and tuples on separate pages;
+#define WC_RUN_VERSION 8			/* 2: keys and tuples on separate pages;
 									 * 3: out-of-line value count;
 									 * 4: key-column ranges;
 									 * 5: pages may be zstd-compressed;
 									 * 6: value pages may be in column layout;
-									 * 7: bloom pages of checked blocks */
-#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 7 */
+									 * 7: bloom pages of checked blocks;
+									 * 8: column chunks may be hex-packed */
+#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 8 */
 #define WC_RUN_VERSION_ZSTD 5		/* first format whose pages may use zstd */
 #define WC_RUN_VERSION_COLUMNS 6	/* ... whose value pages may be by column */
 #define WC_RUN_VERSION_BLOOM_BLOCKS 7	/* ... whose bloom pages are checked blocks */
+#define WC_RUN_VERSION_HEX 8	/* ... whose column chunks may be hex-packed */
 #define WcRunBloomBlocked(hdr) ((hdr)->version >= WC_RUN_VERSION_BLOOM_BLOCKS)
 
 typedef struct WcRunWriter WcRunWriter;

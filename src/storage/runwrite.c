@@ -468,7 +468,8 @@ write_values(WcRunWriter *w, int k)
 		payload = NULL;
 		if (w->value_columns)
 			cr = wc_columns_encode(RelationGetDescr(w->rel), w->vraw, bytes, w->value_codec,
-								   w->codec_level, WC_PAYLOAD_CAPACITY, w->colscratch,
+								   w->codec_level, w->hdr.version >= WC_RUN_VERSION_HEX,
+								   WC_PAYLOAD_CAPACITY, w->colscratch,
 								   w->colout, &plen);
 		if (cr == WC_COLUMNS_OK)
 		{
