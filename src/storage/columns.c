@@ -306,6 +306,8 @@ assemble(const char *hdr, uint32 hdrlen, char **chunk, const uint32 *chunklen,
  * is compressed as before.
  */
 static const char hex_digits[] = "0123456789abcdef";
+static uint16 hex_pairs[256];	/* byte -> its two digits (hex_unpack) */
+static bool hex_pairs_ready = false;
 
 static inline int
 hex_value(char c)
@@ -361,6 +363,17 @@ hex_unpack(const char *src, Size len, char *dst, uint32 rawlen, const char *expe
 	Size		i = 0;
 	uint32		o = 0;
 
+	if (!hex_pairs_ready)
+	{
+		/* each byte's two digits, as they lie in memory */
+		for (int b = 0; b < 256; b++)
+		{
+			char		pair[2] = {hex_digits[b >> 4], hex_digits[b & 0x0f]};
+
+			memcpy(&hex_pairs[b], pair, 2);
+		}
+		hex_pairs_ready = true;
+	}
 	while (i < len)
 	{
 		uint32		size;
@@ -385,13 +398,8 @@ hex_unpack(const char *src, Size len, char *dst, uint32 rawlen, const char *expe
 			continue;
 		}
 		dst[o++] = src[i++];
-		for (uint32 k = 0; k < (size - 1) / 2; k++)
-		{
-			uint8		b = (uint8) src[i++];
-
-			dst[o++] = hex_digits[b >> 4];
-			dst[o++] = hex_digits[b & 0x0f];
-		}
+		for (uint32 k = 0; k < (size - 1) / 2; k++, o += 2)
+			memcpy(dst + o, &hex_pairs[(uint8) src[i++]], 2);
 	}
 	if (o != rawlen)
 		return "column layout: hex-packed chunk of the wrong size";
