@@ -538,8 +538,9 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 							scratch + used + MAXALIGN(rawsize), &zlen, &zused);
 			/*
 			 * A hex chunk packed, unless the codec found much more to
-			 * remove (values repeated): the packed digits decode ten times
-			 * faster than zstd's, and lz4 finds nothing in short hex.
+			 * remove (values repeated): 110 packed sha-256 hashes unpack
+			 * in 1.2-2 µs where zstd took 3.6, and lz4 finds nothing in
+			 * short hex.
 			 */
 			if (hex_ok && c > 0 && codec == WC_CODEC_ZSTD && cols[c - 1].attlen == -1 &&
 				hex_pack(src, rawlen, scratch + used, &plen) &&
