@@ -3,7 +3,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/transam.h"
 #include "access/xact.h"
@@ -181,8 +180,6 @@ wc_row_copy_columns(Relation rel, WcRowHeader *row, const bool *skip)
 	int			ordinal;
 	Datum	   *values;
 	bool	   *isnull;
-	MinimalTuple tuple;
-	Size		off = WcRowTupleOffset(row->keylen);
 	WcRowHeader *copy;
 
 	if (skip == NULL || (cp = wc_block_row_columns(row, &ordinal)) == NULL)
@@ -191,20 +188,9 @@ wc_row_copy_columns(Relation rel, WcRowHeader *row, const bool *skip)
 	isnull = palloc(sizeof(bool) * desc->natts);
 	if (wc_block_row_values(row, cp, ordinal, desc, skip, 0, desc->natts,
 							values, isnull) < desc->natts)
-	{
-		pfree(values);
-		pfree(isnull);
-		return wc_row_copy(NULL, row);
-	}
-	tuple = heap_form_minimal_tuple(desc, values, isnull);
-	copy = palloc(off + tuple->t_len);
-	memcpy(copy, row, off);
-	memcpy((char *) copy + off, tuple, tuple->t_len);
-	copy->len = off + tuple->t_len;
-	copy->tupoff = off;
-	copy->flags &= ~WC_ROW_IN_BLOCK;
-	copy->blockoff = 0;
-	pfree(tuple);
+		copy = wc_row_copy(NULL, row);
+	else
+		copy = wc_row_with_values(rel, row, values, isnull);
 	pfree(values);
 	pfree(isnull);
 	return copy;

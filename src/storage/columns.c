@@ -362,6 +362,8 @@ hex_unpack(const char *src, Size len, char *dst, uint32 rawlen, const char *expe
 {
 	Size		i = 0;
 	uint32		o = 0;
+	char		v[VARATT_SHORT_MAX];
+	char	   *out;
 
 	if (!hex_pairs_ready)
 	{
@@ -383,23 +385,14 @@ hex_unpack(const char *src, Size len, char *dst, uint32 rawlen, const char *expe
 		size = VARSIZE_1B(&src[i]);
 		if (size < 1 || (size - 1) % 2 != 0 || i + 1 + (size - 1) / 2 > len || o + size > rawlen)
 			return "column layout: invalid hex-packed value";
-		if (dst == NULL)
-		{
-			/* the writer's check: the same bytes back */
-			if (expect[o++] != src[i++])
-				return "column layout: hex-packed chunk does not match";
-			for (uint32 k = 0; k < (size - 1) / 2; k++, o += 2)
-			{
-				uint8		b = (uint8) src[i++];
-
-				if (expect[o] != hex_digits[b >> 4] || expect[o + 1] != hex_digits[b & 0x0f])
-					return "column layout: hex-packed chunk does not match";
-			}
-			continue;
-		}
-		dst[o++] = src[i++];
-		for (uint32 k = 0; k < (size - 1) / 2; k++, o += 2)
-			memcpy(dst + o, &hex_pairs[(uint8) src[i++]], 2);
+		/* a value into dst, or (the writer's check) into v to compare */
+		out = dst ? dst + o : v;
+		out[0] = src[i++];
+		for (uint32 k = 1; k < size; k += 2)
+			memcpy(out + k, &hex_pairs[(uint8) src[i++]], 2);
+		if (dst == NULL && memcmp(v, expect + o, size) != 0)
+			return "column layout: hex-packed chunk does not match";
+		o += size;
 	}
 	if (o != rawlen)
 		return "column layout: hex-packed chunk of the wrong size";

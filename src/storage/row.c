@@ -119,6 +119,30 @@ compress_large_values(TupleDesc desc, Datum *values, bool *isnull, Size data_len
 }
 
 /*
+ * A MinimalTuple formed in place (as heap_form_minimal_tuple forms one in
+ * memory of its own): tuple_hoff is its header's size, mt has room for
+ * hoff + data_len bytes (heap_compute_data_size).
+ */
+static Size
+tuple_hoff(TupleDesc desc, bool hasnull)
+{
+	return MAXALIGN(SizeofMinimalTupleHeader + (hasnull ? BITMAPLEN(desc->natts) : 0));
+}
+
+static void
+fill_tuple(MinimalTuple mt, TupleDesc desc, Datum *values, bool *isnull, bool hasnull,
+		   Size hoff, Size data_len)
+{
+	/* heap_fill_tuple leaves alignment padding alone; deforming needs zeros */
+	memset(mt, 0, hoff + data_len);
+	mt->t_len = hoff + data_len;
+	HeapTupleHeaderSetNatts(mt, desc->natts);
+	mt->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+	heap_fill_tuple(desc, values, isnull, (char *) mt + hoff, data_len,
+					&mt->t_infomask, hasnull ? mt->t_bits : NULL);
+}
+
+/*
  * Build a version of the row in `slot` (or a tombstone) with the given key.
  * Values are detoasted; a row larger than a page has its largest values
  * compressed, then moved out of line (outofline.c), until it fits.
@@ -155,11 +179,8 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 			isnull = nulls;
 			hasnull = true;
 		}
-		/* the MinimalTuple is formed in place, as heap_form_minimal_tuple does */
-		hoff = SizeofMinimalTupleHeader;
-		if (hasnull)
-			hoff += BITMAPLEN(desc->natts);
-		hoff = MAXALIGN(hoff);
+		/* the MinimalTuple is formed in place (fill_tuple) */
+		hoff = tuple_hoff(desc, hasnull);
 		data_len = heap_compute_data_size(desc, values, isnull);
 		if (len + hoff + data_len > WC_MAX_ROW_SIZE)
 		{
@@ -205,15 +226,7 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 	memcpy(WcRowKey(row), key, keylen);
 	if (!tombstone)
 	{
-		MinimalTuple mt = WcRowTuple(row);
-
-		/* heap_fill_tuple leaves alignment padding alone; deforming needs zeros */
-		memset(mt, 0, hoff + data_len);
-		mt->t_len = hoff + data_len;
-		HeapTupleHeaderSetNatts(mt, desc->natts);
-		mt->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
-		heap_fill_tuple(desc, values, isnull, (char *) mt + hoff, data_len,
-						&mt->t_infomask, hasnull ? mt->t_bits : NULL);
+		fill_tuple(WcRowTuple(row), desc, values, isnull, hasnull, hoff, data_len);
 		if (values != slot->tts_values)
 			pfree(values);
 		if (isnull != slot->tts_isnull)
@@ -481,21 +494,30 @@ wc_row_deform(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull)
 
 /*
  * A copy of the version (header and key) with a tuple formed from these
- * values.
+ * values, in place after the key (one allocation, no tuple to copy).
  */
 WcRowHeader *
 wc_row_with_values(Relation rel, const WcRowHeader *row, Datum *values, bool *isnull)
 {
-	MinimalTuple mt = heap_form_minimal_tuple(RelationGetDescr(rel), values, isnull);
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		hasnull = false;
 	Size		off = WcRowTupleOffset(row->keylen);
-	WcRowHeader *out = palloc0(off + mt->t_len);	/* padding after the key too */
+	Size		hoff;
+	Size		data_len;
+	WcRowHeader *out;
 
+	for (int i = 0; i < desc->natts && !hasnull; i++)
+		hasnull = isnull[i];
+	hoff = tuple_hoff(desc, hasnull);
+	data_len = heap_compute_data_size(desc, values, isnull);
+	out = palloc(off + hoff + data_len);
+	memset(out, 0, off);		/* padding after the key too */
 	memcpy(out, row, sizeof(WcRowHeader) + row->keylen);
 	out->flags &= ~WC_ROW_IN_BLOCK;
+	out->blockoff = 0;
 	out->tupoff = off;
-	out->len = off + mt->t_len;
-	memcpy((char *) out + off, mt, mt->t_len);
-	pfree(mt);
+	out->len = off + hoff + data_len;
+	fill_tuple(WcRowTuple(out), desc, values, isnull, hasnull, hoff, data_len);
 	return out;
 }
 
