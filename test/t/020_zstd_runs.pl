@@ -244,6 +244,23 @@ like(p(q{SELECT problems FROM widecol.verify('c') WHERE segment = 'run'}),
 	qr/block $cblk: value page: column layout: hex-packed chunk of the wrong size/,
 	'verify: the damaged column');
 is(p('SELECT 1'), '1', 'server still up');
+# another page's hex chunk with its first value's header byte zeroed (no
+# short varlena header): reported as an invalid packed value
+$primary->stop;
+my ($c0blk, $c0page) = @{ (pages_of_type($cpath, 8, $crun))[0] };
+isnt($c0blk, $cblk, 'the run has another value page');
+my $c0start = 28 + 12 * 8;
+$c0start += unpack('v', substr($c0page, 28 + 12 * $_ + 4, 2)) for 0 .. 6;
+is(unpack('C', substr($c0page, 28 + 12 * 7, 1)), 3, 'its hash chunk is hex-packed too');
+substr($c0page, $c0start, 1) = "\x00";
+write_page_with_checksum($cpath, $c0blk, $c0page);
+$primary->start;
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT sum(length(hash)) FROM c});
+like($stderr, qr/widecol: column layout: invalid hex-packed value in block $c0blk of relation "c" \(run $crun\)/,
+	'a damaged packed value: the error names the problem, relation, block and run');
+like(p(q{SELECT problems FROM widecol.verify('c') WHERE segment = 'run'}),
+	qr/block $c0blk: value page: column layout: invalid hex-packed value/, 'verify reports it too');
+is(p('SELECT 1'), '1', 'server still up');
 
 # (5) a bloom page of run format 7 (a key's probes in one 64-byte block with
 # its own checksum, probed in the shared buffer) damaged under a recomputed
