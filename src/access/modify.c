@@ -6,7 +6,6 @@
  */
 #include "postgres.h"
 
-#include <sys/mman.h>
 
 #include "access/xact.h"
 #include "access/table.h"
@@ -95,8 +94,6 @@ typedef struct BulkState
 
 static BulkState *bulk_states = NULL;
 
-#define WC_HUGE_PAGE ((uintptr_t) 2 * 1024 * 1024)
-
 /* fewer rows of one statement than this go to level 0, not a run */
 #define WC_STATEMENT_RUN_MIN 256
 
@@ -182,31 +179,6 @@ write_sorted_run(Relation rel, WcRowHeader **rows, int64 n, ItemPointer *tids)
 	finish_run(rel, w, n);
 }
 
-/*
- * A new arena.  A large one is asked to be backed by huge pages where the
- * kernel offers them on request (transparent_hugepage = madvise, as on
- * this project's machines): a COPY filled 128 MB of fresh arenas one 4 kB
- * page fault at a time, 8% of its time (perf).
- */
-static char *
-arena_alloc(BulkState *s, Size size)
-{
-	char	   *a = MemoryContextAllocHuge(s->cxt, size);
-
-#if defined(MADV_HUGEPAGE)
-	if (size >= 4 * WC_HUGE_PAGE)
-	{
-		uintptr_t	start = TYPEALIGN(WC_HUGE_PAGE, (uintptr_t) a);
-		uintptr_t	end = TYPEALIGN_DOWN(WC_HUGE_PAGE, (uintptr_t) a + size);
-
-		/* advice only: nothing to do if it is not taken */
-		if (end > start)
-			(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
-	}
-#endif
-	return a;
-}
-
 static BulkState *
 bulk_state(Relation rel, bool create)
 {
@@ -232,7 +204,7 @@ bulk_state(Relation rel, bool create)
 	 * more than the rest of a single-image INSERT.
 	 */
 	s->arena_size = WC_MAX_ROW_SIZE * 2;
-	s->arena = arena_alloc(s, s->arena_size);
+	s->arena = wc_alloc_huge(s->cxt, s->arena_size);
 	s->key.data = MemoryContextAlloc(s->cxt, WC_MAX_KEY_SIZE + 64);
 	s->key.maxlen = WC_MAX_KEY_SIZE + 64;
 	resetStringInfo(&s->key);
@@ -284,7 +256,7 @@ bulk_make_room(Relation rel, BulkState *s, Size need)
 		s->old_arenas = lappend(s->old_arenas, s->arena);
 		s->old_size += s->arena_size;
 		s->arena_size = next;
-		s->arena = arena_alloc(s, s->arena_size);
+		s->arena = wc_alloc_huge(s->cxt, s->arena_size);
 		s->used = 0;
 		MemoryContextSwitchTo(old);
 		return;
@@ -294,7 +266,7 @@ bulk_make_room(Relation rel, BulkState *s, Size need)
 	{
 		pfree(s->arena);
 		s->arena_size = max;
-		s->arena = arena_alloc(s, s->arena_size);
+		s->arena = wc_alloc_huge(s->cxt, s->arena_size);
 	}
 }
 
@@ -315,7 +287,7 @@ bulk_expect_many(BulkState *s, int nslots)
 		return;
 	pfree(s->arena);
 	s->arena_size = bulk_arena_max();
-	s->arena = arena_alloc(s, s->arena_size);
+	s->arena = wc_alloc_huge(s->cxt, s->arena_size);
 	s->used = 0;
 }
 

@@ -92,6 +92,7 @@ extern WcRowHeader *wc_row_copy(WcRowHeader *dst, const WcRowHeader *row);
 extern WcRowHeader *wc_row_copy_key(const WcRowHeader *row);
 extern bool wc_same_version(const WcRowHeader *a, const WcRowHeader *b);
 extern void wc_sort_rows(WcRowHeader **rows, int64 n, int64 *perm);
+extern void *wc_alloc_huge(MemoryContext cxt, Size size);
 extern bool wc_version_visible(const WcRowHeader *row, Snapshot snapshot);
 extern bool wc_row_is_dead(const WcRowHeader *row, int64 now);
 typedef struct WcCounterFold
