@@ -22,7 +22,7 @@ ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso --temp-instance=./t
 TAP_TESTS   = 1
 PROVE_TESTS = test/t/*.pl
 
-SHLIB_LINK += -llz4 -lzstd
+SHLIB_LINK += -llz4 -lzstd -lisal
 # libpq: COPY to the shards over postgres_fdw's connections (access/shardconn.c)
 PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL += $(libpq)

@@ -24,7 +24,7 @@ elif [ -z "${PG_CONFIG:-}" ]; then
 		PG_CONFIG=pg_config
 	fi
 fi
-WC_DEPS=("postgresql-server-dev-$WC_PG_MAJOR" liblz4-dev libzstd-dev libipc-run-perl make gcc)
+WC_DEPS=("postgresql-server-dev-$WC_PG_MAJOR" liblz4-dev libzstd-dev libisal-dev libipc-run-perl make gcc)
 WC_RUN_USER=${WIDECOL_TEST_USER:-postgres}
 WC_TMPBASE=${WIDECOL_TMPDIR:-/tmp}
 
