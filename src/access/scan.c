@@ -31,6 +31,7 @@ typedef struct WcScanDescData
 	TableScanDescData rs_base;
 	WcMergeIter *iter;
 	BufferAccessStrategy strategy;
+	bool		may_ring;		/* a ring if it reads a large table (scan_may_ring) */
 	MemoryContext cxt;			/* lives as long as the scan (not per tuple) */
 	WcKeyDecoder keys;			/* decoded key values of the current row */
 	bool		serial_done;	/* a serial scan's one merge was opened */
@@ -202,15 +203,33 @@ wc_row_copy_columns(Relation rel, WcRowHeader *row, const bool *skip)
  * the pages other queries use; a smaller table's pages stay in shared
  * buffers, and the next report over it reads none from the kernel.  (Every
  * scan took the ring before: src/README.md, "Full scans and the ring".)
+ * Whether this scan may take one; whether it does is decided when it opens
+ * its first merge (scan_take_ring), from the pages it will read.
  */
-static BufferAccessStrategy
-scan_strategy(Relation rel, uint32 flags)
+static bool
+scan_may_ring(Relation rel, uint32 flags)
 {
-	if ((flags & SO_TYPE_ANALYZE) || !(flags & SO_ALLOW_STRAT) ||
-		RelationUsesLocalBuffers(rel) ||
-		RelationGetNumberOfBlocks(rel) <= (BlockNumber) (NBuffers / 4))
-		return NULL;
-	return GetAccessStrategy(BAS_BULKREAD);
+	return !(flags & SO_TYPE_ANALYZE) && (flags & SO_ALLOW_STRAT) &&
+		!RelationUsesLocalBuffers(rel);
+}
+
+/*
+ * "Larger" counts the pages a full scan reads: those of the live runs and
+ * of level 0.  The file also holds the free pages compaction leaves behind
+ * until new runs reuse them (half of a table right after its major
+ * compaction), which no scan reads.
+ */
+static void
+scan_take_ring(WcScanDesc scan, const WcMetaData *meta, const WcManifest *m)
+{
+	uint64		pages = meta->l0_pages;
+
+	if (!scan->may_ring || scan->strategy != NULL)
+		return;
+	for (int i = 0; i < m->nruns; i++)
+		pages += m->runs[i].npages;
+	if (pages > (uint64) (NBuffers / 4))
+		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
 }
 
 TableScanDesc
@@ -241,7 +260,7 @@ wc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->rs_base.rs_flags = flags;
 	scan->rs_base.rs_parallel = pscan;
 	initStringInfo(&scan->range_end_buf);
-	scan->strategy = scan_strategy(rel, flags);
+	scan->may_ring = scan_may_ring(rel, flags);
 	return &scan->rs_base;
 }
 
@@ -310,15 +329,18 @@ start_range(WcScanDesc scan)
 	/* callers may call us in a per-tuple context (ALTER TABLE rewrites) */
 	old = MemoryContextSwitchTo(scan->cxt);
 	{
+		Relation	rel = scan->rs_base.rs_rd;
+		Snapshot	snapshot = wc_snapshot_for_read(rel, scan->rs_base.rs_snapshot, scan->cxt);
+		WcMetaData	meta;
+		WcManifest *m;
 		WcMergeRange range = {.lo = lo, .lolen = lolen,
 			.hi = scan->range_end ? scan->range_end->data : NULL,
-			.hilen = scan->range_end ? scan->range_end->len : 0,
-		.strategy = scan->strategy};
+		.hilen = scan->range_end ? scan->range_end->len : 0};
 
-		scan->iter = wc_merge_begin(scan->rs_base.rs_rd,
-									wc_snapshot_for_read(scan->rs_base.rs_rd,
-														 scan->rs_base.rs_snapshot, scan->cxt),
-									&range);
+		wc_merge_read_manifest(rel, snapshot, &meta, &m);
+		scan_take_ring(scan, &meta, m);
+		range.strategy = scan->strategy;
+		scan->iter = wc_merge_begin_with(rel, snapshot, &meta, m, &range);
 	}
 	MemoryContextSwitchTo(old);
 	return true;

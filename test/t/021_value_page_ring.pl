@@ -19,7 +19,11 @@
 #  - a lookup failing halfway (an error raised after some rows) leaves
 #    the ring usable: the next lookups are still right;
 #  - full scans take a ring only for a table larger than a quarter of the
-#    pool, as heap's do: a smaller table's pages stay cached after one.
+#    pool, as heap's do: a smaller table's pages stay cached after one;
+#    "larger" counts the pages the scan reads, not the free pages a major
+#    compaction left in the file (a table whose file is larger than a
+#    quarter of the pool and its runs are not, scanned through a
+#    partitioned parent, stays cached too).
 use strict;
 use warnings;
 
@@ -191,6 +195,21 @@ my ($tiny_blocks, $tiny_pages) = split /\|/,
        (SELECT sum(pages) FROM widecol.run_pages('tiny') WHERE kind IN ('key', 'value', 'value_columns'))");
 cmp_ok($tiny_blocks, '<=', $nbuffers / 4, "the tiny table ($tiny_blocks blocks) is at most a quarter of the pool");
 cmp_ok($tiny_pages, '>', 40, "its run's key and value pages ($tiny_pages) are more than the ring holds");
+# the same rows written twice, then compacted into one run: the file keeps
+# the first two runs' pages, free
+p("CREATE TABLE churn (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id')");
+p("CREATE TABLE churn_parent (LIKE meta) PARTITION BY LIST (device_id)");
+p("ALTER TABLE churn_parent ATTACH PARTITION churn DEFAULT; GRANT SELECT ON churn_parent TO reader");
+p("COPY churn FROM '" . copy_to_file($node, $node->basedir, 'churn', sprintf($rows, 4000)) . "'") for 1 .. 2;
+p("SELECT widecol.compact('churn', major => true)");
+my ($churn_blocks, $churn_runs, $churn_live, $churn_pages) = split /\|/,
+  p("SELECT pg_relation_size('churn') / 8192, (SELECT count(*) FROM widecol.runs('churn')),
+       (SELECT sum(npages) FROM widecol.runs('churn')),
+       (SELECT sum(pages) FROM widecol.run_pages('churn') WHERE kind IN ('key', 'value', 'value_columns'))");
+is($churn_runs, 1, 'the churned table is one run after its major compaction');
+cmp_ok($churn_blocks, '>', $nbuffers / 4, "its file ($churn_blocks blocks) is larger than a quarter of the pool");
+cmp_ok($churn_live, '<=', $nbuffers / 4, "its run ($churn_live pages) is not");
+cmp_ok($churn_pages, '>', 40, "the run's key and value pages ($churn_pages) are more than the ring holds");
 $node->restart;
 sub cached_pages
 {
@@ -202,6 +221,10 @@ is($node->safe_psql('postgres', "SET ROLE reader; SELECT count(*), sum(w) FROM t
 	'a full scan of the tiny table as reader');
 my $tiny_cached = cached_pages('tiny');
 cmp_ok($tiny_cached, '>=', $tiny_pages, "all the key and value pages the scan read stay cached ($tiny_cached)");
+is($node->safe_psql('postgres', "SET ROLE reader; SELECT count(*), sum(w) FROM churn_parent"), '4000|7680000',
+	'a full scan of the churned table through its partitioned parent as reader');
+my $churn_cached = cached_pages('churn');
+cmp_ok($churn_cached, '>=', $churn_pages, "all the key and value pages that scan read stay cached ($churn_cached)");
 is($node->safe_psql('postgres', "SET ROLE reader; SELECT count(*), sum(w) FROM meta"), '60000|115200000',
 	'a full scan of the large table as reader');
 my $meta_cached = cached_value_pages('meta');
