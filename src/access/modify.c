@@ -6,7 +6,6 @@
  */
 #include "postgres.h"
 
-
 #include "access/xact.h"
 #include "access/table.h"
 #include "commands/trigger.h"
