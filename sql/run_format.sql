@@ -269,6 +269,8 @@ SELECT count(*) AS found FROM rf_sort_h h WHERE (SELECT v FROM rf_sort w WHERE w
 RESET enable_seqscan;
 SELECT string_agg(c::text, ',') AS newest_first FROM (SELECT c FROM rf_sort WHERE k = 'zzz' LIMIT 4) s;
 SELECT string_agg(c::text, ',') AS expected FROM (SELECT c FROM rf_sort_h WHERE k = 'zzz' ORDER BY c DESC LIMIT 4) s;
+-- an int literal against the bigint clustering column
+SELECT v FROM rf_sort WHERE k = 'zzz' AND c = -3000009;
 -- COPY of the same rows (each twice, the later line wins), then into a
 -- table whose AFTER ROW trigger checks it can read each row by its TID
 CREATE TABLE rf_sort_file AS
@@ -277,9 +279,25 @@ CREATE TABLE rf_sort_file AS
 \copy (SELECT k, c, v FROM rf_sort_file ORDER BY n) TO 'results/widecol_rf_sort.csv'
 CREATE TABLE rf_sort_copy (LIKE rf_sort) USING widecol
   WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c DESC');
+-- a COPY failing on its last line writes nothing; the good file then all
+\copy (SELECT k, c::text, v::text FROM rf_sort_file UNION ALL SELECT 'zz', '1', 'not a number') TO 'results/widecol_rf_sort_bad.csv'
+\copy rf_sort_copy FROM 'results/widecol_rf_sort_bad.csv'
+SELECT count(*) AS after_failed_copy FROM rf_sort_copy;
 \copy rf_sort_copy FROM 'results/widecol_rf_sort.csv'
 SELECT count(*), rf_same('rf_sort_copy', 'rf_sort_h') AS same FROM rf_sort_copy;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_sort_copy');
+-- the same file through a partitioned parent of two widecol partitions
+CREATE TABLE rf_sort_p (k text COLLATE "C", c bigint, v int) PARTITION BY RANGE (k);
+CREATE TABLE rf_sort_p1 PARTITION OF rf_sort_p FOR VALUES FROM (MINVALUE) TO ('b') USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c DESC');
+CREATE TABLE rf_sort_p2 PARTITION OF rf_sort_p FOR VALUES FROM ('b') TO (MAXVALUE) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c DESC');
+\copy rf_sort_p FROM 'results/widecol_rf_sort.csv'
+SELECT count(*), rf_same('rf_sort_p', 'rf_sort_h') AS same FROM rf_sort_p;
+SELECT (SELECT count(*) FROM rf_sort_p1) AS p1, (SELECT count(*) FROM rf_sort_p2) AS p2;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_sort_p1');
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_sort_p2');
+SELECT v FROM rf_sort_p WHERE k = 'zzz' AND c = -3000009;
 CREATE TABLE rf_sort_trig (LIKE rf_sort) USING widecol
   WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c DESC');
 CREATE TABLE rf_sort_seen (n bigserial, k text COLLATE "C", c bigint, v int);
@@ -296,7 +314,7 @@ SELECT count(*) AS seen,
   FROM rf_sort_seen s LEFT JOIN rf_sort_file f USING (n);
 SELECT count(*), rf_same('rf_sort_trig', 'rf_sort_h') AS same FROM rf_sort_trig;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_sort_trig');
-DROP TABLE rf_sort, rf_sort_h, rf_sort_file, rf_sort_copy, rf_sort_trig, rf_sort_seen;
+DROP TABLE rf_sort, rf_sort_h, rf_sort_file, rf_sort_copy, rf_sort_p, rf_sort_trig, rf_sort_seen;
 DROP FUNCTION rf_sort_note();
 
 DROP TABLE rf_bigkey, rf_bigkey_h, rf_wide, rf_wide_h, rf_keys, rf_keys_h, rf_del;
