@@ -222,13 +222,8 @@ scan_may_ring(Relation rel, uint32 flags)
 static void
 scan_take_ring(WcScanDesc scan, const WcMetaData *meta, const WcManifest *m)
 {
-	uint64		pages = meta->l0_pages;
-
-	if (!scan->may_ring || scan->strategy != NULL)
-		return;
-	for (int i = 0; i < m->nruns; i++)
-		pages += m->runs[i].npages;
-	if (pages > (uint64) (NBuffers / 4))
+	if (scan->may_ring && scan->strategy == NULL &&
+		meta->l0_pages + wc_manifest_run_pages(m) > (uint64) (NBuffers / 4))
 		scan->strategy = GetAccessStrategy(BAS_BULKREAD);
 }
 

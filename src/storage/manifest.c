@@ -1146,6 +1146,17 @@ wc_manifest_min_xid(uint64 storage_id, TransactionId horizon)
 	return result;
 }
 
+/* The pages of every run the manifest lists (read or not by a given read). */
+uint64
+wc_manifest_run_pages(const WcManifest *m)
+{
+	uint64		pages = 0;
+
+	for (int i = 0; i < m->nruns; i++)
+		pages += m->runs[i].npages;
+	return pages;
+}
+
 bool
 wc_manifest_gen_retired(WcManifest *m, uint64 gen)
 {

@@ -94,6 +94,7 @@ extern void wc_manifest_forget_gen(uint64 storage_id, uint64 gen);
 extern bool wc_manifest_gen_removable(uint64 storage_id, uint64 gen,
 									  TransactionId *retiring_xid);
 extern bool wc_manifest_gen_retired(WcManifest *m, uint64 gen);
+extern uint64 wc_manifest_run_pages(const WcManifest *m);
 extern void wc_manifest_drop_storage(uint64 storage_id);
 extern void wc_manifest_drop_runs(uint64 storage_id, const uint64 *run_ids, int n);
 extern int	wc_manifest_dropped_runs(uint64 storage_id, TransactionId horizon,

@@ -563,7 +563,6 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	WcRunSummary **keep;
 	int			nkeep = 0;
 	int64		partition_deleted_ts = 0;	/* a tombstone of the whole partition read */
-	uint64		run_pages = 0;	/* of every run, read or not */
 
 	it->now = wc_now();
 	it->backward = backward;
@@ -597,7 +596,6 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	{
 		WcRunSummary *run = &m->runs[i];
 
-		run_pages += run->npages;
 		it->own_stats.runs_considered++;
 		if (run_out_of_range(it, run) || run_outside_ranges(it, run, range))
 		{
@@ -620,7 +618,7 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 	 * together: after compaction a table is a few runs of different sizes,
 	 * and the value pages of the smaller ones would fill the pool as well.
 	 */
-	it->value_ring = strategy == NULL && run_pages > (uint64) NBuffers;
+	it->value_ring = strategy == NULL && wc_manifest_run_pages(m) > (uint64) NBuffers;
 
 	/* level 0: one source per live generation */
 	for (uint32 g = 0; g < meta.ngens; g++)

@@ -420,10 +420,11 @@ wc_alloc_huge(MemoryContext cxt, Size size)
 #define RADIX_MIN 64
 #define ABBREV_BYTES 24
 
+/* Byte d (0: the most significant) of the 24 bytes a, b, c. */
 static inline int
-abbrev_byte(const SortEntry *e, int d)
+abbrev_byte(uint64 a, uint64 b, uint64 c, int d)
 {
-	uint64		w = d < 8 ? e->a : d < 16 ? e->b : e->c;
+	uint64		w = d < 8 ? a : d < 16 ? b : c;
 
 	return (int) ((w >> (56 - 8 * (d & 7))) & 0xFF);
 }
@@ -442,14 +443,9 @@ first_differing_byte(const SortEntry *e, int64 n, int d)
 		db |= e[i].b ^ e[0].b;
 		dc |= e[i].c ^ e[0].c;
 	}
-	for (; d < ABBREV_BYTES; d++)
-	{
-		uint64		w = d < 8 ? da : d < 16 ? db : dc;
-
-		if ((w >> (56 - 8 * (d & 7))) & 0xFF)
-			return d;
-	}
-	return ABBREV_BYTES;
+	while (d < ABBREV_BYTES && abbrev_byte(da, db, dc, d) == 0)
+		d++;
+	return d;
 }
 
 /*
@@ -475,7 +471,7 @@ radix_sort_entries(SortEntry *e, int64 n, int d)
 	}
 	CHECK_FOR_INTERRUPTS();
 	for (int64 i = 0; i < n; i++)
-		count[abbrev_byte(&e[i], d)]++;
+		count[abbrev_byte(e[i].a, e[i].b, e[i].c, d)]++;
 	for (int b = 0; b < 256; b++)
 	{
 		next[b] = start;
@@ -487,7 +483,7 @@ radix_sort_entries(SortEntry *e, int64 n, int d)
 		while (next[b] < end[b])
 		{
 			SortEntry	x = e[next[b]];
-			int			k = abbrev_byte(&x, d);
+			int			k = abbrev_byte(x.a, x.b, x.c, d);
 
 			/* carry x to its bucket, picking up what was there */
 			while (k != b)
@@ -496,7 +492,7 @@ radix_sort_entries(SortEntry *e, int64 n, int d)
 
 				e[next[k]++] = x;
 				x = y;
-				k = abbrev_byte(&x, d);
+				k = abbrev_byte(x.a, x.b, x.c, d);
 			}
 			e[next[b]++] = x;
 		}
