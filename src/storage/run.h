@@ -190,6 +190,8 @@ typedef struct WcRunReader
 	const char *seek_key;		/* the next block read starts at this key */
 	int			seek_len;
 	int64		blocks_read;
+	int64		values_seen;	/* block.values_read at the last key page:
+								 * prefetch_ahead's test for a keys-only read */
 	char	   *bloom;			/* whole filter, from wc_run_bloom_load, or NULL */
 } WcRunReader;
 
