@@ -186,7 +186,11 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 {
 	WcSlot	   *ws = (WcSlot *) slot;
 	WcTableInfo *info = ws->info;
+	const bool *skip = ws->skip;
+	Datum	   *values = slot->tts_values;
+	bool	   *isnull = slot->tts_isnull;
 	int			from = slot->tts_nvalid;
+	int			nkey;
 
 	if (ws->row == NULL)
 		elog(ERROR, "widecol: slot has no version to deform");
@@ -199,18 +203,24 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 	if (info == NULL || natts > info->key_prefix)
 		deform_stored(ws, natts);
 
-	/* key columns among [from, natts): the tuple has NULLs there */
-	for (int i = 0; info && i < info->npk + info->nck; i++)
+	/*
+	 * Key columns among [from, natts): the tuple has NULLs there.  (Read
+	 * into locals: PostgreSQL builds with -fno-strict-aliasing, so every
+	 * store into values[] would otherwise reload the table's description,
+	 * once per key column and row.)
+	 */
+	nkey = info ? info->npk + info->nck : 0;
+	for (int i = 0; i < nkey; i++)
 	{
 		int			a = info->cols[i].attnum - 1;
 
 		if (a < from || a >= natts)
 			continue;
-		if (ws->skip && ws->skip[a])
+		if (skip && skip[a])
 		{
 			/* asked for only as part of the prefix: not decoded */
-			slot->tts_values[a] = (Datum) 0;
-			slot->tts_isnull[a] = true;
+			values[a] = (Datum) 0;
+			isnull[a] = true;
 			continue;
 		}
 		if (i < info->npk ? !ws->pk_done : !ws->ck_done)
@@ -220,8 +230,8 @@ wcslot_getsomeattrs(TupleTableSlot *slot, int natts)
 			ws->pk_done = true;
 			ws->ck_done |= i >= info->npk;
 		}
-		slot->tts_values[a] = ws->keyvals[i];
-		slot->tts_isnull[a] = false;
+		values[a] = ws->keyvals[i];
+		isnull[a] = false;
 	}
 	slot->tts_nvalid = natts;
 }

@@ -855,6 +855,9 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
 	ColumnInfo	c = {d->attlen, d->attalign, d->byval != 0};
 	char	   *data = state_alloc(cp, Max(d->rawlen, 1));
 	int32	   *valoff = state_alloc(cp, sizeof(int32) * Max(cp->ntuples, 1));
+	const uint16 *natts = cp->natts;	/* locals: see wc_columns_fetch_row */
+	const bits8 **bits = cp->bits;
+	int			ntuples = cp->ntuples;
 	uint32		pos = 0;
 	bool		bad = false;
 
@@ -862,12 +865,12 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
 		return false;
 	if ((*problem = decode_chunk(cp->payload, d, cp->start[a + 1], data)) != NULL)
 		return false;
-	for (int i = 0; i < cp->ntuples && !bad; i++)
+	for (int i = 0; i < ntuples && !bad; i++)
 	{
 		uint32		size;
 
 		valoff[i] = -1;
-		if (a >= cp->natts[i] || (cp->bits[i] && att_isnull(a, cp->bits[i])))
+		if (a >= natts[i] || (bits[i] && att_isnull(a, bits[i])))
 			continue;
 		size = next_value(&c, data, d->rawlen, &pos);
 		bad = size == 0;
@@ -896,8 +899,11 @@ int
 wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc, const bool *skip,
 					 int from, int upto, Datum *values, bool *isnull, const char **problem)
 {
+	/* in locals: stores into values[] would reload them (-fno-strict-aliasing) */
 	int			natts = cp->natts[ordinal];
 	const bits8 *bits = cp->bits[ordinal];
+	char	  **data = cp->data;
+	int32	  **valoff = cp->valoff;
 
 	*problem = NULL;
 	for (int a = from; a < upto; a++)
@@ -917,7 +923,7 @@ wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc, const bool 
 			continue;
 		}
 		att = TupleDescAttr(desc, a);
-		if (unlikely(cp->valoff[a] == NULL))
+		if (unlikely(valoff[a] == NULL))
 		{
 			const WcColumnChunk *d = &cp->dir[a + 1];
 
@@ -931,7 +937,7 @@ wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc, const bool 
 			if (!decode_column(cp, a, problem))
 				return a;
 		}
-		p = cp->data[a] + cp->valoff[a][ordinal];
+		p = data[a] + valoff[a][ordinal];
 		values[a] = att->attbyval ? fetch_att(p, true, att->attlen) : PointerGetDatum(p);
 		isnull[a] = false;
 	}
