@@ -113,8 +113,22 @@ wc_now(void)
 int64
 wc_next_write_ts(void)
 {
+	return wc_next_write_ts_n(1);
+}
+
+/*
+ * n of them at once, 1 us apart: the first is returned.  One clock read and
+ * one compare-and-swap for a batch of rows a bulk write has already read;
+ * every write that starts after this call gets a later time, as if the
+ * batch had been written at once.
+ */
+int64
+wc_next_write_ts_n(int n)
+{
 	uint64		now = (uint64) wc_now();
 	uint64		last;
+
+	Assert(n >= 1);
 
 	Assert(wc_shared != NULL);
 	if (wc_client_write_time_set)
@@ -124,23 +138,28 @@ wc_next_write_ts(void)
 		 * it are 1 us apart, so that a later statement still beats an
 		 * earlier one; the shared clock is left alone.
 		 */
-		return wc_client_write_time + wc_client_write_seq++;
+		int64		ts = wc_client_write_time + wc_client_write_seq;
+
+		wc_client_write_seq += n;
+		return ts;
 	}
 	if (unlikely(wc_debug_write_time != 0))
 	{
 		/* test only: a fixed past or future time, distinct per version */
 		static int64 debug_seq = 0;
+		int64		ts = (int64) ((wc_debug_write_time -
+								   ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)) *
+								  USECS_PER_SEC) + debug_seq;
 
-		return (int64) ((wc_debug_write_time -
-						 ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)) *
-						USECS_PER_SEC) + debug_seq++;
+		debug_seq += n;
+		return ts;
 	}
 	last = pg_atomic_read_u64(&wc_shared->last_write_ts);
 	for (;;)
 	{
 		uint64		next = Max(now, last + 1);
 
-		if (pg_atomic_compare_exchange_u64(&wc_shared->last_write_ts, &last, next))
+		if (pg_atomic_compare_exchange_u64(&wc_shared->last_write_ts, &last, next + n - 1))
 			return (int64) next;
 	}
 }

@@ -35,13 +35,43 @@
  * the key first, before the version takes its write time (baselocks.c).
  */
 static WcRowHeader *
-form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
-		 int pklen, bool tombstone, CommandId cid)
+form_row_at(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
+			int pklen, bool tombstone, CommandId cid, int64 write_ts)
 {
 	if (pklen > 0)
 		wc_base_lock_key(rel, key, keylen);
 	wc_note_write(rel, cid);
-	return wc_form_row(rel, slot, key, keylen, pklen, tombstone, cid);
+	return wc_form_row(rel, slot, key, keylen, pklen, tombstone, cid, write_ts);
+}
+
+static WcRowHeader *
+form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
+		 int pklen, bool tombstone, CommandId cid)
+{
+	return form_row_at(rel, slot, key, keylen, pklen, tombstone, cid, WC_WRITE_TS_NEXT);
+}
+
+/*
+ * Write times for a batch of n rows that COPY has read: one range from the
+ * clock, the rows 1 us apart in their order (the later of two versions of
+ * a key in the batch wins, as before), instead of a clock read and a
+ * compare-and-swap per row (1.5% of a COPY's time).  A base with derived
+ * data takes each row's time after locking its key (baselocks.c), so its
+ * rows take theirs one by one: WC_WRITE_TS_NEXT.
+ */
+static int64
+batch_write_ts(Relation rel, int n)
+{
+	if (n <= 1 || wc_base_has_derived(rel))
+		return WC_WRITE_TS_NEXT;
+	return wc_meta_write_ts_n(rel, n);
+}
+
+/* The write time of row i of a batch whose first is ts. */
+static inline int64
+batch_row_ts(int64 ts, int i)
+{
+	return ts == WC_WRITE_TS_NEXT ? ts : ts + i;
 }
 
 static void
@@ -327,13 +357,13 @@ bulk_append(Relation rel, BulkState *s, const WcRowHeader *row)
  * fresh memory for every row (page faults) cost more than sorting.
  */
 static void
-bulk_add(Relation rel, BulkState *s, TupleTableSlot *slot, CommandId cid)
+bulk_add(Relation rel, BulkState *s, TupleTableSlot *slot, CommandId cid, int64 write_ts)
 {
 	int			pklen;
 	WcRowHeader *row;
 
 	row_key(rel, slot, &s->key, &pklen);
-	row = form_row(rel, slot, s->key.data, s->key.len, pklen, false, cid);
+	row = form_row_at(rel, slot, s->key.data, s->key.len, pklen, false, cid, write_ts);
 	wc_note_inserted_key(rel, s->key.data, s->key.len, pklen, cid);
 	bulk_append(rel, s, row);
 	pfree(row);
@@ -434,7 +464,7 @@ buffer_statement_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	}
 	if ((s = statement_buffer(rel)) == NULL)
 		return false;
-	bulk_add(rel, s, slot, cid);
+	bulk_add(rel, s, slot, cid, WC_WRITE_TS_NEXT);
 	return true;
 }
 
@@ -570,7 +600,7 @@ wc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 	if (bistate != NULL)
 	{
 		/* CREATE TABLE AS, table rewrites: a bulk write ended by finish_bulk_insert */
-		bulk_add(rel, bulk_state(rel, true), slot, cid);
+		bulk_add(rel, bulk_state(rel, true), slot, cid, WC_WRITE_TS_NEXT);
 		pgstat_count_heap_insert(rel, 1);
 		return;
 	}
@@ -600,6 +630,7 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 		WcRowHeader **rows = palloc(sizeof(WcRowHeader *) * nslots);
 		ItemPointer *tids = palloc(sizeof(ItemPointer) * nslots);
 		StringInfoData key;
+		int64		ts = batch_write_ts(rel, nslots);
 
 		initStringInfo(&key);
 		for (int i = 0; i < nslots; i++)
@@ -607,7 +638,8 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 			int			pklen;
 
 			row_key(rel, slots[i], &key, &pklen);
-			rows[i] = form_row(rel, slots[i], key.data, key.len, pklen, false, cid);
+			rows[i] = form_row_at(rel, slots[i], key.data, key.len, pklen, false, cid,
+								  batch_row_ts(ts, i));
 			wc_note_inserted_key(rel, key.data, key.len, pklen, cid);
 			tids[i] = &slots[i]->tts_tid;
 			slots[i]->tts_tableOid = RelationGetRelid(rel);
@@ -617,10 +649,11 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	else
 	{
 		BulkState  *s = bulk_state(rel, true);
+		int64		ts = batch_write_ts(rel, nslots);
 
 		bulk_expect_many(s, nslots);
 		for (int i = 0; i < nslots; i++)
-			bulk_add(rel, s, slots[i], cid);
+			bulk_add(rel, s, slots[i], cid, batch_row_ts(ts, i));
 	}
 	pgstat_count_heap_insert(rel, nslots);
 }

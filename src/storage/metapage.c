@@ -223,10 +223,18 @@ typedef struct WcClockCacheEntry
 int64
 wc_meta_write_ts(Relation rel)
 {
+	return wc_meta_write_ts_n(rel, 1);
+}
+
+/* n write times for rel, 1 us apart (wc_next_write_ts_n): the first. */
+int64
+wc_meta_write_ts_n(Relation rel, int n)
+{
 	static WcClockCacheEntry cache[WC_CLOCK_CACHE_SIZE];
 	static int	next_victim = 0;
 	WcClockCacheEntry *e = NULL;
-	int64		ts;
+	int64		ts,
+				last;
 
 	for (int i = 0; i < WC_CLOCK_CACHE_SIZE && e == NULL; i++)
 		if (cache[i].relid == RelationGetRelid(rel) && RelFileNodeEquals(cache[i].node, rel->rd_node))
@@ -244,19 +252,20 @@ wc_meta_write_ts(Relation rel)
 		e->relid = RelationGetRelid(rel);
 		e->node = rel->rd_node;
 	}
-	ts = wc_next_write_ts();
+	ts = wc_next_write_ts_n(n);
+	last = ts + n - 1;
 	/* a client's write time is not the clock: it reserves nothing */
-	if (ts >= e->reserved && !wc_write_time_from_client())
+	if (last >= e->reserved && !wc_write_time_from_client())
 	{
 		Buffer		buf = meta_lock(rel, BUFFER_LOCK_EXCLUSIVE);
 		WcMetaData *meta = WcPageGetMeta(BufferGetPage(buf));
 
-		if (ts >= meta->clock_reserved)
+		if (last >= meta->clock_reserved)
 		{
 			GenericXLogState *xs = GenericXLogStart(rel);
 			Page		page = GenericXLogRegisterBuffer(xs, buf, 0);
 
-			WcPageGetMeta(page)->clock_reserved = ts + WC_CLOCK_RESERVE_USECS;
+			WcPageGetMeta(page)->clock_reserved = last + WC_CLOCK_RESERVE_USECS;
 			WcPageGetMeta(page)->clock_epoch = (int64) PgStartTime;
 			GenericXLogFinish(xs);
 		}

@@ -67,6 +67,7 @@ extern bool wc_meta_storage_id(Relation rel, uint64 *storage_id);
 extern uint64 wc_meta_next_segment_id(Relation rel);
 extern uint64 wc_meta_alloc_rowid(Relation rel);
 extern int64 wc_meta_write_ts(Relation rel);
+extern int64 wc_meta_write_ts_n(Relation rel, int n);
 extern void wc_meta_count_written(Relation rel, bool compaction, int64 bytes);
 extern Buffer wc_extend_page(Relation rel, BufferAccessStrategy strategy);
 extern void wc_check_page(Relation rel, Buffer buf, uint16 expected_type);

@@ -146,13 +146,14 @@ fill_tuple(MinimalTuple mt, TupleDesc desc, Datum *values, bool *isnull, bool ha
 }
 
 /*
- * Build a version of the row in `slot` (or a tombstone) with the given key.
+ * Build a version of the row in `slot` (or a tombstone) with the given key,
+ * written at write_ts (WC_WRITE_TS_NEXT: the table's clock's next time).
  * Values are detoasted; a row larger than a page has its largest values
  * compressed, then moved out of line (outofline.c), until it fits.
  */
 WcRowHeader *
 wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
-			int pklen, bool tombstone, CommandId cid)
+			int pklen, bool tombstone, CommandId cid, int64 write_ts)
 {
 	Size		off = WcRowTupleOffset(keylen);
 	int64		ttl_us;
@@ -211,7 +212,7 @@ wc_form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 
 	row = palloc(len);
 	memset(row, 0, off);
-	row->write_ts = wc_meta_write_ts(rel);
+	row->write_ts = write_ts == WC_WRITE_TS_NEXT ? wc_meta_write_ts(rel) : write_ts;
 	ttl_us = wc_write_ttl >= 0 ? (int64) wc_write_ttl * USECS_PER_SEC : info->default_ttl_us;
 	row->expire_at = (ttl_us > 0 && !tombstone) ? row->write_ts + ttl_us : 0;
 	row->xid = GetCurrentTransactionId();

@@ -74,9 +74,12 @@ WcRowIsSettledLive(const WcRowHeader *row)
 					   BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - sizeof(ItemIdData) - \
 					   MAXALIGN(sizeof(WcPageOpaqueData)) - sizeof(uint32))))
 
+/* wc_form_row's write_ts: the table's clock's next (wc_meta_write_ts) */
+#define WC_WRITE_TS_NEXT	PG_INT64_MIN
+
 extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
 								const char *key, int keylen, int pklen,
-								bool tombstone, CommandId cid);
+								bool tombstone, CommandId cid, int64 write_ts);
 /* values out of line (outofline.c) */
 extern Size wc_move_values_out_of_line(Relation rel, Datum *values, bool *isnull,
 									   Size data_len, Size fixed, bool *moved);
