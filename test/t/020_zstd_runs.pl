@@ -288,6 +288,31 @@ like($stderr, qr/widecol: bloom block checksum mismatch in block $bblk of relati
 like(p(q{SELECT problems FROM widecol.verify('bl') WHERE segment = 'run'}),
 	qr/block $bblk: bloom page: block 0 checksum mismatch/, 'verify: the damaged bloom page');
 is(p('SELECT 1'), '1', 'server still up');
+
+# (6) which hex columns compaction packs: a column of distinct hashes is
+# packed; a column of seven hashes repeated is zstd (it removes the
+# repeats, more than packing would; compaction tells by an lz4 probe before
+# it tries zstd on a hex column at all)
+p(q{CREATE TABLE hx (k int, id int, rep text, uniq text) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'id');
+INSERT INTO hx SELECT g % 3, g, md5((g % 7)::text) || md5((g % 7 + 1)::text),
+                      md5(g::text) || md5((g + 1)::text)
+  FROM generate_series(1, 6000) g;
+SELECT widecol.compact('hx', true);
+CHECKPOINT});
+my $hrun = p(q{SELECT run_id FROM widecol.runs('hx')});
+my $hpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('hx')});
+$primary->stop;
+my @hpages = pages_of_type($hpath, 8, $hrun);
+cmp_ok(scalar(@hpages), '>', 1, 'hx: several value pages');
+my ($hxblk, $hxpage) = @{ $hpages[0] };
+is(unpack('v', substr($hxpage, 26, 2)), 5, 'hx: a chunk of tuple headers and one per column');
+is(unpack('C', substr($hxpage, 28 + 12 * 3, 1)), 2, 'the repeated hashes: zstd (codec 2)');
+is(unpack('C', substr($hxpage, 28 + 12 * 4, 1)), 3, 'the distinct hashes: hex-packed (codec 3)');
+$primary->start;
+is(p(q{SELECT count(DISTINCT rep) || ' ' || count(DISTINCT uniq) || ' ' || sum(length(rep) + length(uniq)) FROM hx}),
+	'7 6000 768000', 'both read back');
+is(p(q{SELECT bool_and(ok) FROM widecol.verify('hx')}), 't', 'verify: hx');
 $primary->stop;
 
 done_testing();
