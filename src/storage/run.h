@@ -184,9 +184,6 @@ typedef struct WcRunReader
 	const char *hi_key;			/* no key page starting past hi is read (the
 								 * merge drops rows past it: above_hi) */
 	int			hi_len;
-	BlockNumber hi_leaf;		/* past_hi's place: a leaf, entry, offset */
-	int			hi_entry;
-	Size		hi_off;
 	const char *seek_key;		/* the next block read starts at this key */
 	int			seek_len;
 	int64		blocks_read;

@@ -11,7 +11,8 @@
 # reports both blocks.  Last, an lz4 key page of a run whose value pages
 # are zstd, damaged under a recomputed checksum: the read and verify report
 # it; a value page in column layout with one chunk damaged; a bloom page of
-# checked blocks (run format 7) damaged under a recomputed checksum.
+# checked blocks (run format 7) damaged under a recomputed checksum; which
+# hex columns compaction packs; an index page with a malformed entry.
 use strict;
 use warnings;
 
@@ -313,6 +314,35 @@ $primary->start;
 is(p(q{SELECT count(DISTINCT rep) || ' ' || count(DISTINCT uniq) || ' ' || sum(length(rep) + length(uniq)) FROM hx}),
 	'7 6000 768000', 'both read back');
 is(p(q{SELECT bool_and(ok) FROM widecol.verify('hx')}), 't', 'verify: hx');
+
+# (7) an index page whose first entry claims a key longer than the page,
+# under a recomputed checksum: a seek fails naming relation, block and run,
+# and so does the next seek of the same session (the backend keeps index
+# pages parsed, not a page it could not parse); a full scan, which reads
+# the leaves in order, fails too; verify reports the page
+p(q{CREATE TABLE ix (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
+INSERT INTO ix SELECT g, 'v' || g FROM generate_series(1, 3000) g;
+CHECKPOINT});
+my $irun = p(q{SELECT run_id FROM widecol.runs('ix')});
+my $ipath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('ix')});
+$primary->stop;
+my @ipages = pages_of_type($ipath, 5, $irun);
+is(scalar(@ipages), 1, 'ix: one index page (the root is the leaf)');
+my ($iblk, $ipage) = @{ $ipages[0] };
+substr($ipage, 24 + 4, 2) = pack('v', 0xffff);
+write_page_with_checksum($ipath, $iblk, $ipage);
+$primary->start;
+($ret, $stdout, $stderr) = $primary->psql('postgres',
+	q{SET enable_seqscan = off; SELECT v FROM ix WHERE k = 1234; SELECT v FROM ix WHERE k = 99},
+	on_error_stop => 0);
+my @imsgs = ($stderr =~ /widecol: malformed index page in block $iblk of relation "ix" \(run $irun\)/g);
+is(scalar(@imsgs), 2, 'two seeks in one session: each fails, naming the problem, relation, block and run');
+unlike($stdout, qr/v\d/, 'no rows returned');
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(*) FROM ix});
+like($stderr, qr/widecol: malformed index page in block $iblk of relation "ix"/, 'a full scan fails too');
+like(p(q{SELECT problems FROM widecol.verify('ix') WHERE segment = 'run'}),
+	qr/block $iblk: malformed leaf index page/, 'verify: the damaged index page');
+is(p('SELECT 1'), '1', 'server still up');
 $primary->stop;
 
 done_testing();
