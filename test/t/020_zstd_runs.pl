@@ -124,6 +124,17 @@ sub write_page_with_checksum
 	close $fh;
 }
 
+# the one run of table $t: its id, the table's file, and (the primary
+# stopped) the run's pages of type $type, each [block, page]
+sub stopped_run_pages
+{
+	my ($t, $type) = @_;
+	my $run = p(qq{SELECT run_id FROM widecol.runs('$t')});
+	my $path = $primary->data_dir . '/' . p(qq{SELECT pg_relation_filepath('$t')});
+	$primary->stop;
+	return ($run, $path, pages_of_type($path, $type, $run));
+}
+
 # (1) the zstd frame of the last value page damaged, its checksum
 # recomputed: only the decoder can tell (not the first value page: an
 # aggregate keeps a copy of its first input row, so even count(*) reads it)
@@ -271,10 +282,7 @@ is(p('SELECT 1'), '1', 'server still up');
 p(q{CREATE TABLE bl (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
 INSERT INTO bl SELECT g, 'v' || g FROM generate_series(1, 2000) g;
 CHECKPOINT});
-my $brun = p(q{SELECT run_id FROM widecol.runs('bl')});
-my $bpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('bl')});
-$primary->stop;
-my @bpages = pages_of_type($bpath, 6, $brun);
+my ($brun, $bpath, @bpages) = stopped_run_pages('bl', 6);
 is(scalar(@bpages), 1, 'the run has one bloom page');
 my ($bblk, $bpage) = @{ $bpages[0] };
 # 119 blocks of 64 bytes from the payload's start (byte 24): one bit of each
@@ -301,10 +309,7 @@ INSERT INTO hx SELECT g % 3, g, md5((g % 7)::text) || md5((g % 7 + 1)::text),
   FROM generate_series(1, 6000) g;
 SELECT widecol.compact('hx', true);
 CHECKPOINT});
-my $hrun = p(q{SELECT run_id FROM widecol.runs('hx')});
-my $hpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('hx')});
-$primary->stop;
-my @hpages = pages_of_type($hpath, 8, $hrun);
+my ($hrun, $hpath, @hpages) = stopped_run_pages('hx', 8);
 cmp_ok(scalar(@hpages), '>', 1, 'hx: several value pages');
 my ($hxblk, $hxpage) = @{ $hpages[0] };
 is(unpack('v', substr($hxpage, 26, 2)), 5, 'hx: a chunk of tuple headers and one per column');
@@ -323,10 +328,7 @@ is(p(q{SELECT bool_and(ok) FROM widecol.verify('hx')}), 't', 'verify: hx');
 p(q{CREATE TABLE ix (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
 INSERT INTO ix SELECT g, 'v' || g FROM generate_series(1, 3000) g;
 CHECKPOINT});
-my $irun = p(q{SELECT run_id FROM widecol.runs('ix')});
-my $ipath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('ix')});
-$primary->stop;
-my @ipages = pages_of_type($ipath, 5, $irun);
+my ($irun, $ipath, @ipages) = stopped_run_pages('ix', 5);
 is(scalar(@ipages), 1, 'ix: one index page (the root is the leaf)');
 my ($iblk, $ipage) = @{ $ipages[0] };
 substr($ipage, 24 + 4, 2) = pack('v', 0xffff);
