@@ -108,29 +108,19 @@ wc_now(void)
 }
 
 /*
- * A distinct, increasing timestamp for every version written on this server.
- */
-int64
-wc_next_write_ts(void)
-{
-	return wc_next_write_ts_n(1);
-}
-
-/*
- * n of them at once, 1 us apart: the first is returned.  One clock read and
- * one compare-and-swap for a batch of rows a bulk write has already read;
- * every write that starts after this call gets a later time, as if the
- * batch had been written at once.
+ * A distinct, increasing timestamp for every version written on this
+ * server; n of them at once, 1 us apart (the first is returned): one clock
+ * read and one compare-and-swap for a batch of rows a bulk write has
+ * already read, and every write that starts after this call gets a later
+ * time, as if the batch had been written at once.
  */
 int64
 wc_next_write_ts_n(int n)
 {
-	uint64		now = (uint64) wc_now();
+	uint64		now;
 	uint64		last;
 
-	Assert(n >= 1);
-
-	Assert(wc_shared != NULL);
+	Assert(n >= 1 && wc_shared != NULL);
 	if (wc_client_write_time_set)
 	{
 		/*
@@ -154,6 +144,7 @@ wc_next_write_ts_n(int n)
 		debug_seq += n;
 		return ts;
 	}
+	now = (uint64) wc_now();	/* not needed by the two cases above */
 	last = pg_atomic_read_u64(&wc_shared->last_write_ts);
 	for (;;)
 	{

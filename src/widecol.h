@@ -31,7 +31,6 @@ extern bool wc_preloaded;
 
 extern void wc_check_preloaded(void);
 extern int64 wc_now(void);
-extern int64 wc_next_write_ts(void);
 extern int64 wc_next_write_ts_n(int n);
 extern bool wc_write_time_from_client(void);
 extern void wc_clock_advance_to(int64 floor);

@@ -624,13 +624,14 @@ void
 wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 				CommandId cid, int options, struct BulkInsertStateData *bistate)
 {
+	int64		ts = batch_write_ts(rel, nslots);
+
 	/* AFTER ROW triggers fetch new rows by TID: write the batch now */
 	if (rel->trigdesc && rel->trigdesc->trig_insert_after_row)
 	{
 		WcRowHeader **rows = palloc(sizeof(WcRowHeader *) * nslots);
 		ItemPointer *tids = palloc(sizeof(ItemPointer) * nslots);
 		StringInfoData key;
-		int64		ts = batch_write_ts(rel, nslots);
 
 		initStringInfo(&key);
 		for (int i = 0; i < nslots; i++)
@@ -649,7 +650,6 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	else
 	{
 		BulkState  *s = bulk_state(rel, true);
-		int64		ts = batch_write_ts(rel, nslots);
 
 		bulk_expect_many(s, nslots);
 		for (int i = 0; i < nslots; i++)

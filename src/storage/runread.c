@@ -129,9 +129,9 @@ typedef struct CachedPage
 {
 	WcPageOpaqueData op;
 	Size		len;
-	WcIndexEntry *entries;		/* an index page's, once parsed (cached_index);
-								 * their keys point into payload */
-	int			nentries;
+	WcIndexEntry *entries;		/* an index page's op.count entries, once
+								 * parsed (cached_index); keys point into
+								 * payload */
 	char		payload[WC_PAYLOAD_CAPACITY];
 } CachedPage;
 
@@ -807,12 +807,11 @@ cached_index(WcRunReader *r, BlockNumber blk, WcPageOpaqueData *op, int *n)
 			corrupt(r->rel, blk, r->hdr.run_id, "malformed index page");
 		}
 		c->entries = entries;
-		c->nentries = (int) c->op.count;
 		wc_cache_account(page_cache, c, sizeof(CachedPage) + size);
 		wc_cache_shrink(page_cache, c);
 	}
 	*op = c->op;
-	*n = c->nentries;
+	*n = (int) c->op.count;
 	return c->entries;
 }
 
