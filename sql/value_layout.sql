@@ -53,6 +53,20 @@ SELECT vl_diff('SELECT c, md5(big) FROM %s WHERE big IS NOT NULL', 'vl', 'vl_h')
 -- seeks that project
 SELECT vl_diff('(SELECT c, j, t FROM %s WHERE k = 3 ORDER BY c DESC LIMIT 40)', 'vl', 'vl_h') AS differences;
 SELECT vl_diff('SELECT c, u FROM %s WHERE k IN (1, 4) AND c BETWEEN 100 AND 2000', 'vl', 'vl_h') AS differences;
+-- lookups of one row by its key (a seek decodes only the value it needs:
+-- fixed width at its index, varlenas walked, columns added later), every
+-- 7th row, the heap side by an index; then rows of one page one after the
+-- other in one seek (the first alone, the next ones with the whole column)
+CREATE INDEX vl_h_key ON vl_h (k, c);
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT x.* FROM generate_series(1, 6000, 7) g,
+  LATERAL (SELECT c, i2, t FROM vl WHERE k = g % 7 AND c = g) x;
+SELECT vl_diff('SELECT x.* FROM generate_series(1, 6000, 7) g, LATERAL (SELECT c, i2, i8, f, n, t, b, u, nm, flag, d, ts, iv, arr, big FROM %s WHERE k = g %% 7 AND c = g) x', 'vl', 'vl_h') AS differences;
+SELECT vl_diff('SELECT x.* FROM generate_series(1, 6000, 7) g, LATERAL (SELECT ts, j FROM %s WHERE k = g %% 7 AND c = g) x', 'vl', 'vl_h') AS differences;
+SELECT vl_diff('SELECT c, n, u, t FROM %s WHERE k = 3 AND c IN (10, 17, 24, 31, 5995)', 'vl', 'vl_h') AS differences;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 -- in parallel workers
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -76,6 +90,11 @@ SELECT widecol.compact('vl', true) AS versions_compacted;
 SELECT count(*), vl_same('vl', 'vl_h') AS same FROM vl;
 SELECT vl_diff('SELECT d, sum(extra), sum(i8) FROM %s GROUP BY d', 'vl', 'vl_h') AS differences;
 SELECT vl_diff('SELECT c, extra FROM %s WHERE extra <> 42', 'vl', 'vl_h') AS differences;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT vl_diff('SELECT x.* FROM generate_series(1, 106000, 11) g, LATERAL (SELECT c, extra, ts, t FROM %s WHERE k = g %% 7 AND c = g) x', 'vl', 'vl_h') AS differences;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 -- changed and deleted after compaction, then compacted again
 UPDATE vl SET t = 'changed', extra = -1 WHERE c % 97 = 0;
 UPDATE vl_h SET t = 'changed', extra = -1 WHERE c % 97 = 0;
@@ -138,6 +157,15 @@ SELECT vl_same('vl_hex', 'vl_hexh') AS same_rows;
 SELECT vl_diff('SELECT k, count(h), sum(length(h)), count(*) FILTER (WHERE h = '''') FROM %s GROUP BY k', 'vl_hex', 'vl_hexh') AS differences;
 SELECT vl_diff('SELECT id, h, mixed FROM %s WHERE k = 2 AND id BETWEEN 700 AND 900', 'vl_hex', 'vl_hexh') AS differences;
 SELECT h, up, odd, mixed, length(longhex), encode(b, 'hex') FROM vl_hex WHERE k = 777 % 5 AND id = 777;
+-- lookups of one row: a hex-packed value unpacked alone (NULLs and empty
+-- strings before it), then rows of one page in one seek
+CREATE INDEX vl_hexh_key ON vl_hexh (k, id);
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT vl_diff('SELECT x.* FROM generate_series(1, 6000, 3) g, LATERAL (SELECT id, h, odd, mixed, b FROM %s WHERE k = g %% 5 AND id = g) x', 'vl_hex', 'vl_hexh') AS differences;
+SELECT vl_diff('SELECT id, h FROM %s WHERE k = 2 AND id IN (12, 17, 22, 27, 32, 5997)', 'vl_hex', 'vl_hexh') AS differences;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 SELECT bool_and(ok) AS verified FROM widecol.verify('vl_hex');
 -- (test/t/020_zstd_runs.pl reads the page: the chunk's codec is hex)
 DROP TABLE vl_hex, vl_hexh;

@@ -70,7 +70,7 @@ typedef struct WcColumnsPage WcColumnsPage;
 
 extern Size wc_columns_state_size(const char *payload, Size len);
 extern WcColumnsPage *wc_columns_open(char *state, Size size, const char *payload, Size len,
-									  Size rawsize, const char **problem);
+									  Size rawsize, bool point, const char **problem);
 extern int	wc_columns_ordinal(WcColumnsPage *cp, uint32 tupoff);
 extern int	wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc,
 								 const bool *skip, int from, int upto, Datum *values,

@@ -366,6 +366,7 @@ open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *rang
 	s->is_run = true;
 	wc_run_reader_open(&s->reader, it->rel, run, it->strategy);
 	s->reader.block.poolable = true;
+	s->reader.block.point = one_partition(it);
 	if (it->value_ring)
 		s->reader.block.value_strategy = wc_value_page_ring();
 	if (one_partition(it))

@@ -130,6 +130,7 @@ typedef struct WcBlock
 	int64		values_read;	/* value pages read into this block, ever */
 	bool		poolable;		/* buffers may come from the backend's pool;
 								 * the owner must wc_block_free it */
+	bool		point;			/* a seek's: rows are read one or few at a time */
 	bool		raw_pooled;
 	bool		carry_pooled;
 	/* the last value page loaded, kept for the next key page (it shares it) */

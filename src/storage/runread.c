@@ -462,7 +462,7 @@ load_values(WcBlock *block, int v, bool by_column)
 			problem = "value page does not match its reference";
 		else if (state)
 			cp = wc_columns_open(state, block->colstate_size, PageGetContents(page),
-								 RunPagePayloadLen(page), op.aux, &problem);
+								 RunPagePayloadLen(page), op.aux, block->point, &problem);
 	}
 	if (problem == NULL && cp == NULL)
 		problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page), &op, block, v);
