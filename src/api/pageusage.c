@@ -63,10 +63,11 @@ widecol_page_usage(PG_FUNCTION_ARGS)
  * diagnostic, like verify); pages whose checksums are wrong are counted as
  * they claim to be (widecol.verify is what checks them).
  */
-#define RP_KINDS 7
+#define RP_KINDS 8
 #define RP_CODECS 3
 static const char *const rp_kind_names[RP_KINDS] = {"key", "value", "index", "bloom", "value_dir", "header",
-"value_columns"};			/* value pages in column layout (columns.h) */
+"value_columns",			/* value pages in column layout (columns.h) */
+"dictionary"};				/* a run's zstd dictionary (dictionary.h) */
 
 typedef struct RunPageCount
 {
@@ -92,6 +93,8 @@ rp_kind(uint16 type)
 			return 4;
 		case WC_PAGE_RUN_HEADER:
 			return 5;
+		case WC_PAGE_RUN_DICT:
+			return 7;
 	}
 	return -1;
 }

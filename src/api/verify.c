@@ -186,12 +186,32 @@ check_header(RunCheck *c)
 		hdr->nvalue_pages > hdr->ndata_pages ||
 		hdr->version < WC_RUN_VERSION_MIN || hdr->version > WC_RUN_VERSION ||
 		sizeof(WcRunHeader) + hdr->min_key_len + hdr->max_key_len > len ||
-		!header_ranges(c, payload.data, len))
+		!header_ranges(c, payload.data, len) ||
+		!wc_run_header_dict(payload.data, len, hdr, &c->block.dict) ||
+		(c->block.dict.len > 0 && c->block.dict.first + c->block.dict.npages > c->nblocks))
 	{
 		problem(c->r, c->run->header_block, "run header fields are inconsistent");
 		return false;
 	}
 	return true;
+}
+
+/*
+ * The run's dictionary (format 9): its pages read and checked, and zstd
+ * takes it.  Value pages that use a damaged one are reported as well.
+ */
+static void
+check_dict(RunCheck *c)
+{
+	WcDictRef	ref = {c->rel, c->run->run_id, c->block.dict};
+	const char *p;
+
+	if (ref.d.len == 0)
+		return;
+	c->r->pages += ref.d.npages;
+	p = wc_dict_check(&ref);
+	if (p)
+		problem(c->r, ref.d.first, "%s", p);
 }
 
 /* The value directory: every value page, in the order key pages refer to them. */
@@ -527,6 +547,9 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 	wc_key_ranges_begin(&c.ranges, c.info);
 	if (!check_header(&c))
 		return;
+	c.block.rel = rel;
+	c.block.run_id = run->run_id;
+	check_dict(&c);
 	read_value_dir(&c);
 	check_leaves(&c);
 	check_index_and_bloom(&c);

@@ -413,7 +413,8 @@ hex_unpack(const char *src, Size len, char *dst, uint32 rawlen, const char *expe
  */
 WcColumnsResult
 wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, int level,
-				  bool hex_ok, Size capacity, char *scratch, char *out, Size *outlen)
+				  bool hex_ok, WcDictBuilder *dict, Size capacity, char *scratch, char *out,
+				  Size *outlen)
 {
 	int			ncols = 0;
 	int			ntuples = 0;
@@ -432,6 +433,8 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 	CopyState	cs;
 	WcColumnsHeader h;
 	WcColumnsResult result = WC_COLUMNS_UNSUITABLE;
+	char	   *framed = NULL;	/* a chunk in frames (dictionary.h) */
+	bool		framed_any = false;
 
 	cols = palloc(sizeof(ColumnInfo) * Max(desc->natts, 1));
 	len = palloc0(sizeof(uint32) * Max(desc->natts, 1));
@@ -512,6 +515,7 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 		goto done;
 
 	/* compress: header, directory, chunks */
+compress:
 	h.ntuples = ntuples;
 	h.nchunks = ncols + 1;
 	memcpy(out, &h, sizeof(h));
@@ -565,6 +569,34 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 				zlen = plen;
 				zused = WC_CODEC_HEX;
 			}
+			else if (dict && c > 0 && zused == WC_CODEC_ZSTD && cols[c - 1].attlen == -1)
+			{
+				/*
+				 * In frames with the run's dictionary (until it is trained,
+				 * the chunk is one of its samples), unless that takes more
+				 * than a fifth more room: a lookup then decodes one frame
+				 * of 16 values, not the chunk.
+				 */
+				Size		flen;
+
+				if (framed == NULL)
+					framed = palloc(capacity);
+				if (wc_dict_encode(dict, src, rawlen, framed, room, &flen) &&
+					flen * 5 <= zlen * 6)
+				{
+					z = framed;
+					zlen = flen;
+					zused = WC_CODEC_ZSTD_DICT;
+					framed_any = true;
+				}
+			}
+			if (z == NULL && framed_any)
+			{
+				/* frames take more room: without them, the page may fit */
+				dict = NULL;
+				framed_any = false;
+				goto compress;
+			}
 			if (z == NULL)
 			{
 				result = WC_COLUMNS_TOO_BIG;
@@ -587,6 +619,8 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 	*outlen = o;
 	result = WC_COLUMNS_OK;
 done:
+	if (framed)
+		pfree(framed);
 	pfree(cols);
 	pfree(len);
 	pfree(pos);
@@ -629,13 +663,35 @@ read_directory(const char *payload, Size len, WcColumnsHeader *h, WcColumnChunk 
 	return NULL;
 }
 
+/* Does a payload in column layout hold a chunk in frames (needs its run's dictionary)? */
+bool
+wc_columns_use_frames(const char *payload, Size len)
+{
+	WcColumnsHeader h;
+	WcColumnChunk d;
+
+	if (len < sizeof(h))
+		return false;
+	memcpy(&h, payload, sizeof(h));
+	for (int c = 0; c < h.nchunks && sizeof(h) + sizeof(d) * (c + 1) <= len; c++)
+	{
+		memcpy(&d, payload + sizeof(h) + sizeof(d) * c, sizeof(d));
+		if (d.codec == WC_CODEC_ZSTD_DICT)
+			return true;
+	}
+	return false;
+}
+
 static const char *
-decode_chunk(const char *payload, const WcColumnChunk *d, uint32 start, char *dst)
+decode_chunk(const char *payload, const WcColumnChunk *d, uint32 start, char *dst,
+			 const WcDictRef *dict)
 {
 	if (d->rawlen == 0)
 		return NULL;
 	if (d->codec == WC_CODEC_HEX)
 		return hex_unpack(payload + start, d->len, dst, d->rawlen, NULL);
+	if (d->codec == WC_CODEC_ZSTD_DICT)
+		return wc_dict_decode(dict, payload + start, d->len, dst, d->rawlen);
 	return wc_decompress((WcCodec) d->codec, payload + start, d->len, dst, d->rawlen);
 }
 
@@ -644,7 +700,8 @@ static Size assemble_cap = 0;
 
 /* Every tuple of a payload in column layout, into dst[0, rawsize). */
 const char *
-wc_columns_assemble(const char *payload, Size len, char *dst, Size rawsize)
+wc_columns_assemble(const char *payload, Size len, char *dst, Size rawsize,
+					const WcDictRef *dict)
 {
 	WcColumnsHeader h;
 	WcColumnChunk *dir;
@@ -698,7 +755,7 @@ wc_columns_assemble(const char *payload, Size len, char *dst, Size rawsize)
 		cols[c].attlen = dir[c].attlen;
 		cols[c].attalign = dir[c].attalign;
 		cols[c].byval = dir[c].byval != 0;
-		problem = decode_chunk(payload, &dir[c], start[c], buf + total);
+		problem = decode_chunk(payload, &dir[c], start[c], buf + total, dict);
 		total += MAXALIGN(dir[c].rawlen);
 	}
 	if (problem == NULL)
@@ -730,6 +787,7 @@ struct WcColumnsPage
 	int32	  **valoff;			/* per column and tuple: value offset, -1 null */
 	int			last;			/* the last tuple asked for (wc_columns_ordinal) */
 	bool		point;			/* a seek's page: decode only the value asked */
+	WcDictRef	dict;			/* its run's dictionary (chunks in frames) */
 	int32	   *one_ord;		/* per column: the tuple one_at is the value of */
 	char	  **one_at;
 };
@@ -777,6 +835,8 @@ wc_columns_state_size(const char *payload, Size len)
 			size += MAXALIGN(sizeof(int32) * n);
 		if (c > 0 && d.codec == WC_CODEC_HEX)
 			size += MAXALIGN(VARATT_SHORT_MAX);	/* point_value's one value */
+		if (c > 0 && d.codec == WC_CODEC_ZSTD_DICT)
+			size += MAXALIGN(WC_DICT_FRAME_VALUES * VARATT_SHORT_MAX);	/* its frame */
 	}
 	return size;
 }
@@ -792,7 +852,7 @@ wc_columns_state_size(const char *payload, Size len)
  */
 WcColumnsPage *
 wc_columns_open(char *state, Size size, const char *payload, Size len, Size rawsize,
-				bool point, const char **problem)
+				bool point, const WcDictRef *dict, const char **problem)
 {
 	WcColumnsPage *cp = (WcColumnsPage *) state;
 	WcColumnsHeader h;
@@ -834,7 +894,11 @@ wc_columns_open(char *state, Size size, const char *payload, Size len, Size raws
 	memset(cp->valoff, 0, sizeof(int32 *) * Max(cp->ncols, 1));
 	memset(cp->one_ord, -1, sizeof(int32) * Max(cp->ncols, 1));
 	cp->point = point;
-	if ((*problem = decode_chunk(cp->payload, &cp->dir[0], cp->start[0], hdr)) != NULL)
+	if (dict)
+		cp->dict = *dict;
+	else
+		memset(&cp->dict, 0, sizeof(cp->dict));
+	if ((*problem = decode_chunk(cp->payload, &cp->dir[0], cp->start[0], hdr, &cp->dict)) != NULL)
 		return NULL;
 	for (int i = 0; i < cp->ntuples && !bad; i++)
 	{
@@ -891,7 +955,7 @@ column_data(WcColumnsPage *cp, int a, const char **problem)
 		return data;
 	if ((data = state_alloc(cp, Max(d->rawlen, 1))) == NULL)
 		return NULL;
-	if ((*problem = decode_chunk(cp->payload, d, cp->start[a + 1], data)) != NULL)
+	if ((*problem = decode_chunk(cp->payload, d, cp->start[a + 1], data, &cp->dict)) != NULL)
 		return NULL;
 	return cp->data[a] = data;
 }
@@ -984,6 +1048,30 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 			memcpy(v + o, &hex_pairs[(uint8) src[i++]], 2);
 		data = v;
 		pos = 0;
+	}
+	else if (d->codec == WC_CODEC_ZSTD_DICT)
+	{
+		/* the frame of 16 values holding it, then the values before it there */
+		uint32		cap = WC_DICT_FRAME_VALUES * VARATT_SHORT_MAX;
+		char	   *frame = state_alloc(cp, cap);
+		uint32		flen = 0;
+		uint32		skip = 0;
+
+		if (frame == NULL)
+			goto no_room;
+		if ((*problem = wc_dict_decode_frame(&cp->dict, cp->payload + cp->start[a + 1], d->len,
+											 k, frame, cap, &flen, &skip)) != NULL)
+			return NULL;
+		for (uint32 j = 0; j <= skip; j++)
+		{
+			if (j > 0)
+				pos += size;
+			if ((size = next_value(&c, frame, flen, &pos)) == 0)
+				break;
+		}
+		if (size == 0)
+			goto corrupt;
+		data = frame;
 	}
 	else
 	{

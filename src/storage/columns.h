@@ -18,6 +18,7 @@
 
 #include "access/tupdesc.h"
 #include "storage/compression.h"
+#include "storage/dictionary.h"
 
 #define WC_VALUES_COLUMNS	0x0200	/* value page opaque flag */
 
@@ -54,10 +55,12 @@ typedef enum WcColumnsResult
 	WC_COLUMNS_UNSUITABLE		/* columns too many or too wide */
 } WcColumnsResult;
 extern WcColumnsResult wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize,
-										 WcCodec codec, int level, bool hex_ok, Size capacity,
+										 WcCodec codec, int level, bool hex_ok,
+										 WcDictBuilder *dict, Size capacity,
 										 char *scratch, char *out, Size *outlen);
 extern const char *wc_columns_assemble(const char *payload, Size len, char *dst,
-									   Size rawsize);
+									   Size rawsize, const WcDictRef *dict);
+extern bool wc_columns_use_frames(const char *payload, Size len);
 
 /*
  * One value page opened in column layout for lazy reads: its payload is
@@ -70,7 +73,8 @@ typedef struct WcColumnsPage WcColumnsPage;
 
 extern Size wc_columns_state_size(const char *payload, Size len);
 extern WcColumnsPage *wc_columns_open(char *state, Size size, const char *payload, Size len,
-									  Size rawsize, bool point, const char **problem);
+									  Size rawsize, bool point, const WcDictRef *dict,
+									  const char **problem);
 extern int	wc_columns_ordinal(WcColumnsPage *cp, uint32 tupoff);
 extern int	wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc,
 								 const bool *skip, int from, int upto, Datum *values,

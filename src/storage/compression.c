@@ -179,6 +179,7 @@ wc_decompress(WcCodec codec, const char *src, Size len, char *dst, Size rawsize)
 				return NULL;
 			}
 		case WC_CODEC_HEX:
+		case WC_CODEC_ZSTD_DICT:
 			break;				/* column chunks only (storage/columns.c) */
 	}
 	return "unknown compression codec";
@@ -198,6 +199,8 @@ wc_codec_name(WcCodec codec)
 			return "zstd";
 		case WC_CODEC_HEX:
 			return "hex";
+		case WC_CODEC_ZSTD_DICT:
+			return "zstd_dict";
 	}
 	return "unknown";
 }

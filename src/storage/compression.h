@@ -22,9 +22,12 @@ typedef enum WcCodec
 	WC_CODEC_LZ4 = 0,
 	WC_CODEC_NONE = 1,			/* stored as is */
 	WC_CODEC_ZSTD = 2,			/* run format 5 on */
-	WC_CODEC_HEX = 3			/* column chunks only, run format 8 on: short
+	WC_CODEC_HEX = 3,			/* column chunks only, run format 8 on: short
 								 * text values of lowercase hex digits, two
 								 * digits a byte (storage/columns.c) */
+	WC_CODEC_ZSTD_DICT = 4		/* column chunks only, run format 9 on: zstd
+								 * frames of a few values with the run's
+								 * dictionary (storage/dictionary.h) */
 } WcCodec;
 
 #define WC_CODEC_MASK		0x000F	/* of a page's (or key block's) flags */

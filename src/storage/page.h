@@ -20,6 +20,7 @@
 #define WC_PAGE_RUN_VALUES	8	/* a run's non-key columns (see WcKeyPageHeader) */
 #define WC_PAGE_RUN_VALUEDIR 9	/* the blocks of a run's value pages */
 #define WC_PAGE_RUN_EXTENT	10	/* allocated for a run's extent, not written yet */
+#define WC_PAGE_RUN_DICT	11	/* a run's zstd dictionary (storage/dictionary.h) */
 
 #define WC_VALUEDIR_ENTRIES (WC_PAYLOAD_CAPACITY / sizeof(BlockNumber))
 

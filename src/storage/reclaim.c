@@ -57,7 +57,7 @@ is_run_page(uint16 type)
 	return type == WC_PAGE_RUN_HEADER || type == WC_PAGE_RUN_DATA ||
 		type == WC_PAGE_RUN_VALUES || type == WC_PAGE_RUN_INDEX ||
 		type == WC_PAGE_RUN_BLOOM || type == WC_PAGE_RUN_VALUEDIR ||
-		type == WC_PAGE_RUN_EXTENT;
+		type == WC_PAGE_RUN_DICT || type == WC_PAGE_RUN_EXTENT;
 }
 
 /*

@@ -4,6 +4,7 @@
 #ifndef WC_STORAGE_RUN_H
 #define WC_STORAGE_RUN_H
 
+#include "storage/dictionary.h"
 #include "storage/manifest.h"
 #include "storage/row.h"
 
@@ -26,7 +27,8 @@ typedef struct WcRunHeader
 	uint32		nbloom_pages;
 	BlockNumber valuedir_first; /* every value page's block, in order */
 	uint32		nvaluedir_pages;
-	uint32		extent_pages;	/* header + index + bloom */
+	uint32		extent_pages;	/* header + index + bloom + value directory
+								 * + dictionary */
 	uint32		min_key_len;
 	uint32		max_key_len;
 	uint32		nvalue_pages;	/* of ndata_pages, those holding tuples */
@@ -38,18 +40,20 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 8			/* 2: keys and tuples on separate pages;
+#define WC_RUN_VERSION 9			/* 2: keys and tuples on separate pages;
 									 * 3: out-of-line value count;
 									 * 4: key-column ranges;
 									 * 5: pages may be zstd-compressed;
 									 * 6: value pages may be in column layout;
 									 * 7: bloom pages of checked blocks;
-									 * 8: column chunks may be hex-packed */
-#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 8 */
+									 * 8: column chunks may be hex-packed;
+									 * 9: a zstd dictionary, chunks in frames */
+#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 9 */
 #define WC_RUN_VERSION_ZSTD 5		/* first format whose pages may use zstd */
 #define WC_RUN_VERSION_COLUMNS 6	/* ... whose value pages may be by column */
 #define WC_RUN_VERSION_BLOOM_BLOCKS 7	/* ... whose bloom pages are checked blocks */
 #define WC_RUN_VERSION_HEX 8	/* ... whose column chunks may be hex-packed */
+#define WC_RUN_VERSION_DICT 9	/* ... whose header says where its dictionary is */
 #define WcRunBloomBlocked(hdr) ((hdr)->version >= WC_RUN_VERSION_BLOOM_BLOCKS)
 
 typedef struct WcRunWriter WcRunWriter;
@@ -131,6 +135,7 @@ typedef struct WcBlock
 	bool		poolable;		/* buffers may come from the backend's pool;
 								 * the owner must wc_block_free it */
 	bool		point;			/* a seek's: rows are read one or few at a time */
+	WcRunDict	dict;			/* the run's dictionary (format 9), if any */
 	bool		raw_pooled;
 	bool		carry_pooled;
 	/* the last value page loaded, kept for the next key page (it shares it) */
@@ -193,6 +198,9 @@ typedef struct WcRunReader
 	char	   *bloom;			/* whole filter, from wc_run_bloom_load, or NULL */
 } WcRunReader;
 
+extern bool wc_run_header_dict(const char *payload, Size len, const WcRunHeader *hdr,
+							   WcRunDict *out);
+extern bool wc_run_dict_location(Relation rel, uint64 run_id, WcRunDict *out);
 extern void wc_run_reader_open(WcRunReader *r, Relation rel,
 							   WcRunSummary *summary,
 							   BufferAccessStrategy strategy);

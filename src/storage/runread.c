@@ -8,6 +8,7 @@
 #include "storage/bufmgr.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "widecol.h"
 #include "storage/bloom.h"
@@ -15,6 +16,7 @@
 #include "storage/columns.h"
 #include "storage/compression.h"
 #include "storage/manifest.h"
+#include "storage/merge.h"
 #include "storage/metapage.h"
 #include "storage/page.h"
 #include "storage/row.h"
@@ -398,7 +400,11 @@ wc_decode_values(const char *payload, Size len, const WcPageOpaqueData *op,
 	if (rawsize != block->values[v].rawsize || op->count == 0)
 		return "value page does not match its reference";
 	if (op->flags & WC_VALUES_COLUMNS)
-		problem = wc_columns_assemble(payload, len, dst, rawsize);
+	{
+		WcDictRef	dict = {block->rel, block->run_id, block->dict};
+
+		problem = wc_columns_assemble(payload, len, dst, rawsize, &dict);
+	}
 	else
 		problem = wc_decompress(WcFlagsCodec(op->flags), payload, len, dst, rawsize);
 	if (problem)
@@ -457,16 +463,39 @@ load_values(WcBlock *block, int v, bool by_column)
 	if (problem == NULL && by_column && (op.flags & WC_VALUES_COLUMNS))
 	{
 		char	   *state = column_state(block, PageGetContents(page), RunPagePayloadLen(page));
+		WcDictRef	dict = {block->rel, block->run_id, block->dict};
 
 		if (op.aux != block->values[v].rawsize)
 			problem = "value page does not match its reference";
 		else if (state)
 			cp = wc_columns_open(state, block->colstate_size, PageGetContents(page),
-								 RunPagePayloadLen(page), op.aux, block->point, &problem);
+								 RunPagePayloadLen(page), op.aux, block->point, &dict,
+								 &problem);
 	}
-	if (problem == NULL && cp == NULL)
+	if (problem == NULL && cp == NULL && block->dict.len == 0 &&
+		(op.flags & WC_VALUES_COLUMNS) &&
+		wc_columns_use_frames(PageGetContents(page), RunPagePayloadLen(page)))
+	{
+		/*
+		 * A key page read without its run's reader (a fetch by tid) does not
+		 * know where the run's dictionary is: the manifest says, read with
+		 * the page's copy, not under its lock.
+		 */
+		PGAlignedBlock copy;
+		Size		len = RunPagePayloadLen(page);
+
+		memcpy(copy.data, PageGetContents(page), len);
+		UnlockReleaseBuffer(buf);
+		buf = InvalidBuffer;
+		if (!wc_run_dict_location(block->rel, block->run_id, &block->dict))
+			problem = "column layout: a chunk in frames of a run no manifest lists";
+		else
+			problem = wc_decode_values(copy.data, len, &op, block, v);
+	}
+	else if (problem == NULL && cp == NULL)
 		problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page), &op, block, v);
-	UnlockReleaseBuffer(buf);
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
 	if (problem)
 		corrupt(block->rel, blkno, block->run_id, problem);
 	block->values_read++;
@@ -640,6 +669,7 @@ typedef struct HeaderEntry
 {
 	HeaderKey	key;
 	WcRunHeader hdr;
+	WcRunDict	dict;
 } HeaderEntry;
 
 static HTAB *header_cache = NULL;
@@ -676,6 +706,7 @@ read_header(WcRunReader *r)
 	if (e)
 	{
 		r->hdr = e->hdr;
+		r->block.dict = e->dict;
 		return;
 	}
 
@@ -689,8 +720,70 @@ read_header(WcRunReader *r)
 	if (r->hdr.version < WC_RUN_VERSION_MIN || r->hdr.version > WC_RUN_VERSION)
 		corrupt(r->rel, r->summary->header_block, r->summary->run_id,
 				"run written in another format version (dump and restore the table)");
+	if (!wc_run_header_dict(payload.data, len, &r->hdr, &r->block.dict))
+		corrupt(r->rel, r->summary->header_block, r->summary->run_id,
+				"invalid dictionary in the run header");
 	e = hash_search(header_cache, &key, HASH_ENTER, &found);
 	e->hdr = r->hdr;
+	e->dict = r->block.dict;
+}
+
+/*
+ * Where run run_id's dictionary is, for a key page read without its run's
+ * reader (a version fetched by its tid, ANALYZE's sample): from the run's
+ * header, found in the manifest the statement sees (or, failing that, the
+ * committed one).  False if no manifest lists the run.  Once per run and
+ * backend: the dictionary is then kept (storage/dictionary.c).
+ */
+bool
+wc_run_dict_location(Relation rel, uint64 run_id, WcRunDict *out)
+{
+	Snapshot	snaps[2] = {ActiveSnapshotSet() ? GetActiveSnapshot() : NULL, SnapshotSelf};
+
+	for (int s = 0; s < 2; s++)
+	{
+		WcMetaData	meta;
+		WcManifest *m;
+
+		if (snaps[s] == NULL)
+			continue;
+		wc_merge_read_manifest(rel, snaps[s], &meta, &m);
+		for (int i = 0; i < m->nruns; i++)
+			if (m->runs[i].run_id == run_id)
+			{
+				WcRunReader r;
+
+				wc_run_reader_open(&r, rel, &m->runs[i], NULL);
+				*out = r.block.dict;
+				pfree(r.data_blocks);
+				return true;
+			}
+	}
+	return false;
+}
+
+/*
+ * Where a run's dictionary is (format 9: after the key ranges of its
+ * header page; none before).  False if the header cannot say.
+ */
+bool
+wc_run_header_dict(const char *payload, Size len, const WcRunHeader *hdr, WcRunDict *out)
+{
+	Size		off = sizeof(WcRunHeader) + (Size) hdr->min_key_len + hdr->max_key_len;
+	uint32		rlen;
+
+	memset(out, 0, sizeof(*out));
+	if (hdr->version < WC_RUN_VERSION_DICT)
+		return true;
+	if (off + sizeof(rlen) > len)
+		return false;
+	memcpy(&rlen, payload + off, sizeof(rlen));
+	off += sizeof(rlen) + (Size) rlen;
+	if (off + sizeof(WcRunDict) > len)
+		return false;
+	memcpy(out, payload + off, sizeof(WcRunDict));
+	return out->len <= WC_DICT_MAX_BYTES &&
+		out->npages == (out->len + WC_PAYLOAD_CAPACITY - 1) / WC_PAYLOAD_CAPACITY;
 }
 
 /*

@@ -83,6 +83,8 @@ struct WcRunWriter
 	int			column_misses;	/* pages in a row whose columns did not fit */
 	char	   *colscratch;		/* for it: WC_COLUMNS_SCRATCH_SIZE bytes */
 	char	   *colout;			/* and a page's payload */
+	WcDictBuilder *dict;		/* the run's zstd dictionary (format 9) */
+	WcRunDict	dictloc;		/* where it went */
 
 	/* tuples of rows [vstart, nrows), not yet in a value page */
 	char	   *vraw;
@@ -176,6 +178,8 @@ wc_run_writer_begin(Relation rel, int level)
 	}
 	else if (wc_debug_run_format == 6)
 		w->hdr.version = 6;		/* test only: bloom pages as before format 7 */
+	else if (wc_debug_run_format == 8)
+		w->hdr.version = 8;		/* test only: no dictionary, as before format 9 */
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
@@ -308,6 +312,15 @@ wc_run_writer_set_zstd(WcRunWriter *w, int level)
 	{
 		w->colscratch = MemoryContextAlloc(w->cxt, WC_COLUMNS_SCRATCH_SIZE);
 		w->colout = MemoryContextAlloc(w->cxt, BLCKSZ);
+	}
+	/* and, as widecol.compaction_zstd_dictionary says, with a dictionary */
+	if (w->value_columns && w->value_codec == WC_CODEC_ZSTD && w->dict == NULL &&
+		w->hdr.version >= WC_RUN_VERSION_DICT && wc_compaction_zstd_dictionary)
+	{
+		MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
+		w->dict = wc_dict_builder_create(level);
+		MemoryContextSwitchTo(old);
 	}
 }
 
@@ -469,7 +482,7 @@ write_values(WcRunWriter *w, int k)
 		if (w->value_columns)
 			cr = wc_columns_encode(RelationGetDescr(w->rel), w->vraw, bytes, w->value_codec,
 								   w->codec_level, w->hdr.version >= WC_RUN_VERSION_HEX,
-								   WC_PAYLOAD_CAPACITY, w->colscratch,
+								   w->dict, WC_PAYLOAD_CAPACITY, w->colscratch,
 								   w->colout, &plen);
 		if (cr == WC_COLUMNS_OK)
 		{
@@ -1120,9 +1133,24 @@ write_value_dir(WcRunWriter *w, uint32 nvaluedir, BlockNumber blk)
 	}
 }
 
+/* The run's dictionary, if a value page uses it (format 9). */
+static void
+write_dict(WcRunWriter *w, const char *dict, BlockNumber blk)
+{
+	w->dictloc.first = blk;
+	for (uint32 p = 0; p < w->dictloc.npages; p++)
+	{
+		uint32		off = p * WC_PAYLOAD_CAPACITY;
+		uint32		n = Min(WC_PAYLOAD_CAPACITY, w->dictloc.len - off);
+
+		write_page(w, lock_new_block(w, blk + p), WC_PAGE_RUN_DICT, 0, dict + off, n, 0, 0);
+	}
+}
+
 /*
  * The header page: the run's summary, then its min and max keys, then
- * (format 4) the length of its key-column ranges and the ranges.
+ * (format 4) the length of its key-column ranges and the ranges, then
+ * (format 9) where its dictionary is (WcRunDict, zeroes for none).
  */
 static void
 write_header(WcRunWriter *w, BlockNumber blk)
@@ -1143,6 +1171,11 @@ write_header(WcRunWriter *w, BlockNumber blk)
 	off += sizeof(rlen);
 	memcpy(hdrbuf + off, w->ranges_out.data, rlen);
 	off += rlen;
+	if (w->hdr.version >= WC_RUN_VERSION_DICT)
+	{
+		memcpy(hdrbuf + off, &w->dictloc, sizeof(WcRunDict));
+		off += sizeof(WcRunDict);
+	}
 	write_page(w, lock_new_block(w, blk), WC_PAGE_RUN_HEADER, 0, hdrbuf, off, 0, 0);
 }
 
@@ -1191,6 +1224,7 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	uint32		nindex;
 	uint32		nbloom;
 	uint32		nvaluedir;
+	const char *dict;
 	BlockNumber extent,
 				blk;
 
@@ -1212,7 +1246,9 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	levels = build_index_levels(w, &nindex);
 	nbloom = (w->npk > 0) ? wc_bloom_npages(w->npk, WcRunBloomBlocked(&w->hdr)) : 0;
 	nvaluedir = (w->next_vpno + WC_VALUEDIR_ENTRIES - 1) / WC_VALUEDIR_ENTRIES;
-	w->hdr.extent_pages = 1 + nindex + nbloom + nvaluedir;
+	dict = wc_dict_bytes(w->dict, &w->dictloc.len);
+	w->dictloc.npages = dict ? (w->dictloc.len + WC_PAYLOAD_CAPACITY - 1) / WC_PAYLOAD_CAPACITY : 0;
+	w->hdr.extent_pages = 1 + nindex + nbloom + nvaluedir + w->dictloc.npages;
 	initStringInfo(&w->ranges_out);
 	wc_key_ranges_serialize(&w->ranges, &w->ranges_out);
 	claim_pages(w);
@@ -1221,6 +1257,8 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	blk = write_index(w, levels, extent + 1);
 	blk = write_bloom(w, nbloom, blk);
 	write_value_dir(w, nvaluedir, blk);
+	if (dict)
+		write_dict(w, dict, blk + nvaluedir);
 	write_header(w, extent);
 
 	/* publish */

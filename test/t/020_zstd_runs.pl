@@ -12,7 +12,8 @@
 # are zstd, damaged under a recomputed checksum: the read and verify report
 # it; a value page in column layout with one chunk damaged; a bloom page of
 # checked blocks (run format 7) damaged under a recomputed checksum; which
-# hex columns compaction packs; an index page with a malformed entry.
+# hex columns compaction packs; an index page with a malformed entry; a
+# run's zstd dictionary (format 9), read on both servers, then damaged.
 use strict;
 use warnings;
 
@@ -237,11 +238,13 @@ my $nchunks = unpack('v', substr($cpage, 26, 2));
 is($nchunks, 8, 'a chunk of tuple headers and one per column');
 my $entry = 28 + 12 * 7;
 # the hash column is lowercase hex: its chunk is hex-packed (codec 3, run
-# format 8), two digits a byte; the path column (6) is not hex: zstd (2)
+# format 8), two digits a byte; the path column (6) is not hex: zstd, on
+# this page (the run's last) in frames with the run's dictionary (4, run
+# format 9: see (8))
 is(unpack('C', substr($cpage, $entry, 1)), 3, 'the hex hash column is hex-packed (codec 3)');
 my ($hlen, $hraw) = (unpack('v', substr($cpage, $entry + 4, 2)), unpack('V', substr($cpage, $entry + 8, 4)));
 cmp_ok($hlen * 2, '<=', $hraw + 200, "in about half its bytes ($hlen of $hraw)");
-is(unpack('C', substr($cpage, 28 + 12 * 5, 1)), 2, 'the object path column is zstd (codec 2)');
+is(unpack('C', substr($cpage, 28 + 12 * 5, 1)), 4, 'the object path column is zstd frames (codec 4)');
 substr($cpage, $entry + 8, 4) = pack('V', unpack('V', substr($cpage, $entry + 8, 4)) + 8);
 write_page_with_checksum($cpath, $cblk, $cpage);
 $primary->start;
@@ -344,6 +347,80 @@ unlike($stdout, qr/v\d/, 'no rows returned');
 like($stderr, qr/widecol: malformed index page in block $iblk of relation "ix"/, 'a full scan fails too');
 like(p(q{SELECT problems FROM widecol.verify('ix') WHERE segment = 'run'}),
 	qr/block $iblk: malformed leaf index page/, 'verify: the damaged index page');
+is(p('SELECT 1'), '1', 'server still up');
+
+# (8) a zstd dictionary per run (run format 9): a run written in format 8
+# (no dictionary) and a flush's run beside it, merged by a major compaction
+# into a run of format 9 whose dictionary compaction trained on its first
+# path chunks; the later chunks are zstd frames of 16 values with it (codec
+# 4).  Every path read back on the primary and the standby, by scan and by
+# key.  Then damage: bytes flipped in a dictionary page (its checksum
+# catches it): a lookup by key and a scan fail naming the dictionary's
+# block, the value page's block, relation and run, verify reports it; the
+# dictionary's magic number zeroed under a recomputed checksum: zstd does
+# not take it, reported as such
+my $pathexpr = q{'raw/cam-' || lpad((k % 200)::text, 4, '0') || '/2025/01/' || lpad((1 + k % 28)::text, 2, '0') || '/' || md5(k::text)::uuid || '.jpg'};
+(my $gpath = $pathexpr) =~ s/\bk\b/g/g;
+p(qq{CREATE TABLE dp (k int, path text, w int) USING widecol WITH (widecol.partition_key = 'k');
+SET widecol.debug_run_format = 8;
+INSERT INTO dp SELECT g, $gpath, g % 1000 FROM generate_series(1, 20000) g;
+SELECT widecol.compact('dp', true);
+RESET widecol.debug_run_format;
+INSERT INTO dp SELECT g, $gpath, g % 1000 FROM generate_series(20001, 40000) g;});
+is(p(q{SELECT count(*) FROM widecol.run_pages('dp') WHERE kind = 'dictionary'}), '0',
+	'a run of format 8 and a flush: no dictionary');
+is(p(qq{SELECT count(*), count(*) FILTER (WHERE path = $pathexpr) FROM dp}), '40000|40000',
+	'every path of both runs');
+p(q{SELECT widecol.compact('dp', true); CHECKPOINT});
+is(p(q{SELECT count(*) FROM widecol.runs('dp')}), '1', 'merged into one run');
+cmp_ok(p(q{SELECT sum(pages) FROM widecol.run_pages('dp') WHERE kind = 'dictionary'}), '>', 0,
+	'the merged run has a dictionary');
+is(p(qq{SELECT count(*), count(*) FILTER (WHERE path = $pathexpr) FROM dp}), '40000|40000',
+	'a scan reads every path');
+my $lookups = qq{SET enable_hashjoin = off; SET enable_mergejoin = off;
+SELECT count(*), count(*) FILTER (WHERE x.path = $gpath) FROM generate_series(1, 40000, 37) g,
+  LATERAL (SELECT path FROM dp WHERE k = g) x};
+is(p($lookups), '1082|1082', 'lookups by key read every path');
+is(p(q{SELECT bool_and(ok) FROM widecol.verify('dp')}), 't', 'verify: sound');
+$standby->start;
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $lookups), '1082|1082', 'the standby reads them too');
+$standby->stop;
+my ($drun, $dpath, @dpages) = stopped_run_pages('dp', 11);
+cmp_ok(scalar(@dpages), '>=', 2, 'the dictionary takes two pages or more');
+my @dvpages = pages_of_type($dpath, 8, $drun);
+# the last value page's path chunk: directory entry 2 (tuple headers, k is a key)
+is(unpack('C', substr($dvpages[-1][1], 24 + 4 + 12 * 2, 1)), 4,
+	'the last value page holds its paths in frames (codec 4)');
+is(unpack('C', substr($dvpages[0][1], 24 + 4 + 12 * 2, 1)), 2,
+	'the first one, written before the dictionary was trained, in one zstd frame (codec 2)');
+my ($dblk, $dpage) = @{ $dpages[0] };
+my $dorig = $dpage;
+substr($dpage, 1000, 1) = substr($dpage, 1000, 1) ^ "\x01";
+open(my $dfh, '+<', $dpath) or die "open $dpath: $!";
+binmode $dfh;
+seek($dfh, $dblk * 8192, 0) or die;
+print $dfh $dpage;
+close $dfh;
+$primary->start;
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT path FROM dp WHERE k = 39999});
+isnt($ret, 0, 'a lookup through a damaged dictionary fails');
+like($stderr, qr/widecol: run dictionary \(block $dblk\): checksum mismatch in block \d+ of relation "dp" \(run $drun\)/,
+	'the error names the dictionary block, the value page block, relation and run');
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT sum(length(path)) FROM dp});
+like($stderr, qr/widecol: run dictionary \(block $dblk\): checksum mismatch/, 'a scan fails too');
+like(p(q{SELECT problems FROM widecol.verify('dp') WHERE segment = 'run'}),
+	qr/block $dblk: run dictionary \(block $dblk\): checksum mismatch/, 'verify: the damaged dictionary');
+$primary->stop;
+$dpage = $dorig;
+substr($dpage, 24, 4) = "\0\0\0\0";
+write_page_with_checksum($dpath, $dblk, $dpage);
+$primary->start;
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT path FROM dp WHERE k = 39999});
+like($stderr, qr/widecol: run dictionary: not a zstd dictionary in block \d+ of relation "dp" \(run $drun\)/,
+	'a dictionary zstd does not take, under a sound checksum: reported');
+like(p(q{SELECT problems FROM widecol.verify('dp') WHERE segment = 'run'}),
+	qr/block $dblk: run dictionary: not a zstd dictionary/, 'verify reports it');
 is(p('SELECT 1'), '1', 'server still up');
 $primary->stop;
 
