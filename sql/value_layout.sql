@@ -211,6 +211,39 @@ RESET enable_mergejoin;
 ANALYZE vl_d;
 SELECT null_frac > 0 AS has_nulls, n_distinct <> 0 AS has_distinct
   FROM pg_stats WHERE tablename = 'vl_d' AND attname = 'path';
+-- two runs, each with its own dictionary (a time_window table keeps one
+-- run per day): ANALYZE's sample and UPDATE's fetches by tid go from one
+-- run to the other (a key page read without its run's reader keeps no
+-- other run's dictionary)
+SET ROLE NONE;
+CREATE FUNCTION vl_write_time(t timestamptz) RETURNS void LANGUAGE sql SECURITY DEFINER
+  AS $$ SELECT set_config('widecol.debug_write_time', coalesce(extract(epoch FROM t), 0)::text, false) $$;
+RESET ROLE;
+CREATE TABLE vl_d2 (LIKE vl_dh) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'id',
+        widecol.compaction = 'time_window', widecol.compaction_window = '1 day');
+CREATE TABLE vl_dh2 AS SELECT * FROM vl_dh;
+SELECT vl_write_time('2025-01-01 10:00');
+INSERT INTO vl_d2 SELECT * FROM vl_dh WHERE id % 2 = 0;
+SELECT vl_write_time('2025-01-02 10:00');
+INSERT INTO vl_d2 SELECT * FROM vl_dh WHERE id % 2 = 1;
+SELECT vl_write_time(NULL);
+SELECT widecol.compact('vl_d2', true) AS versions_compacted;
+SELECT count(*) AS runs FROM widecol.runs('vl_d2');
+SELECT count(DISTINCT run_id) AS runs_with_a_dictionary FROM widecol.run_pages('vl_d2')
+ WHERE kind = 'dictionary';
+ANALYZE vl_d2;
+SELECT null_frac > 0 AS has_nulls, n_distinct <> 0 AS has_distinct
+  FROM pg_stats WHERE tablename = 'vl_d2' AND attname = 'path';
+UPDATE vl_d2 SET w = w + 1, path = path || '?' WHERE id % 7 = 0;
+UPDATE vl_dh2 SET w = w + 1, path = path || '?' WHERE id % 7 = 0;
+DELETE FROM vl_d2 WHERE id % 11 = 0;
+DELETE FROM vl_dh2 WHERE id % 11 = 0;
+SELECT vl_same('vl_d2', 'vl_dh2') AS same_rows;
+DROP TABLE vl_d2, vl_dh2;
+SET ROLE NONE;
+DROP FUNCTION vl_write_time(timestamptz);
+RESET ROLE;
 SET widecol.compaction_zstd_dictionary = off;
 UPDATE vl_d SET w = -w WHERE id % 10 = 0;
 UPDATE vl_dh SET w = -w WHERE id % 10 = 0;

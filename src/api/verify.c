@@ -549,6 +549,7 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 		return;
 	c.block.rel = rel;
 	c.block.run_id = run->run_id;
+	c.block.dict_run = run->run_id;
 	check_dict(&c);
 	read_value_dir(&c);
 	check_leaves(&c);

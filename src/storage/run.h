@@ -135,7 +135,8 @@ typedef struct WcBlock
 	bool		poolable;		/* buffers may come from the backend's pool;
 								 * the owner must wc_block_free it */
 	bool		point;			/* a seek's: rows are read one or few at a time */
-	WcRunDict	dict;			/* the run's dictionary (format 9), if any */
+	WcRunDict	dict;			/* run dict_run's dictionary (format 9), if any: */
+	uint64		dict_run;		/* a block reused across runs may hold another's */
 	bool		raw_pooled;
 	bool		carry_pooled;
 	/* the last value page loaded, kept for the next key page (it shares it) */

@@ -388,6 +388,22 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 	block->strategy = strategy;
 }
 
+/*
+ * The block's run's dictionary, as far as the block knows it: a block read
+ * without its run's reader, and reused across runs (a fetch by tid,
+ * ANALYZE's sample), may hold another run's or none (then it is found
+ * through the manifest).
+ */
+static inline WcDictRef
+block_dict(const WcBlock *block)
+{
+	WcDictRef	ref = {block->rel, block->run_id, {0}};
+
+	if (block->dict_run == block->run_id)
+		ref.d = block->dict;
+	return ref;
+}
+
 /* Decompress value page v of a decoded key page into its place. */
 const char *
 wc_decode_values(const char *payload, Size len, const WcPageOpaqueData *op,
@@ -401,7 +417,7 @@ wc_decode_values(const char *payload, Size len, const WcPageOpaqueData *op,
 		return "value page does not match its reference";
 	if (op->flags & WC_VALUES_COLUMNS)
 	{
-		WcDictRef	dict = {block->rel, block->run_id, block->dict};
+		WcDictRef	dict = block_dict(block);
 
 		problem = wc_columns_assemble(payload, len, dst, rawsize, &dict);
 	}
@@ -463,7 +479,7 @@ load_values(WcBlock *block, int v, bool by_column)
 	if (problem == NULL && by_column && (op.flags & WC_VALUES_COLUMNS))
 	{
 		char	   *state = column_state(block, PageGetContents(page), RunPagePayloadLen(page));
-		WcDictRef	dict = {block->rel, block->run_id, block->dict};
+		WcDictRef	dict = block_dict(block);
 
 		if (op.aux != block->values[v].rawsize)
 			problem = "value page does not match its reference";
@@ -472,7 +488,7 @@ load_values(WcBlock *block, int v, bool by_column)
 								 RunPagePayloadLen(page), op.aux, block->point, &dict,
 								 &problem);
 	}
-	if (problem == NULL && cp == NULL && block->dict.len == 0 &&
+	if (problem == NULL && cp == NULL && block_dict(block).d.len == 0 &&
 		(op.flags & WC_VALUES_COLUMNS) &&
 		wc_columns_use_frames(PageGetContents(page), RunPagePayloadLen(page)))
 	{
@@ -490,7 +506,10 @@ load_values(WcBlock *block, int v, bool by_column)
 		if (!wc_run_dict_location(block->rel, block->run_id, &block->dict))
 			problem = "column layout: a chunk in frames of a run no manifest lists";
 		else
+		{
+			block->dict_run = block->run_id;
 			problem = wc_decode_values(copy.data, len, &op, block, v);
+		}
 	}
 	else if (problem == NULL && cp == NULL)
 		problem = wc_decode_values(PageGetContents(page), RunPagePayloadLen(page), &op, block, v);
@@ -707,6 +726,7 @@ read_header(WcRunReader *r)
 	{
 		r->hdr = e->hdr;
 		r->block.dict = e->dict;
+		r->block.dict_run = e->hdr.run_id;
 		return;
 	}
 
@@ -723,6 +743,7 @@ read_header(WcRunReader *r)
 	if (!wc_run_header_dict(payload.data, len, &r->hdr, &r->block.dict))
 		corrupt(r->rel, r->summary->header_block, r->summary->run_id,
 				"invalid dictionary in the run header");
+	r->block.dict_run = r->hdr.run_id;
 	e = hash_search(header_cache, &key, HASH_ENTER, &found);
 	e->hdr = r->hdr;
 	e->dict = r->block.dict;
