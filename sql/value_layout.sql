@@ -244,6 +244,25 @@ DROP TABLE vl_d2, vl_dh2;
 SET ROLE NONE;
 DROP FUNCTION vl_write_time(timestamptz);
 RESET ROLE;
+-- widecol partitions of a partitioned table, each compacted with its own
+-- dictionary: lookups through the parent with int literals against its
+-- bigint keys, against the heap copy
+CREATE TABLE vl_dp (k bigint, id bigint, path text, note text, w int) PARTITION BY RANGE (k);
+CREATE TABLE vl_dp_a PARTITION OF vl_dp FOR VALUES FROM (0) TO (2) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'id');
+CREATE TABLE vl_dp_b PARTITION OF vl_dp FOR VALUES FROM (2) TO (3) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'id');
+INSERT INTO vl_dp SELECT * FROM vl_dh;
+SELECT widecol.compact('vl_dp_a', true) + widecol.compact('vl_dp_b', true) AS versions_compacted;
+SELECT (SELECT count(*) FROM widecol.run_pages('vl_dp_a') WHERE kind = 'dictionary') > 0 AS a_has_one,
+       (SELECT count(*) FROM widecol.run_pages('vl_dp_b') WHERE kind = 'dictionary') > 0 AS b_has_one;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT vl_diff('SELECT x.* FROM generate_series(1, 30000, 13) g, LATERAL (SELECT id, path FROM %s WHERE k = g %% 3 AND id = g) x', 'vl_dp', 'vl_dh') AS differences;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+SELECT vl_diff('SELECT k, count(path), max(path) FROM %s GROUP BY k', 'vl_dp', 'vl_dh') AS differences;
+DROP TABLE vl_dp;
 SET widecol.compaction_zstd_dictionary = off;
 UPDATE vl_d SET w = -w WHERE id % 10 = 0;
 UPDATE vl_dh SET w = -w WHERE id % 10 = 0;
