@@ -123,10 +123,13 @@ cmp_ok(sql("SELECT count(*) FROM widecol.compaction_history WHERE relid = 'wc'::
 # run pages are never full; lz4 runs: 3.3x alone, 1.96x on a machine busy
 # with two other suites; zstd runs (format 5), load average 5: 2.54x, and
 # the same with lz4 1.90x, but once 1.24x with zstd during a full suite
-# beside another suite, so 1.1x)
+# beside another suite; 2.3-2.7x alone in 2026-12-04's runs, and once
+# 1.05x in a full suite where the maintainer's major compactions took up
+# to 25 s each and ran half as often: the table grew faster than it was
+# rewritten).  Anything above 1x needs reuse, so that is the bound.
 my ($written, $size) = split /\|/, sql("SELECT bytes_ingested + bytes_compacted, "
 	  . "pg_relation_size('wc') FROM widecol.compaction_stats('wc')");
-cmp_ok($written, '>', 1.1 * $size, "pages were reused ($written bytes of runs written, file $size bytes)");
+cmp_ok($written, '>', $size, "pages were reused ($written bytes of runs written, file $size bytes)");
 
 my $bad = sql("SELECT string_agg(segment || ' ' || id || ': ' || problems, E'\\n') "
 	  . "FROM widecol.verify('wc') WHERE NOT ok");
