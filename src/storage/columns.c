@@ -96,6 +96,25 @@ next_value(const ColumnInfo *c, const char *data, uint32 len, uint32 *pos)
 	return value_size(c, data, *pos, len);
 }
 
+/*
+ * The value number n (0-based) of data[0, len), walking the values before
+ * it: *pos set to where it starts; its size, 0 if it is not there.
+ */
+static inline uint32
+nth_value(const ColumnInfo *c, const char *data, uint32 len, uint32 n, uint32 *pos)
+{
+	uint32		size = 0;
+
+	*pos = 0;
+	for (uint32 j = 0; j <= n; j++)
+	{
+		*pos += size;
+		if ((size = next_value(c, data, len, pos)) == 0)
+			break;
+	}
+	return size;
+}
+
 /* A tuple's entry in chunk 0. */
 typedef struct TupleHead
 {
@@ -1062,14 +1081,7 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 		if ((*problem = wc_dict_decode_frame(&cp->dict, cp->payload + cp->start[a + 1], d->len,
 											 k, frame, cap, &flen, &skip)) != NULL)
 			return NULL;
-		for (uint32 j = 0; j <= skip; j++)
-		{
-			if (j > 0)
-				pos += size;
-			if ((size = next_value(&c, frame, flen, &pos)) == 0)
-				break;
-		}
-		if (size == 0)
+		if ((size = nth_value(&c, frame, flen, skip, &pos)) == 0)
 			goto corrupt;
 		data = frame;
 	}
@@ -1083,13 +1095,7 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 			size = pos + c.attlen <= d->rawlen ? c.attlen : 0;
 		}
 		else
-			for (uint32 j = 0; j <= k; j++)
-			{
-				if (j > 0)
-					pos += size;
-				if ((size = next_value(&c, data, d->rawlen, &pos)) == 0)
-					break;
-			}
+			size = nth_value(&c, data, d->rawlen, k, &pos);
 		if (size == 0)
 			goto corrupt;
 	}

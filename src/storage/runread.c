@@ -468,6 +468,7 @@ load_values(WcBlock *block, int v, bool by_column)
 	WcPageOpaqueData op = {0};
 	const char *problem;
 	WcColumnsPage *cp = NULL;
+	WcDictRef	dict = block_dict(block);	/* the run's dictionary, if known */
 
 	if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
 		corrupt(block->rel, block->blkno, block->run_id, "invalid value page reference");
@@ -479,7 +480,6 @@ load_values(WcBlock *block, int v, bool by_column)
 	if (problem == NULL && by_column && (op.flags & WC_VALUES_COLUMNS))
 	{
 		char	   *state = column_state(block, PageGetContents(page), RunPagePayloadLen(page));
-		WcDictRef	dict = block_dict(block);
 
 		if (op.aux != block->values[v].rawsize)
 			problem = "value page does not match its reference";
@@ -488,7 +488,7 @@ load_values(WcBlock *block, int v, bool by_column)
 								 RunPagePayloadLen(page), op.aux, block->point, &dict,
 								 &problem);
 	}
-	if (problem == NULL && cp == NULL && block_dict(block).d.len == 0 &&
+	if (problem == NULL && cp == NULL && dict.d.len == 0 &&
 		(op.flags & WC_VALUES_COLUMNS) &&
 		wc_columns_use_frames(PageGetContents(page), RunPagePayloadLen(page)))
 	{

@@ -395,13 +395,7 @@ is(unpack('C', substr($dvpages[-1][1], 24 + 4 + 12 * 2, 1)), 4,
 is(unpack('C', substr($dvpages[0][1], 24 + 4 + 12 * 2, 1)), 2,
 	'the first one, written before the dictionary was trained, in one zstd frame (codec 2)');
 my ($dblk, $dpage) = @{ $dpages[0] };
-my $dorig = $dpage;
-substr($dpage, 1000, 1) = substr($dpage, 1000, 1) ^ "\x01";
-open(my $dfh, '+<', $dpath) or die "open $dpath: $!";
-binmode $dfh;
-seek($dfh, $dblk * 8192, 0) or die;
-print $dfh $dpage;
-close $dfh;
+xor_bytes($dpath, $dblk, 1000, "\x01");
 $primary->start;
 ($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT path FROM dp WHERE k = 39999});
 isnt($ret, 0, 'a lookup through a damaged dictionary fails');
@@ -412,7 +406,6 @@ like($stderr, qr/widecol: run dictionary \(block $dblk\): checksum mismatch/, 'a
 like(p(q{SELECT problems FROM widecol.verify('dp') WHERE segment = 'run'}),
 	qr/block $dblk: run dictionary \(block $dblk\): checksum mismatch/, 'verify: the damaged dictionary');
 $primary->stop;
-$dpage = $dorig;
 substr($dpage, 24, 4) = "\0\0\0\0";
 write_page_with_checksum($dpath, $dblk, $dpage);
 $primary->start;
