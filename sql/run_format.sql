@@ -317,5 +317,84 @@ SELECT bool_and(ok) AS verified FROM widecol.verify('rf_sort_trig');
 DROP TABLE rf_sort, rf_sort_h, rf_sort_file, rf_sort_copy, rf_sort_p, rf_sort_trig, rf_sort_seen;
 DROP FUNCTION rf_sort_note();
 
+-- Run format 10: key blocks packed (storage/keypack.c: a row's header as
+-- what differs from the row before it, its key as the bytes it does not
+-- share with the previous key; offsets implied).  A run of format 9
+-- (test-only widecol.debug_run_format = 9: rows as laid out in memory)
+-- next to runs of format 10 whose rows vary in every packed field: a bulk
+-- write (one transaction), single-row statements of several transactions
+-- and commands flushed together (xid, cid), rows with a TTL (expire_at),
+-- tombstones (flags), keys of varying lengths sharing prefixes, partition
+-- keys of varying length (pklen); read together against a heap copy,
+-- looked up by key, verified, compacted into format 10.
+CREATE TABLE rf_pk_h (k text COLLATE "C", c text COLLATE "C", n bigint, v text);
+CREATE TABLE rf_pk (LIKE rf_pk_h) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c, n');
+CREATE TABLE rf_pk9 (LIKE rf_pk_h) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c, n');
+CREATE FUNCTION rf_pk_rows(lo int, hi int) RETURNS SETOF rf_pk_h LANGUAGE sql AS $$
+  SELECT repeat('p', 1 + g % 5) || (g % 7), 'c' || repeat('x', g % 13) || g, g::bigint * -7,
+         CASE WHEN g % 9 = 0 THEN NULL WHEN g % 4 = 0 THEN '' ELSE md5(g::text) END
+    FROM generate_series(lo, hi) g $$;
+INSERT INTO rf_pk_h SELECT * FROM rf_pk_rows(1, 6000);
+SET ROLE NONE;
+SET widecol.debug_run_format = 9;
+RESET ROLE;
+INSERT INTO rf_pk SELECT * FROM rf_pk_rows(1, 3000);
+INSERT INTO rf_pk9 SELECT * FROM rf_pk_h;
+SET ROLE NONE;
+RESET widecol.debug_run_format;
+RESET ROLE;
+INSERT INTO rf_pk SELECT * FROM rf_pk_rows(3001, 6000);
+-- the same rows packed take fewer key bytes (values unchanged)
+CREATE TABLE rf_pk10 (LIKE rf_pk_h) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c, n');
+INSERT INTO rf_pk10 SELECT * FROM rf_pk_h;
+SELECT (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_pk10') WHERE kind = 'key') <
+       0.85 * (SELECT sum(stored_bytes) FROM widecol.run_pages('rf_pk9') WHERE kind = 'key')
+       AS packed_keys_smaller,
+       (SELECT sum(raw_bytes) FROM widecol.run_pages('rf_pk10') WHERE kind LIKE 'value%') =
+       (SELECT sum(raw_bytes) FROM widecol.run_pages('rf_pk9') WHERE kind LIKE 'value%') AS same_values,
+       rf_same('rf_pk10', 'rf_pk9') AS same;
+-- single-row statements: two transactions of several commands, a TTL
+SET widecol.ttl = '2d';
+BEGIN;
+INSERT INTO rf_pk VALUES ('p1', 'single a', 1, 'one');
+INSERT INTO rf_pk VALUES ('pppp3', 'single b', 2, NULL);
+UPDATE rf_pk SET v = 'updated' WHERE k = 'pp1' AND c = 'cx1' AND n = -7;
+COMMIT;
+RESET widecol.ttl;
+BEGIN;
+INSERT INTO rf_pk VALUES ('', '', 0, 'empty keys');
+UPDATE rf_pk SET v = 'updated too' WHERE k = 'ppp5' AND c = 'cxxxxxxxxxxxx12' AND n = -84;
+DELETE FROM rf_pk WHERE k = 'ppppp4' AND c = 'c' || repeat('x', 4) || '4' AND n = -28;
+COMMIT;
+INSERT INTO rf_pk_h VALUES ('p1', 'single a', 1, 'one'), ('pppp3', 'single b', 2, NULL), ('', '', 0, 'empty keys');
+UPDATE rf_pk_h SET v = 'updated' WHERE k = 'pp1' AND c = 'cx1' AND n = -7;
+UPDATE rf_pk_h SET v = 'updated too' WHERE k = 'ppp5' AND c = 'cxxxxxxxxxxxx12' AND n = -84;
+DELETE FROM rf_pk_h WHERE k = 'ppppp4' AND c = 'c' || repeat('x', 4) || '4' AND n = -28;
+SELECT widecol.flush('rf_pk') > 0 AS flushed;
+-- tombstones, in a run of their own
+DELETE FROM rf_pk WHERE n % 11 = 0 AND n <> 0;
+DELETE FROM rf_pk_h WHERE n % 11 = 0 AND n <> 0;
+SELECT count(*) AS runs, sum(ntombstones) AS tombstones FROM widecol.runs('rf_pk');
+SELECT count(*), rf_same('rf_pk', 'rf_pk_h') AS same FROM rf_pk;
+SELECT count(*) FILTER (WHERE widecol.ttl(tableoid, ctid) > interval '47 hours') AS with_ttl FROM rf_pk;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_pk');
+-- every 5th row by its whole key, through seeks
+SET enable_seqscan = off;
+SELECT count(*) AS rows, count(*) FILTER (WHERE (SELECT w.v FROM rf_pk w WHERE w.k = h.k AND w.c = h.c AND w.n = h.n)
+                                     IS NOT DISTINCT FROM h.v) AS found
+  FROM rf_pk_h h WHERE n % 5 = 0;
+SELECT k, c, n, v FROM rf_pk WHERE k = '' AND c = '' AND n = 0;
+RESET enable_seqscan;
+SELECT widecol.compact('rf_pk', major => true) > 0 AS compacted;
+SELECT count(*) AS runs, sum(ntombstones) AS tombstones FROM widecol.runs('rf_pk');
+SELECT count(*), rf_same('rf_pk', 'rf_pk_h') AS same FROM rf_pk;
+SELECT count(*) FILTER (WHERE widecol.ttl(tableoid, ctid) > interval '47 hours') AS with_ttl FROM rf_pk;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_pk');
+DROP FUNCTION rf_pk_rows(int, int);
+DROP TABLE rf_pk, rf_pk9, rf_pk10, rf_pk_h;
+
 DROP TABLE rf_bigkey, rf_bigkey_h, rf_wide, rf_wide_h, rf_keys, rf_keys_h, rf_del;
 DROP FUNCTION rf_same(regclass, regclass);

@@ -35,6 +35,7 @@
 #include "storage/row.h"
 #include "storage/columns.h"
 #include "storage/compression.h"
+#include "storage/keypack.h"
 #include "storage/run.h"
 #include "storage/tableinfo.h"
 
@@ -257,6 +258,15 @@ codec_problem(RunCheck *c, uint16 flags)
 	return NULL;
 }
 
+/* ... of a key page's key block */
+static const char *
+key_codec_problem(RunCheck *c, uint16 flags)
+{
+	if ((flags & WC_KEYS_PACKED) && c->hdr.version < WC_RUN_VERSION_PACKED)
+		return psprintf("packed key block in a run of format %u", c->hdr.version);
+	return codec_problem(c, flags);
+}
+
 /* The value pages of the decoded key page dblk (the first may be the last one's too). */
 static void
 check_value_pages(RunCheck *c, BlockNumber dblk)
@@ -420,7 +430,7 @@ check_leaves(RunCheck *c)
 			p = wc_read_run_page_soft(c->rel, dblk, WC_PAGE_RUN_DATA, c->run->run_id,
 									  payload.data, &len, &op, NULL);
 			if (p == NULL && len >= sizeof(WcKeyPageHeader))
-				p = codec_problem(c, ((WcKeyPageHeader *) payload.data)->flags);
+				p = key_codec_problem(c, ((WcKeyPageHeader *) payload.data)->flags);
 			if (p == NULL)
 				p = wc_decode_block(payload.data, len, &op, &c->block);
 			if (p)

@@ -15,6 +15,7 @@
 #include "storage/cache.h"
 #include "storage/columns.h"
 #include "storage/compression.h"
+#include "storage/keypack.h"
 #include "storage/manifest.h"
 #include "storage/merge.h"
 #include "storage/metapage.h"
@@ -266,6 +267,18 @@ keep_last_values(WcBlock *block)
 	block->carry_size = block->values[last].rawsize;
 }
 
+/* Where a packed key block is decompressed before it is laid out. */
+static char *
+packed_scratch(void)
+{
+	static char *scratch = NULL;
+
+	if (scratch == NULL)
+		scratch = MemoryContextAlloc(TopMemoryContext,
+									 WC_MAX_RAW_BLOCK + WC_MAX_ROWS_PER_BLOCK * sizeof(uint32));
+	return scratch;
+}
+
 /*
  * Decompress and check a key page's payload: the key block goes to the
  * start of block->raw, and each row's tupoff is pointed at where its tuple
@@ -283,14 +296,18 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 				base,
 				area = 0;
 	const char *frame;
+	Size		hlen;
+	uint32		plen = 0;
 	const char *problem;
 	int			v = 0;
 
 	if (len < sizeof(kh))
 		return "short key page";
 	memcpy(&kh, payload, sizeof(kh));
-	if (kh.nvalues > WC_MAX_VALUE_REFS ||
-		sizeof(kh) + kh.nvalues * sizeof(WcValueRef) + kh.keylen != len)
+	hlen = sizeof(kh) + kh.nvalues * sizeof(WcValueRef) +
+		((kh.flags & WC_KEYS_PACKED) ? sizeof(uint32) : 0);
+	if (kh.nvalues > WC_MAX_VALUE_REFS || (kh.flags & ~(WC_CODEC_MASK | WC_KEYS_PACKED)) ||
+		hlen + kh.keylen != len)
 		return "invalid key page header";
 	keep_last_values(block);
 	if (op->segment != block->run_id)
@@ -319,8 +336,20 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		block->value_loaded[0] = true;
 	}
 
-	frame = payload + sizeof(kh) + kh.nvalues * sizeof(WcValueRef);
-	problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen, block->raw, rawsize);
+	frame = payload + hlen;
+	if (kh.flags & WC_KEYS_PACKED)
+	{
+		/* format 10: decompress the packed rows aside, then lay them out */
+		memcpy(&plen, frame - sizeof(uint32), sizeof(uint32));
+		if (plen == 0 || plen > rawsize)
+			return "invalid packed key block length";
+		problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen,
+								packed_scratch(), plen);
+		if (problem == NULL)
+			problem = wc_keys_unpack(packed_scratch(), plen, nrows, block->raw, rawsize);
+	}
+	else
+		problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen, block->raw, rawsize);
 	if (problem)
 		return problem;
 

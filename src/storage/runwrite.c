@@ -22,6 +22,7 @@
 #include "storage/columns.h"
 #include "storage/compression.h"
 #include "storage/keyenc.h"
+#include "storage/keypack.h"
 #include "storage/keyrange.h"
 #include "storage/manifest.h"
 #include "storage/metapage.h"
@@ -101,6 +102,7 @@ struct WcRunWriter
 
 	char	   *cbuf;			/* compressed output */
 	char	   *image;			/* a key block being built */
+	char	   *packed;			/* and packed (storage/keypack.h) */
 	char	   *payload;		/* a key page's payload */
 
 	/* leaf index entries: first key of every key page */
@@ -180,6 +182,8 @@ wc_run_writer_begin(Relation rel, int level)
 		w->hdr.version = 6;		/* test only: bloom pages as before format 7 */
 	else if (wc_debug_run_format == 8)
 		w->hdr.version = 8;		/* test only: no dictionary, as before format 9 */
+	else if (wc_debug_run_format == 9)
+		w->hdr.version = 9;		/* test only: key blocks not packed */
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
@@ -202,6 +206,7 @@ wc_run_writer_begin(Relation rel, int level)
 	w->vp_blk = palloc(sizeof(BlockNumber) * w->vpcap);
 	w->cbuf = palloc(wc_compress_bound(rawmax));
 	w->image = palloc(rawmax);
+	w->packed = palloc(rawmax);
 	w->payload = palloc(BLCKSZ);
 	w->kratio = w->vratio = 2.0;
 	w->pending = palloc_extended((Size) WC_PENDING_PAGES * BLCKSZ, MCXT_ALLOC_HUGE);
@@ -598,6 +603,7 @@ write_keys(WcRunWriter *w, int k)
 	Size		hlen;
 	const char *frame;
 	Size		flen;
+	uint32		plen = 0;
 	PendingPage *pi;
 
 	for (int i = 0; i < k; i++)
@@ -627,9 +633,20 @@ write_keys(WcRunWriter *w, int k)
 	}
 	memcpy(w->image + rowbytes, w->koff, sizeof(uint32) * k);
 
+	/* format 10: the rows packed (their offsets are implied) */
 	hlen = sizeof(WcKeyPageHeader) + nvalues * sizeof(WcValueRef);
-	frame = compress_for_page(w, w->key_codec, w->image, rawsize, WC_PAYLOAD_CAPACITY - hlen,
-							  &flen, &kh.flags);
+	if (w->hdr.version >= WC_RUN_VERSION_PACKED)
+		plen = (uint32) wc_keys_pack(w->image, w->koff, k, rowbytes, w->packed);
+	if (plen > 0)
+	{
+		hlen += sizeof(uint32);
+		frame = compress_for_page(w, w->key_codec, w->packed, plen, WC_PAYLOAD_CAPACITY - hlen,
+								  &flen, &kh.flags);
+		kh.flags |= WC_KEYS_PACKED;
+	}
+	else
+		frame = compress_for_page(w, w->key_codec, w->image, rawsize, WC_PAYLOAD_CAPACITY - hlen,
+								  &flen, &kh.flags);
 	if (frame == NULL)
 		return false;
 	kh.nvalues = nvalues;
@@ -641,6 +658,8 @@ write_keys(WcRunWriter *w, int k)
 
 		memcpy(w->payload + sizeof(kh) + j * sizeof(WcValueRef), &ref, sizeof(ref));
 	}
+	if (plen > 0)
+		memcpy(w->payload + hlen - sizeof(uint32), &plen, sizeof(uint32));
 	memcpy(w->payload + hlen, frame, flen);
 	fill_page(w, next_pending(w), WC_PAGE_RUN_DATA, 0, w->payload, hlen + flen, k,
 			  (uint32) rawsize);
@@ -863,7 +882,7 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 		 kbytes > WC_MAX_RAW_BLOCK ||
 		 (double) kbytes / w->kratio >
 		 (WC_PAYLOAD_CAPACITY - sizeof(WcKeyPageHeader) -
-		  WC_MAX_VALUE_REFS * sizeof(WcValueRef)) * 0.97 ||
+		  WC_MAX_VALUE_REFS * sizeof(WcValueRef) - sizeof(uint32)) * 0.97 ||
 		 (w->open_first_vp != NO_VALUE &&
 		  w->next_vpno - w->open_first_vp + 1 >= WC_MAX_VALUE_REFS)))
 		close_key_block(w);

@@ -9,7 +9,7 @@ use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use Test::More;
 
-our @EXPORT = qw(widecol_node shard_nodes copy_to_file fails_like pages_of_type find_page flip_bytes xor_bytes);
+our @EXPORT = qw(widecol_node shard_nodes copy_to_file fails_like pages_of_type find_page flip_bytes flip_payload xor_bytes);
 
 # A new node NAME, initialized (with INIT ARGS, as Cluster->init takes them),
 # with shared_preload_libraries = 'widecol' and then the postgresql.conf
@@ -127,6 +127,23 @@ sub flip_bytes
 	my ($path, $blk, $offset, $n) = @_;
 	xor_bytes($path, $blk, $offset, "\xff" x $n);
 	return;
+}
+
+# Invert $n bytes in the middle of the payload of block $blk (between the
+# page header and pd_lower), wherever the payload ends; returns pd_lower.
+sub flip_payload
+{
+	my ($path, $blk, $n) = @_;
+	my $page;
+	open(my $fh, '<', $path) or die "open $path: $!";
+	binmode $fh;
+	seek($fh, $blk * 8192, 0) or die;
+	read($fh, $page, 8192) == 8192 or die;
+	close $fh;
+	my $lower = unpack('v', substr($page, 12, 2));
+	die "block $blk has no payload to damage ($lower)" if $lower < 24 + 2 * $n;
+	flip_bytes($path, $blk, int((24 + $lower - $n) / 2), $n);
+	return $lower;
 }
 
 1;

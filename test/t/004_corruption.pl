@@ -52,7 +52,7 @@ my $path = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relat
 $node->stop;
 
 # flip bytes in the middle of the block's compressed payload
-flip_bytes($path, $blk, 2000, 16);
+flip_payload($path, $blk, 16);
 $node->start;
 
 my ($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT count(*) FROM t');

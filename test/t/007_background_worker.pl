@@ -152,7 +152,7 @@ $node->stop('fast');
 my $elapsed = time() - $t0;
 cmp_ok($elapsed, '<', 6, sprintf('fast shutdown during a compaction took %.1fs', $elapsed));
 
-flip_bytes($path, $blk, 2000, 16);
+flip_payload($path, $blk, 16);
 
 $node->append_conf('postgresql.conf', 'widecol.compaction_throughput = 0');
 $node->start;

@@ -198,9 +198,11 @@ my @kpages = pages_of_type($kpath, 4, $krun);
 ok(@kpages >= 3, 'the run has key pages (' . scalar(@kpages) . ')');
 my ($kblk, $kpage) = @{ $kpages[ int(@kpages / 2) ] };
 is(unpack('v', substr($kpage, 24 + 2, 2)) & 15, 0, 'its key block is lz4 (codec 0)');
-# the lz4 block after the key page header and its value references: 40
-# bytes of 0xff make the first literal run longer than the whole block
-my $kstart = 24 + 8 + 8 * unpack('v', substr($kpage, 24, 2));
+is(unpack('v', substr($kpage, 24 + 2, 2)) & 0x10, 0x10, 'its rows are packed (format 10)');
+# the lz4 block after the key page header, its value references and the
+# packed length: 40 bytes of 0xff make the first literal run longer than
+# the whole block
+my $kstart = 24 + 8 + 8 * unpack('v', substr($kpage, 24, 2)) + 4;
 substr($kpage, $kstart, 40) = "\xff" x 40;
 write_page_with_checksum($kpath, $kblk, $kpage);
 $primary->start;

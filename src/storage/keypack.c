@@ -1,0 +1,307 @@
+/*
+ * storage/keypack.c — pack and unpack a run's key block (run format 10).
+ *
+ * A packed row is a tag byte, then:
+ *   xid (4 bytes)            if TAG_XID: it differs from the previous row's
+ *   cid (varint)             if TAG_CID: it differs from the previous row's
+ *   flags (varint)           if TAG_FLAGS: not 0
+ *   keylen, pklen (varint)   if TAG_KEYLEN, TAG_PKLEN: they differ
+ *   expire_at (zigzag)       if TAG_EXPIRE: not 0; minus write_ts
+ *   tupoff (zigzag)          if TAG_TUPOFF: minus the predicted offset (the
+ *                            previous tuple's end; a row without a tuple:
+ *                            its key part, as the writer stores it)
+ *   write_ts (zigzag)        minus the previous row's
+ *   extra (varint)           len - sizeof(WcRowHeader) - keylen
+ *   shared (varint)          bytes of the key equal to the previous key's
+ *   the rest of the key
+ * The first row is predicted from a frozen row of empty key written at 0.
+ * Offsets are not stored: rows are MAXALIGNed one after the other.
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "storage/keypack.h"
+#include "storage/row.h"
+#include "storage/tableinfo.h"
+
+#define TAG_XID		0x01
+#define TAG_CID		0x02
+#define TAG_FLAGS	0x04
+#define TAG_KEYLEN	0x08
+#define TAG_PKLEN	0x10
+#define TAG_EXPIRE	0x20
+#define TAG_TUPOFF	0x40
+#define TAG_ALL		0x7F
+
+#define MAX_PACKED_ROW_OVERHEAD 64	/* tag, xid and nine varints, rounded up */
+
+static inline char *
+put_varint(char *p, uint64 v)
+{
+	while (v >= 0x80)
+	{
+		*p++ = (char) (v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (char) v;
+	return p;
+}
+
+static inline uint64
+zigzag(int64 v)
+{
+	return ((uint64) v << 1) ^ (uint64) (v >> 63);
+}
+
+static inline int64
+unzigzag(uint64 v)
+{
+	return (int64) (v >> 1) ^ -(int64) (v & 1);
+}
+
+/* false if the varint runs past end or over 64 bits */
+static inline bool
+get_varint(const char **pp, const char *end, uint64 *out)
+{
+	const unsigned char *p = (const unsigned char *) *pp;
+	uint64		v = 0;
+
+	for (int shift = 0; shift < 64; shift += 7)
+	{
+		if ((const char *) p >= end)
+			return false;
+		v |= (uint64) (*p & 0x7F) << shift;
+		if ((*p++ & 0x80) == 0)
+		{
+			*out = v;
+			*pp = (const char *) p;
+			return true;
+		}
+	}
+	return false;
+}
+
+static inline uint16
+shared_prefix(const char *a, uint16 alen, const char *b, uint16 blen)
+{
+	uint16		n = Min(alen, blen);
+	uint16		i = 0;
+
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/*
+ * Pack the nrows rows of a key block (rowbytes of rows, at `offsets`) into
+ * out, which has room for rowbytes.  Returns the packed length, or 0 if
+ * the rows are not laid out as the reader will lay them out again or
+ * packing would not make them smaller (the block is then stored as is).
+ */
+Size
+wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
+			 Size rowbytes, char *out)
+{
+	char	   *p = out;
+	TransactionId xid = FrozenTransactionId;
+	CommandId	cid = FirstCommandId;
+	uint16		keylen = 0,
+				pklen = 0;
+	int64		write_ts = 0;
+	int64		next_at = 0;
+	const char *prevkey = NULL;
+	Size		off = 0;
+
+	for (int i = 0; i < nrows; i++)
+	{
+		const WcRowHeader *row = (const WcRowHeader *) (rows + off);
+		Size		keypart;
+		int64		predicted;
+		uint16		shared;
+		char	   *tag;
+
+		if (offsets[i] != off || off + sizeof(WcRowHeader) > rowbytes)
+			return 0;
+		keypart = WcRowTupleOffset(row->keylen);
+		if (off + keypart > rowbytes || row->len < keypart ||
+			row->blockoff != 0 || (row->flags & WC_ROW_IN_BLOCK) ||
+			p - out + MAX_PACKED_ROW_OVERHEAD + row->keylen > rowbytes)
+			return 0;
+
+		tag = p++;
+		*tag = 0;
+		if (row->xid != xid)
+		{
+			*tag |= TAG_XID;
+			memcpy(p, &row->xid, sizeof(TransactionId));
+			p += sizeof(TransactionId);
+			xid = row->xid;
+		}
+		if (row->cid != cid)
+		{
+			*tag |= TAG_CID;
+			p = put_varint(p, row->cid);
+			cid = row->cid;
+		}
+		if (row->flags != 0)
+		{
+			*tag |= TAG_FLAGS;
+			p = put_varint(p, row->flags);
+		}
+		if (row->keylen != keylen)
+		{
+			*tag |= TAG_KEYLEN;
+			p = put_varint(p, row->keylen);
+		}
+		if (row->pklen != pklen)
+		{
+			*tag |= TAG_PKLEN;
+			p = put_varint(p, row->pklen);
+			pklen = row->pklen;
+		}
+		if (row->expire_at != 0)
+		{
+			*tag |= TAG_EXPIRE;
+			p = put_varint(p, zigzag((int64) ((uint64) row->expire_at - (uint64) row->write_ts)));
+		}
+		predicted = row->len > keypart ? next_at : (int64) keypart;
+		if (row->tupoff != predicted)
+		{
+			*tag |= TAG_TUPOFF;
+			p = put_varint(p, zigzag((int64) row->tupoff - predicted));
+		}
+		if (row->len > keypart)
+			next_at = (int64) row->tupoff + MAXALIGN(row->len - keypart);
+		p = put_varint(p, zigzag((int64) ((uint64) row->write_ts - (uint64) write_ts)));
+		write_ts = row->write_ts;
+		p = put_varint(p, row->len - sizeof(WcRowHeader) - row->keylen);
+		shared = prevkey ? shared_prefix(prevkey, keylen, WcRowKey(row), row->keylen) : 0;
+		p = put_varint(p, shared);
+		memcpy(p, WcRowKey(row) + shared, row->keylen - shared);
+		p += row->keylen - shared;
+		keylen = row->keylen;
+		prevkey = WcRowKey(row);
+		off += keypart;
+	}
+	if (off != rowbytes)
+		return 0;
+	return p - out;
+}
+
+/*
+ * Unpack plen bytes of packed rows into dst, as wc_decode_block expects a
+ * decompressed key block: nrows rows, then their offsets, rawsize bytes in
+ * all.  NULL or what is wrong (the rows must fill exactly that).
+ */
+const char *
+wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize)
+{
+	const char *p = packed;
+	const char *end = packed + plen;
+	Size		rowsend;
+	uint32	   *offsets;
+	TransactionId xid = FrozenTransactionId;
+	CommandId	cid = FirstCommandId;
+	uint16		keylen = 0,
+				pklen = 0;
+	int64		write_ts = 0;
+	int64		next_at = 0;
+	const char *prevkey = NULL;
+	uint16		prevlen = 0;
+	Size		off = 0;
+
+	if (rawsize < (Size) nrows * sizeof(uint32))
+		return "invalid packed key block";
+	rowsend = rawsize - (Size) nrows * sizeof(uint32);
+	offsets = (uint32 *) (dst + rowsend);
+	for (int i = 0; i < nrows; i++)
+	{
+		WcRowHeader *row = (WcRowHeader *) (dst + off);
+		uint8		tag;
+		uint64		v,
+					flags = 0,
+					expire = 0,
+					tupdelta = 0,
+					extra,
+					shared;
+		Size		keypart;
+		int64		predicted;
+
+		if (p >= end)
+			return "packed key block ends early";
+		tag = (uint8) *p++;
+		if (tag & ~TAG_ALL)
+			return "invalid packed key row";
+		if (tag & TAG_XID)
+		{
+			if (end - p < (ptrdiff_t) sizeof(TransactionId))
+				return "packed key block ends early";
+			memcpy(&xid, p, sizeof(TransactionId));
+			p += sizeof(TransactionId);
+		}
+		if ((tag & TAG_CID) && !get_varint(&p, end, &v))
+			return "invalid packed key row";
+		else if (tag & TAG_CID)
+			cid = (CommandId) v;
+		if ((tag & TAG_FLAGS) && !get_varint(&p, end, &flags))
+			return "invalid packed key row";
+		if (tag & TAG_KEYLEN)
+		{
+			if (!get_varint(&p, end, &v) || v > WC_MAX_KEY_SIZE)
+				return "invalid packed key row";
+			keylen = (uint16) v;
+		}
+		if (tag & TAG_PKLEN)
+		{
+			if (!get_varint(&p, end, &v) || v > WC_MAX_KEY_SIZE)
+				return "invalid packed key row";
+			pklen = (uint16) v;
+		}
+		if ((tag & TAG_EXPIRE) && !get_varint(&p, end, &expire))
+			return "invalid packed key row";
+		if ((tag & TAG_TUPOFF) && !get_varint(&p, end, &tupdelta))
+			return "invalid packed key row";
+		if (!get_varint(&p, end, &v) || !get_varint(&p, end, &extra) ||
+			!get_varint(&p, end, &shared))
+			return "invalid packed key row";
+		if (flags > PG_UINT16_MAX || (flags & WC_ROW_IN_BLOCK) || pklen > keylen ||
+			extra > PG_UINT32_MAX - sizeof(WcRowHeader) - keylen ||
+			shared > Min(keylen, prevlen) ||
+			end - p < (ptrdiff_t) (keylen - shared))
+			return "invalid packed key row";
+		keypart = WcRowTupleOffset(keylen);
+		if (off + keypart > rowsend)
+			return "packed key rows overrun their block";
+
+		write_ts = (int64) ((uint64) write_ts + (uint64) unzigzag(v));
+		row->write_ts = write_ts;
+		row->expire_at = (tag & TAG_EXPIRE) ?
+			(int64) ((uint64) write_ts + (uint64) unzigzag(expire)) : 0;
+		row->xid = xid;
+		row->cid = cid;
+		row->len = (uint32) (sizeof(WcRowHeader) + keylen + extra);
+		row->keylen = keylen;
+		row->pklen = pklen;
+		row->flags = (uint16) flags;
+		row->blockoff = 0;
+		predicted = row->len > keypart ? next_at : (int64) keypart;
+		predicted += unzigzag(tupdelta);
+		if (predicted < PG_INT32_MIN || predicted > PG_INT32_MAX)
+			return "invalid packed key row";
+		row->tupoff = (int32) predicted;
+		if (row->len > keypart)
+			next_at = predicted + MAXALIGN(row->len - keypart);
+		if (shared > 0)
+			memcpy(WcRowKey(row), prevkey, shared);
+		memcpy(WcRowKey(row) + shared, p, keylen - shared);
+		p += keylen - shared;
+		memset(WcRowKey(row) + keylen, 0, keypart - sizeof(WcRowHeader) - keylen);
+		offsets[i] = (uint32) off;
+		prevkey = WcRowKey(row);
+		prevlen = keylen;
+		off += keypart;
+	}
+	if (p != end || off != rowsend)
+		return "packed key block does not match its rows";
+	return NULL;
+}
