@@ -60,8 +60,8 @@ unzigzag(uint64 v)
 }
 
 /* false if the varint runs past end or over 64 bits */
-static inline bool
-get_varint(const char **pp, const char *end, uint64 *out)
+static bool
+get_varint_checked(const char **pp, const char *end, uint64 *out)
 {
 	const unsigned char *p = (const unsigned char *) *pp;
 	uint64		v = 0;
@@ -79,6 +79,51 @@ get_varint(const char **pp, const char *end, uint64 *out)
 		}
 	}
 	return false;
+}
+
+/* the same; away from the end a varint is read without checking it */
+static inline bool
+get_varint(const char **pp, const char *end, uint64 *out)
+{
+	const unsigned char *p = (const unsigned char *) *pp;
+	uint64		v;
+
+	if (unlikely(end - *pp < 10))
+		return get_varint_checked(pp, end, out);
+	v = *p++;
+	if (likely(v < 0x80))
+	{
+		*out = v;
+		*pp = (const char *) p;
+		return true;
+	}
+	v &= 0x7F;
+	for (int shift = 7; shift < 64; shift += 7)
+	{
+		uint64		b = *p++;
+
+		v |= (b & 0x7F) << shift;
+		if (b < 0x80)
+		{
+			*out = v;
+			*pp = (const char *) p;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Keys are short: copied in words of eight bytes, up to seven past the
+ * end (callers leave room and clear the padding after), because gcc turns
+ * a memcpy of unknown length into "rep movsq", which costs more than the
+ * copy (a third of the unpacking of uuid keys).
+ */
+static inline void
+copy_words(char *dst, const char *src, Size n)
+{
+	for (Size i = 0; i < n; i += 8)
+		memcpy(dst + i, src + i, 8);
 }
 
 static inline uint16
@@ -291,9 +336,17 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 		row->tupoff = (int32) predicted;
 		if (row->len > keypart)
 			next_at = predicted + MAXALIGN(row->len - keypart);
-		if (shared > 0)
+		if (likely(off + keypart + 8 <= rowsend && end - p >= keylen - shared + 8))
+		{
+			/* the words past the key land in padding or the next row */
+			copy_words(WcRowKey(row), prevkey, shared);
+			copy_words(WcRowKey(row) + shared, p, keylen - shared);
+		}
+		else
+		{
 			memcpy(WcRowKey(row), prevkey, shared);
-		memcpy(WcRowKey(row) + shared, p, keylen - shared);
+			memcpy(WcRowKey(row) + shared, p, keylen - shared);
+		}
 		p += keylen - shared;
 		memset(WcRowKey(row) + keylen, 0, keypart - sizeof(WcRowHeader) - keylen);
 		offsets[i] = (uint32) off;
