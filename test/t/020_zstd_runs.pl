@@ -13,7 +13,9 @@
 # it; a value page in column layout with one chunk damaged; a bloom page of
 # checked blocks (run format 7) damaged under a recomputed checksum; which
 # hex columns compaction packs; an index page with a malformed entry; a
-# run's zstd dictionary (format 9), read on both servers, then damaged.
+# run's zstd dictionary (format 9), read on both servers, then damaged;
+# packed key blocks (format 10) next to unpacked ones, then a packed row
+# damaged.
 use strict;
 use warnings;
 
@@ -416,6 +418,54 @@ like($stderr, qr/widecol: run dictionary: not a zstd dictionary in block \d+ of 
 	'a dictionary zstd does not take, under a sound checksum: reported');
 like(p(q{SELECT problems FROM widecol.verify('dp') WHERE segment = 'run'}),
 	qr/block $dblk: run dictionary: not a zstd dictionary/, 'verify reports it');
+is(p('SELECT 1'), '1', 'server still up');
+
+# (9) packed key blocks (run format 10): a run written unpacked (format 9,
+# widecol.debug_run_format) and a packed one, read on both servers and
+# merged; then a packed block stored as is (random uuid keys: lz4 does not
+# shrink it), its first row's tag byte damaged under a recomputed
+# checksum: a lookup, a scan and verify report the packed row, naming
+# relation, block and run
+p(q{CREATE TABLE ku (id uuid, n int) USING widecol WITH (widecol.partition_key = 'id');
+SET widecol.debug_run_format = 9;
+INSERT INTO ku SELECT md5(g::text)::uuid, g FROM generate_series(1, 20000) g;
+RESET widecol.debug_run_format;
+INSERT INTO ku SELECT md5((-g)::text)::uuid, -g FROM generate_series(1, 20000) g});
+my $kuq = q{SELECT count(*), sum(n), sum(hashtext(id::text)::bigint) FROM ku};
+my $kusum = q{SELECT '40000|0|' || sum(hashtext(md5(g::text)::uuid::text)::bigint + hashtext(md5((-g)::text)::uuid::text)::bigint)
+  FROM generate_series(1, 20000) g};
+is(p($kuq), p($kusum), 'format 9 and format 10 runs read together');
+$standby->start;
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $kuq), p($kusum), 'the standby reads both');
+is(p(q{SELECT n FROM ku WHERE id = md5('777')::uuid}) . ',' . p(q{SELECT n FROM ku WHERE id = md5('-777')::uuid}),
+	'777,-777', 'a key found in each run');
+p(q{SELECT widecol.compact('ku', major => true)});
+is(p($kuq), p($kusum), 'merged into one format-10 run');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $kuq), p($kusum), 'the standby reads the merged run');
+$standby->stop;
+is(p(q{SELECT bool_and(ok) FROM widecol.verify('ku')}), 't', 'verify ok');
+my $kurun = p(q{SELECT run_id FROM widecol.runs('ku')});
+my $kupath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('ku')});
+p('CHECKPOINT');
+$primary->stop;
+my @kupages = pages_of_type($kupath, 4, $kurun);
+my ($kublk, $kupage) = @{ $kupages[ int(@kupages / 2) ] };
+my $kuflags = unpack('v', substr($kupage, 24 + 2, 2));
+is($kuflags & 0x10, 0x10, 'its key blocks are packed');
+is($kuflags & 15, 1, 'and stored as is (codec none)');
+my $tag = 24 + 8 + 8 * unpack('v', substr($kupage, 24, 2)) + 4;
+substr($kupage, $tag, 1) = "\xff";
+write_page_with_checksum($kupath, $kublk, $kupage);
+$primary->start;
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(n) FROM ku});
+isnt($ret, 0, 'a scan over the damaged packed row fails');
+like($stderr, qr/widecol: invalid packed key row in block $kublk of relation "ku" \(run $kurun\)/,
+	'the error names the problem, relation, block and run');
+unlike($stdout, qr/\d/, 'no rows returned');
+like(p(q{SELECT problems FROM widecol.verify('ku') WHERE segment = 'run'}),
+	qr/block $kublk: invalid packed key row/, 'verify: the damaged packed row');
 is(p('SELECT 1'), '1', 'server still up');
 $primary->stop;
 
