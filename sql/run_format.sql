@@ -388,13 +388,17 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE (SELECT w.v FROM rf_pk w WHERE w
   FROM rf_pk_h h WHERE n % 5 = 0;
 SELECT k, c, n, v FROM rf_pk WHERE k = '' AND c = '' AND n = 0;
 RESET enable_seqscan;
+-- compaction keeps every version's write time (unpacked from both formats, packed again)
+CREATE TEMP TABLE rf_pk_wt AS SELECT k, c, n, widecol.writetime(tableoid, ctid) AS wt FROM rf_pk;
 SELECT widecol.compact('rf_pk', major => true) > 0 AS compacted;
+SELECT count(*) AS rows, count(*) FILTER (WHERE widecol.writetime(w.tableoid, w.ctid) = t.wt) AS same_write_time
+  FROM rf_pk w JOIN rf_pk_wt t USING (k, c, n);
 SELECT count(*) AS runs, sum(ntombstones) AS tombstones FROM widecol.runs('rf_pk');
 SELECT count(*), rf_same('rf_pk', 'rf_pk_h') AS same FROM rf_pk;
 SELECT count(*) FILTER (WHERE widecol.ttl(tableoid, ctid) > interval '47 hours') AS with_ttl FROM rf_pk;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_pk');
 DROP FUNCTION rf_pk_rows(int, int);
-DROP TABLE rf_pk, rf_pk9, rf_pk10, rf_pk_h;
+DROP TABLE rf_pk, rf_pk9, rf_pk10, rf_pk_h, rf_pk_wt;
 
 DROP TABLE rf_bigkey, rf_bigkey_h, rf_wide, rf_wide_h, rf_keys, rf_keys_h, rf_del;
 DROP FUNCTION rf_same(regclass, regclass);

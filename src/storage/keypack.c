@@ -138,6 +138,44 @@ shared_prefix(const char *a, uint16 alen, const char *b, uint16 blen)
 }
 
 /*
+ * What a row is predicted from: the row before it.  The packer and the
+ * unpacker follow the rows the same way (follow_row), so they predict
+ * alike.
+ */
+typedef struct Prediction
+{
+	TransactionId xid;
+	CommandId	cid;
+	uint16		keylen;
+	uint16		pklen;
+	int64		write_ts;
+	int64		next_at;		/* where the previous tuple ended */
+	const char *key;			/* the previous key (keylen bytes) */
+} Prediction;
+
+static const Prediction first_row = {FrozenTransactionId, FirstCommandId, 0, 0, 0, 0, NULL};
+
+/* the row's tuple offset, if it follows the previous tuple */
+static inline int64
+predicted_tupoff(const Prediction *pr, const WcRowHeader *row, Size keypart)
+{
+	return row->len > keypart ? pr->next_at : (int64) keypart;
+}
+
+static inline void
+follow_row(Prediction *pr, const WcRowHeader *row, Size keypart)
+{
+	pr->xid = row->xid;
+	pr->cid = row->cid;
+	pr->keylen = row->keylen;
+	pr->pklen = row->pklen;
+	pr->write_ts = row->write_ts;
+	if (row->len > keypart)
+		pr->next_at = (int64) row->tupoff + MAXALIGN(row->len - keypart);
+	pr->key = WcRowKey(row);
+}
+
+/*
  * Pack the nrows rows of a key block (rowbytes of rows, at `offsets`) into
  * out, which has room for rowbytes.  Returns the packed length, or 0 if
  * the rows are not laid out as the reader will lay them out again or
@@ -148,13 +186,7 @@ wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
 			 Size rowbytes, char *out)
 {
 	char	   *p = out;
-	TransactionId xid = FrozenTransactionId;
-	CommandId	cid = FirstCommandId;
-	uint16		keylen = 0,
-				pklen = 0;
-	int64		write_ts = 0;
-	int64		next_at = 0;
-	const char *prevkey = NULL;
+	Prediction	pr = first_row;
 	Size		off = 0;
 
 	for (int i = 0; i < nrows; i++)
@@ -175,57 +207,50 @@ wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
 
 		tag = p++;
 		*tag = 0;
-		if (row->xid != xid)
+		if (row->xid != pr.xid)
 		{
 			*tag |= TAG_XID;
 			memcpy(p, &row->xid, sizeof(TransactionId));
 			p += sizeof(TransactionId);
-			xid = row->xid;
 		}
-		if (row->cid != cid)
+		if (row->cid != pr.cid)
 		{
 			*tag |= TAG_CID;
 			p = put_varint(p, row->cid);
-			cid = row->cid;
 		}
 		if (row->flags != 0)
 		{
 			*tag |= TAG_FLAGS;
 			p = put_varint(p, row->flags);
 		}
-		if (row->keylen != keylen)
+		if (row->keylen != pr.keylen)
 		{
 			*tag |= TAG_KEYLEN;
 			p = put_varint(p, row->keylen);
 		}
-		if (row->pklen != pklen)
+		if (row->pklen != pr.pklen)
 		{
 			*tag |= TAG_PKLEN;
 			p = put_varint(p, row->pklen);
-			pklen = row->pklen;
 		}
 		if (row->expire_at != 0)
 		{
 			*tag |= TAG_EXPIRE;
 			p = put_varint(p, zigzag((int64) ((uint64) row->expire_at - (uint64) row->write_ts)));
 		}
-		predicted = row->len > keypart ? next_at : (int64) keypart;
+		predicted = predicted_tupoff(&pr, row, keypart);
 		if (row->tupoff != predicted)
 		{
 			*tag |= TAG_TUPOFF;
 			p = put_varint(p, zigzag((int64) row->tupoff - predicted));
 		}
-		if (row->len > keypart)
-			next_at = (int64) row->tupoff + MAXALIGN(row->len - keypart);
-		p = put_varint(p, zigzag((int64) ((uint64) row->write_ts - (uint64) write_ts)));
-		write_ts = row->write_ts;
+		p = put_varint(p, zigzag((int64) ((uint64) row->write_ts - (uint64) pr.write_ts)));
 		p = put_varint(p, row->len - sizeof(WcRowHeader) - row->keylen);
-		shared = prevkey ? shared_prefix(prevkey, keylen, WcRowKey(row), row->keylen) : 0;
+		shared = pr.key ? shared_prefix(pr.key, pr.keylen, WcRowKey(row), row->keylen) : 0;
 		p = put_varint(p, shared);
 		memcpy(p, WcRowKey(row) + shared, row->keylen - shared);
 		p += row->keylen - shared;
-		keylen = row->keylen;
-		prevkey = WcRowKey(row);
+		follow_row(&pr, row, keypart);
 		off += keypart;
 	}
 	if (off != rowbytes)
@@ -245,14 +270,7 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 	const char *end = packed + plen;
 	Size		rowsend;
 	uint32	   *offsets;
-	TransactionId xid = FrozenTransactionId;
-	CommandId	cid = FirstCommandId;
-	uint16		keylen = 0,
-				pklen = 0;
-	int64		write_ts = 0;
-	int64		next_at = 0;
-	const char *prevkey = NULL;
-	uint16		prevlen = 0;
+	Prediction	pr = first_row;
 	Size		off = 0;
 
 	if (rawsize < (Size) nrows * sizeof(uint32))
@@ -263,6 +281,10 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 	{
 		WcRowHeader *row = (WcRowHeader *) (dst + off);
 		uint8		tag;
+		TransactionId xid = pr.xid;
+		CommandId	cid = pr.cid;
+		uint16		keylen = pr.keylen,
+					pklen = pr.pklen;
 		uint64		v,
 					flags = 0,
 					expire = 0,
@@ -270,7 +292,7 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 					extra,
 					shared;
 		Size		keypart;
-		int64		predicted;
+		int64		at;
 
 		if (p >= end)
 			return "packed key block ends early";
@@ -311,17 +333,16 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 			return "invalid packed key row";
 		if (flags > PG_UINT16_MAX || (flags & WC_ROW_IN_BLOCK) || pklen > keylen ||
 			extra > PG_UINT32_MAX - sizeof(WcRowHeader) - keylen ||
-			shared > Min(keylen, prevlen) ||
+			shared > Min(keylen, pr.keylen) ||
 			end - p < (ptrdiff_t) (keylen - shared))
 			return "invalid packed key row";
 		keypart = WcRowTupleOffset(keylen);
 		if (off + keypart > rowsend)
 			return "packed key rows overrun their block";
 
-		write_ts = (int64) ((uint64) write_ts + (uint64) unzigzag(v));
-		row->write_ts = write_ts;
+		row->write_ts = (int64) ((uint64) pr.write_ts + (uint64) unzigzag(v));
 		row->expire_at = (tag & TAG_EXPIRE) ?
-			(int64) ((uint64) write_ts + (uint64) unzigzag(expire)) : 0;
+			(int64) ((uint64) row->write_ts + (uint64) unzigzag(expire)) : 0;
 		row->xid = xid;
 		row->cid = cid;
 		row->len = (uint32) (sizeof(WcRowHeader) + keylen + extra);
@@ -329,29 +350,26 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 		row->pklen = pklen;
 		row->flags = (uint16) flags;
 		row->blockoff = 0;
-		predicted = row->len > keypart ? next_at : (int64) keypart;
-		predicted += unzigzag(tupdelta);
-		if (predicted < PG_INT32_MIN || predicted > PG_INT32_MAX)
+		at = predicted_tupoff(&pr, row, keypart) + unzigzag(tupdelta);
+		if (at < PG_INT32_MIN || at > PG_INT32_MAX)
 			return "invalid packed key row";
-		row->tupoff = (int32) predicted;
-		if (row->len > keypart)
-			next_at = predicted + MAXALIGN(row->len - keypart);
+		row->tupoff = (int32) at;
 		if (likely(off + keypart + 8 <= rowsend && end - p >= keylen - shared + 8))
 		{
 			/* the words past the key land in padding or the next row */
-			copy_words(WcRowKey(row), prevkey, shared);
+			copy_words(WcRowKey(row), pr.key, shared);
 			copy_words(WcRowKey(row) + shared, p, keylen - shared);
 		}
 		else
 		{
-			memcpy(WcRowKey(row), prevkey, shared);
+			if (shared > 0)
+				memcpy(WcRowKey(row), pr.key, shared);
 			memcpy(WcRowKey(row) + shared, p, keylen - shared);
 		}
 		p += keylen - shared;
 		memset(WcRowKey(row) + keylen, 0, keypart - sizeof(WcRowHeader) - keylen);
 		offsets[i] = (uint32) off;
-		prevkey = WcRowKey(row);
-		prevlen = keylen;
+		follow_row(&pr, row, keypart);
 		off += keypart;
 	}
 	if (p != end || off != rowsend)
