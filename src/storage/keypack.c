@@ -331,7 +331,9 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 		if (!get_varint(&p, end, &v) || !get_varint(&p, end, &extra) ||
 			!get_varint(&p, end, &shared))
 			return "invalid packed key row";
-		if (flags > PG_UINT16_MAX || (flags & WC_ROW_IN_BLOCK) || pklen > keylen ||
+		/* what a row's fields mean (pklen, flags) wc_decode_block checks, as
+		 * for unpacked blocks; here only what unpacking itself relies on */
+		if (flags > PG_UINT16_MAX ||
 			extra > PG_UINT32_MAX - sizeof(WcRowHeader) - keylen ||
 			shared > Min(keylen, pr.keylen) ||
 			end - p < (ptrdiff_t) (keylen - shared))

@@ -178,12 +178,14 @@ wc_run_writer_begin(Relation rel, int level)
 		w->key_codec = w->value_codec = WC_CODEC_LZ4;
 		w->codec_level = 0;
 	}
-	else if (wc_debug_run_format == 6)
-		w->hdr.version = 6;		/* test only: bloom pages as before format 7 */
-	else if (wc_debug_run_format == 8)
-		w->hdr.version = 8;		/* test only: no dictionary, as before format 9 */
-	else if (wc_debug_run_format == 9)
-		w->hdr.version = 9;		/* test only: key blocks not packed */
+	else if (wc_debug_run_format == 6 || wc_debug_run_format == 8 || wc_debug_run_format == 9)
+	{
+		/*
+		 * test only: 6, bloom pages as before format 7; 8, no dictionary, as
+		 * before format 9; 9, key blocks not packed, as before format 10
+		 */
+		w->hdr.version = wc_debug_run_format;
+	}
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
@@ -638,17 +640,14 @@ write_keys(WcRunWriter *w, int k)
 	if (w->hdr.version >= WC_RUN_VERSION_PACKED)
 		plen = (uint32) wc_keys_pack(w->image, w->koff, k, rowbytes, w->packed);
 	if (plen > 0)
-	{
 		hlen += sizeof(uint32);
-		frame = compress_for_page(w, w->key_codec, w->packed, plen, WC_PAYLOAD_CAPACITY - hlen,
-								  &flen, &kh.flags);
-		kh.flags |= WC_KEYS_PACKED;
-	}
-	else
-		frame = compress_for_page(w, w->key_codec, w->image, rawsize, WC_PAYLOAD_CAPACITY - hlen,
-								  &flen, &kh.flags);
+	frame = compress_for_page(w, w->key_codec, plen > 0 ? w->packed : w->image,
+							  plen > 0 ? plen : rawsize, WC_PAYLOAD_CAPACITY - hlen,
+							  &flen, &kh.flags);
 	if (frame == NULL)
 		return false;
+	if (plen > 0)
+		kh.flags |= WC_KEYS_PACKED;
 	kh.nvalues = nvalues;
 	kh.keylen = flen;
 	memcpy(w->payload, &kh, sizeof(kh));

@@ -127,6 +127,30 @@ sub write_page_with_checksum
 	close $fh;
 }
 
+# Where a key page's key block starts in its page image: after the page
+# header, the key page header, the value references and, when the block is
+# packed (format 10), its packed length.
+sub key_block_start
+{
+	my ($page) = @_;
+	my $packed = unpack('v', substr($page, 24 + 2, 2)) & 0x10;
+	return 24 + 8 + 8 * unpack('v', substr($page, 24, 2)) + ($packed ? 4 : 0);
+}
+
+# After a page of $table is damaged: $query fails with $error and returns
+# no rows, verify's report matches $report, and the server stays up.
+sub damage_reported
+{
+	my ($query, $table, $error, $report, $fails, $verified) = @_;
+	my ($ret, $out, $err) = $primary->psql('postgres', $query);
+	isnt($ret, 0, $fails);
+	like($err, $error, 'the error names the problem, relation, block and run');
+	unlike($out, qr/\d/, 'no rows returned');
+	like(p(qq{SELECT problems FROM widecol.verify('$table') WHERE segment = 'run'}), $report, $verified);
+	is(p('SELECT 1'), '1', 'server still up');
+	return;
+}
+
 # the one run of table $t: its id, the table's file, and (the primary
 # stopped) the run's pages of type $type, each [block, page]
 sub stopped_run_pages
@@ -201,21 +225,15 @@ ok(@kpages >= 3, 'the run has key pages (' . scalar(@kpages) . ')');
 my ($kblk, $kpage) = @{ $kpages[ int(@kpages / 2) ] };
 is(unpack('v', substr($kpage, 24 + 2, 2)) & 15, 0, 'its key block is lz4 (codec 0)');
 is(unpack('v', substr($kpage, 24 + 2, 2)) & 0x10, 0x10, 'its rows are packed (format 10)');
-# the lz4 block after the key page header, its value references and the
-# packed length: 40 bytes of 0xff make the first literal run longer than
+# the lz4 block: 40 bytes of 0xff make the first literal run longer than
 # the whole block
-my $kstart = 24 + 8 + 8 * unpack('v', substr($kpage, 24, 2)) + 4;
-substr($kpage, $kstart, 40) = "\xff" x 40;
+substr($kpage, key_block_start($kpage), 40) = "\xff" x 40;
 write_page_with_checksum($kpath, $kblk, $kpage);
 $primary->start;
-($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(id) FROM k});
-isnt($ret, 0, 'a read of the damaged key page fails');
-like($stderr, qr/widecol: lz4 decompression failed in block $kblk of relation "k" \(run $krun\)/,
-	'the error names the problem, relation, block and run');
-unlike($stdout, qr/\d/, 'no rows returned');
-like(p(q{SELECT problems FROM widecol.verify('k') WHERE segment = 'run'}),
-	qr/block $kblk: lz4 decompression failed/, 'verify: the damaged lz4 key page');
-is(p('SELECT 1'), '1', 'server still up');
+damage_reported(q{SELECT count(id) FROM k}, 'k',
+	qr/widecol: lz4 decompression failed in block $kblk of relation "k" \(run $krun\)/,
+	qr/block $kblk: lz4 decompression failed/,
+	'a read of the damaged key page fails', 'verify: the damaged lz4 key page');
 
 # (4) a value page in column layout (what compaction writes by default) with
 # one column's chunk damaged under a recomputed checksum: a read of that
@@ -424,8 +442,8 @@ is(p('SELECT 1'), '1', 'server still up');
 # widecol.debug_run_format) and a packed one, read on both servers and
 # merged; then a packed block stored as is (random uuid keys: lz4 does not
 # shrink it), its first row's tag byte damaged under a recomputed
-# checksum: a lookup, a scan and verify report the packed row, naming
-# relation, block and run
+# checksum: a scan and verify report the packed row, naming relation,
+# block and run
 p(q{CREATE TABLE ku (id uuid, n int) USING widecol WITH (widecol.partition_key = 'id');
 SET widecol.debug_run_format = 9;
 INSERT INTO ku SELECT md5(g::text)::uuid, g FROM generate_series(1, 20000) g;
@@ -455,18 +473,13 @@ my ($kublk, $kupage) = @{ $kupages[ int(@kupages / 2) ] };
 my $kuflags = unpack('v', substr($kupage, 24 + 2, 2));
 is($kuflags & 0x10, 0x10, 'its key blocks are packed');
 is($kuflags & 15, 1, 'and stored as is (codec none)');
-my $tag = 24 + 8 + 8 * unpack('v', substr($kupage, 24, 2)) + 4;
-substr($kupage, $tag, 1) = "\xff";
+substr($kupage, key_block_start($kupage), 1) = "\xff";	# the first row's tag
 write_page_with_checksum($kupath, $kublk, $kupage);
 $primary->start;
-($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT count(n) FROM ku});
-isnt($ret, 0, 'a scan over the damaged packed row fails');
-like($stderr, qr/widecol: invalid packed key row in block $kublk of relation "ku" \(run $kurun\)/,
-	'the error names the problem, relation, block and run');
-unlike($stdout, qr/\d/, 'no rows returned');
-like(p(q{SELECT problems FROM widecol.verify('ku') WHERE segment = 'run'}),
-	qr/block $kublk: invalid packed key row/, 'verify: the damaged packed row');
-is(p('SELECT 1'), '1', 'server still up');
+damage_reported(q{SELECT count(n) FROM ku}, 'ku',
+	qr/widecol: invalid packed key row in block $kublk of relation "ku" \(run $kurun\)/,
+	qr/block $kublk: invalid packed key row/,
+	'a scan over the damaged packed row fails', 'verify: the damaged packed row');
 $primary->stop;
 
 done_testing();
