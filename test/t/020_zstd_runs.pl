@@ -89,11 +89,8 @@ is($standby->safe_psql('postgres', q{SELECT bool_and(ok) FROM widecol.verify('t'
 $standby->stop;
 
 # damage: two value pages of the compacted run
-my $run = p(q{SELECT run_id FROM widecol.runs('t')});
-my $path = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('t')});
 p('CHECKPOINT');
-$primary->stop;
-my @vpages = pages_of_type($path, 8, $run);
+my ($run, $path, @vpages) = stopped_run_pages('t', 8);
 ok(@vpages >= 3, 'the run has value pages (' . scalar(@vpages) . ')');
 my $flags = unpack('v', substr($vpages[-1][1], 8192 - 24 + 2, 2));
 is($flags & 15, 2, 'its value pages are zstd (codec 2)');
@@ -216,11 +213,8 @@ is(p(q{SELECT string_agg(kind || ' ' || codec, ',' ORDER BY kind) FROM widecol.r
   WHERE kind IN ('key', 'value') AND codec <> 'none'}), 'key lz4,value zstd',
 	'a bulk write: lz4 key pages, zstd value pages');
 is(p(q{SELECT bool_and(ok) FROM widecol.verify('k')}), 't', 'verify ok before the damage');
-my $krun = p(q{SELECT run_id FROM widecol.runs('k')});
-my $kpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('k')});
 p('CHECKPOINT');
-$primary->stop;
-my @kpages = pages_of_type($kpath, 4, $krun);
+my ($krun, $kpath, @kpages) = stopped_run_pages('k', 4);
 ok(@kpages >= 3, 'the run has key pages (' . scalar(@kpages) . ')');
 my ($kblk, $kpage) = @{ $kpages[ int(@kpages / 2) ] };
 is(unpack('v', substr($kpage, 24 + 2, 2)) & 15, 0, 'its key block is lz4 (codec 0)');
@@ -245,12 +239,9 @@ INSERT INTO c SELECT dev, day, ts, id, key, w, hash FROM rows;
 SELECT widecol.compact('c', true)});
 is(p(q{SELECT string_agg(DISTINCT kind, ',') FROM widecol.run_pages('c') WHERE kind LIKE 'value%'}),
 	'value_columns,value_dir', 'compaction: value pages in column layout');
-my $crun = p(q{SELECT run_id FROM widecol.runs('c')});
-my $cpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('c')});
 my $wsum = p(q{SELECT sum(w) FROM c});
 p('CHECKPOINT');
-$primary->stop;
-my @cpages = pages_of_type($cpath, 8, $crun);
+my ($crun, $cpath, @cpages) = stopped_run_pages('c', 8);
 my ($cblk, $cpage) = @{ $cpages[-1] };
 is(unpack('v', substr($cpage, 8192 - 24 + 2, 2)) & 0x0200, 0x0200, 'its flag says column layout');
 # payload: tuple and chunk counts, then 12 bytes per chunk (codec, attalign,
@@ -464,11 +455,8 @@ $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $kuq), p($kusum), 'the standby reads the merged run');
 $standby->stop;
 is(p(q{SELECT bool_and(ok) FROM widecol.verify('ku')}), 't', 'verify ok');
-my $kurun = p(q{SELECT run_id FROM widecol.runs('ku')});
-my $kupath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('ku')});
 p('CHECKPOINT');
-$primary->stop;
-my @kupages = pages_of_type($kupath, 4, $kurun);
+my ($kurun, $kupath, @kupages) = stopped_run_pages('ku', 4);
 my ($kublk, $kupage) = @{ $kupages[ int(@kupages / 2) ] };
 my $kuflags = unpack('v', substr($kupage, 24 + 2, 2));
 is($kuflags & 0x10, 0x10, 'its key blocks are packed');
