@@ -8,6 +8,7 @@
 
 #include <isa-l/crc.h>
 
+#include "access/xlog.h"
 #include "port/pg_crc32c.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -37,6 +38,25 @@ wc_page_crc(Page page)
 	COMP_CRC32C(crc, &op->aux, sizeof(op->aux));
 	FIN_CRC32C(crc);
 	return crc;
+}
+
+/* a GUC of bufpage.c that PostgreSQL 15's headers do not declare */
+extern PGDLLIMPORT bool ignore_checksum_failure;
+
+/*
+ * Do PostgreSQL's data checksums already vouch for a run page in shared
+ * buffers?  With them on, every page read from storage is verified before
+ * it becomes valid there (a page that fails raises an error and stays
+ * out), so a query's reads skip the second checksum over the same bytes:
+ * the CRC of each key and value page they decode.  Not while
+ * ignore_checksum_failure lets damaged pages in (then a damaged value page
+ * would decode into wrong values, 004_corruption.pl).  widecol.verify()
+ * and the other reads of whole pages check the CRC always.
+ */
+bool
+wc_page_crc_covered(void)
+{
+	return DataChecksumsEnabled() && !ignore_checksum_failure;
 }
 
 void

@@ -54,6 +54,7 @@ extern void wc_note_corruption(Relation rel, const char *segment, uint64 id, Blo
 extern bool wc_take_corruption(Oid relid, WcCorruption *out);
 
 extern uint32 wc_page_crc(Page page);
+extern bool wc_page_crc_covered(void);
 extern void wc_check_page(Relation rel, Buffer buf, uint16 expected_type);
 extern void wc_page_init_free(Page page);
 extern Buffer wc_extend_page(Relation rel, BufferAccessStrategy strategy);

@@ -53,13 +53,17 @@ check_run_page_header(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *o
 	return NULL;
 }
 
-/* Is this a sound run page of that type and run?  NULL, or what is wrong. */
+/*
+ * Is this a sound run page of that type and run?  NULL, or what is wrong.
+ * The CRC is not checked where PostgreSQL's checksums cover the page and
+ * the caller allows it (`covered`: wc_page_crc_covered()).
+ */
 static const char *
-check_run_page(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *op)
+check_run_page(Page page, uint16 type, uint64 run_id, WcPageOpaqueData *op, bool covered)
 {
 	const char *problem = check_run_page_header(page, type, run_id, op);
 
-	if (problem == NULL && wc_page_crc(page) != op->crc)
+	if (problem == NULL && !covered && wc_page_crc(page) != op->crc)
 		return "checksum mismatch";
 	return problem;
 }
@@ -82,7 +86,7 @@ wc_read_run_page_soft(Relation rel, BlockNumber blk, uint16 type, uint64 run_id,
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	problem = check_run_page(page, type, run_id, op);
+	problem = check_run_page(page, type, run_id, op, false);
 	if (problem == NULL)
 	{
 		*len = RunPagePayloadLen(page);
@@ -406,7 +410,8 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 	/* checks and decompression straight from the (immutable) shared page */
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	problem = check_run_page(page, WC_PAGE_RUN_DATA, block->run_id, &op);
+	problem = check_run_page(page, WC_PAGE_RUN_DATA, block->run_id, &op,
+							 wc_page_crc_covered());
 	if (problem == NULL)
 		problem = wc_decode_block(PageGetContents(page), RunPagePayloadLen(page), &op, block);
 	UnlockReleaseBuffer(buf);
@@ -505,7 +510,8 @@ load_values(WcBlock *block, int v, bool by_column)
 							 block->value_strategy ? block->value_strategy : block->strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	problem = check_run_page(page, WC_PAGE_RUN_VALUES, block->run_id, &op);
+	problem = check_run_page(page, WC_PAGE_RUN_VALUES, block->run_id, &op,
+							 wc_page_crc_covered());
 	if (problem == NULL && by_column && (op.flags & WC_VALUES_COLUMNS))
 	{
 		char	   *state = column_state(block, PageGetContents(page), RunPagePayloadLen(page));

@@ -147,6 +147,57 @@ is($ret, 0, 'a table with an unreadable metapage can still be dropped');
 like($stderr, qr/metapage of "m_t" is unreadable/, 'with a WARNING about its manifest rows');
 $node->stop;
 
+# data checksums on: PostgreSQL verifies every page it reads from storage,
+# so queries skip widecol's own CRC of the pages they decode (a second
+# checksum of the same bytes).  A damaged key or value page is then
+# reported by PostgreSQL's check, naming the block, before widecol reads
+# it; with ignore_checksum_failure letting it in, widecol's CRC catches it;
+# verify checks its CRCs whatever the setting.
+my $sums = widecol_node('sums', 'widecol.max_workers = 0', extra => ['--data-checksums']);
+is($sums->safe_psql('postgres', 'SHOW data_checksums'), 'on', 'a cluster with data checksums');
+$sums->safe_psql('postgres', q{
+	CREATE EXTENSION widecol;
+	CREATE ROLE app LOGIN;
+	GRANT CREATE ON SCHEMA public TO app;
+	SET ROLE app;
+	CREATE TABLE s (pk int, ck int, v text) USING widecol
+	  WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck');
+	INSERT INTO s SELECT g % 10, g, repeat('v', 50) || g FROM generate_series(1, 20000) g;
+});
+my $app_sum = q{SET ROLE app; SELECT count(*), sum(length(v)), sum(ck) FROM s WHERE pk = 3};
+is($sums->safe_psql('postgres', $app_sum),
+	$sums->safe_psql('postgres', q{SELECT count(*), sum(length(repeat('v', 50) || g)), sum(g)
+	  FROM generate_series(1, 20000) g WHERE g % 10 = 3}),
+	'reads of key and value pages with their CRCs covered by data checksums');
+is($sums->safe_psql('postgres', "SELECT bool_and(ok) FROM widecol.verify('s')"), 't', 'verify: ok');
+my $s_run = $sums->safe_psql('postgres', "SELECT min(run_id) FROM widecol.runs('s')");
+my $s_path = $sums->data_dir . '/' . $sums->safe_psql('postgres', "SELECT pg_relation_filepath('s')");
+$sums->stop;
+my ($kblk) = find_page($s_path, 4, $s_run, 'last');
+my ($sblk) = find_page($s_path, 8, $s_run, 'first');
+ok(defined $kblk && defined $sblk, 'found a key page and a value page of the run');
+flip_payload($s_path, $kblk, 16);
+flip_payload($s_path, $sblk, 16);
+$sums->start;
+fails_like($sums, 'SET ROLE app; SELECT count(*) FROM s WHERE pk = 9',
+	qr/XX001: invalid page in block $kblk of relation base\/\d+\/\d+/,
+	'a scan over the damaged key page: PostgreSQL\'s checksum');
+($ret, $stdout, $stderr) = $sums->psql('postgres', q{
+	SET ignore_checksum_failure = on; SELECT count(*) FROM s WHERE pk = 9});
+like($stderr, qr/widecol: checksum mismatch in block $kblk of relation "s" \(run $s_run\)/,
+	'with ignore_checksum_failure the damaged key page reaches widecol, whose CRC catches it');
+unlike($stdout, qr/\d/, 'no rows returned');
+($ret, $stdout, $stderr) = $sums->psql('postgres', q{
+	SET ignore_checksum_failure = on; SELECT sum(length(v)) FROM s WHERE pk = 0});
+like($stderr, qr/widecol: checksum mismatch in block $sblk of relation "s" \(run $s_run\)/,
+	'and the damaged value page');
+$report = $sums->safe_psql('postgres',
+	"SET ignore_checksum_failure = on; SELECT problems FROM widecol.verify('s') WHERE segment = 'run'");
+like($report, qr/block $kblk: checksum mismatch/, 'verify reports the key page');
+like($report, qr/block $sblk: value page: checksum mismatch/, 'verify reports the value page');
+ok($sums->safe_psql('postgres', 'SELECT 1') eq '1', 'server still up');
+$sums->stop;
+
 # CREATE EXTENSION without preloading
 my $bare = PostgreSQL::Test::Cluster->new('bare');
 $bare->init;
