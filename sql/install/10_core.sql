@@ -126,7 +126,7 @@ COMMENT ON FUNCTION widecol.large_partitions(regclass, int) IS
 CREATE TABLE widecol.damage (
     relid        oid NOT NULL,
     relfilenode  oid NOT NULL,
-    segment      text NOT NULL,          -- run, level0, metapage
+    segment      text NOT NULL,          -- run, level0, metapage, page
     id           bigint NOT NULL,        -- run id or level-0 generation (0: unknown)
     block        bigint,
     problem      text NOT NULL,
@@ -210,7 +210,8 @@ LANGUAGE sql VOLATILE AS $$
            s.bloom_negatives, c.bytes_ingested, c.bytes_compacted
       FROM s, c,
            (SELECT count(*) AS n,
-                   min(segment || ' ' || id || coalesce(', block ' || block, '') || ': ' || problem) AS first
+                   min(segment || CASE WHEN segment = 'page' THEN '' ELSE ' ' || id END  -- page: PostgreSQL's message names it
+                       || coalesce(', block ' || block, '') || ': ' || problem) AS first
               FROM widecol.damage(rel)) d
 $$;
 CREATE FUNCTION widecol.table_stats(rel regclass)

@@ -484,10 +484,20 @@ maintain_one(Oid relid)
 		ErrorData  *edata = abort_after_error();
 		WcCorruption found;
 
-		if (edata->sqlerrcode == ERRCODE_DATA_CORRUPTED && wc_take_corruption(relid, &found))
+		if (edata->sqlerrcode == ERRCODE_DATA_CORRUPTED)
 		{
-			WcDamage	d = {found.segment, found.id, found.block, edata->message, 0};
+			/*
+			 * widecol's own checks note what failed; PostgreSQL's (a data
+			 * checksum, a short read) name the block in the message only
+			 */
+			WcDamage	d = {"page", 0, InvalidBlockNumber, edata->message, 0};
 
+			if (wc_take_corruption(relid, &found))
+			{
+				d.segment = found.segment;
+				d.id = found.id;
+				d.block = found.block;
+			}
 			record_damage(relid, &d);
 		}
 		else

@@ -184,7 +184,10 @@ describe(const WcDamage *d)
 	StringInfoData s;
 
 	initStringInfo(&s);
-	appendStringInfo(&s, "%s %llu", d->segment, (unsigned long long) d->id);
+	if (strcmp(d->segment, "page") == 0)
+		appendStringInfoString(&s, d->segment);	/* PostgreSQL's message names it */
+	else
+		appendStringInfo(&s, "%s %llu", d->segment, (unsigned long long) d->id);
 	if (d->block != InvalidBlockNumber)
 		appendStringInfo(&s, ", block %u", d->block);
 	appendStringInfo(&s, ": %s", d->problem);

@@ -13,7 +13,8 @@
 /* One damaged segment of a table, as widecol.damage records it. */
 typedef struct WcDamage
 {
-	const char *segment;		/* "run", "level0", "metapage" */
+	const char *segment;		/* "run", "level0", "metapage"; "page" for a
+								 * page PostgreSQL's checks refused */
 	uint64		id;				/* run id or level-0 generation; 0 if unknown */
 	BlockNumber block;			/* InvalidBlockNumber if unknown */
 	char	   *problem;

@@ -358,18 +358,24 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 		row->tupoff = (int32) at;
 		if (likely(off + keypart + 8 <= rowsend && end - p >= keylen - shared + 8))
 		{
-			/* the words past the key land in padding or the next row */
+			static const char zeros[8] = {0};
+
+			/*
+			 * the words past the key land in padding or the next row; the
+			 * padding (under 8 bytes) is cleared by one word, not memset
+			 */
 			copy_words(WcRowKey(row), pr.key, shared);
 			copy_words(WcRowKey(row) + shared, p, keylen - shared);
+			memcpy(WcRowKey(row) + keylen, zeros, 8);
 		}
 		else
 		{
 			if (shared > 0)
 				memcpy(WcRowKey(row), pr.key, shared);
 			memcpy(WcRowKey(row) + shared, p, keylen - shared);
+			memset(WcRowKey(row) + keylen, 0, keypart - sizeof(WcRowHeader) - keylen);
 		}
 		p += keylen - shared;
-		memset(WcRowKey(row) + keylen, 0, keypart - sizeof(WcRowHeader) - keylen);
 		offsets[i] = (uint32) off;
 		follow_row(&pr, row, keypart);
 		off += keypart;

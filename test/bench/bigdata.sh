@@ -12,7 +12,7 @@
 # rather than the page cache), which tells CPU from I/O in the latency.
 #
 #   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
-#                              [--seconds S] [--settle S] [--out DIR]
+#                              [--seconds S] [--settle S] [--data-checksums] [--out DIR]
 #
 # --rows     rows loaded (default 16000000)
 # --chunk    rows per COPY (default 1000000); rows/s is reported per chunk
@@ -21,6 +21,9 @@
 # --seconds  pgbench seconds of point lookups per table and phase (default 30)
 # --settle   the second phase of lookups waits at most this long for the
 #            workers to have no runs left to merge (default 900)
+# --data-checksums  initdb the instance with data checksums (-k, the
+#            default from PostgreSQL 18): both tables' pages are verified on
+#            their way in from storage, and widecol's reads skip their own CRC
 # --out      where bigdata.txt, bigdata.csv and bigdata.png go
 #            (default test/bench/results)
 #
@@ -44,9 +47,10 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 SETTLE=900 OUT="$ROOT/test/bench/results" CGROUP=""
+ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 SETTLE=900 OUT="$ROOT/test/bench/results" CGROUP="" DATA_CHECKSUMS=""
 # --cgroup is set by the root stage
-bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --settle=SETTLE --out=OUT --cgroup=CGROUP -- "$@"
+bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --settle=SETTLE --out=OUT --cgroup=CGROUP \
+	--data-checksums=DATA_CHECKSUMS=1 -- "$@"
 
 # SIZE (e.g. 1GB, 256MB, 512M) -> bytes
 to_bytes() {
@@ -105,7 +109,8 @@ if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
 	rc=0
 	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" PG_CONFIG="$PG_CONFIG" \
 		bash "$WORK/tree/test/bench/bigdata.sh" --rows "$ROWS" --chunk "$CHUNK" --memory "$MEMORY" \
-		--seconds "$SECONDS_EACH" --settle "$SETTLE" --out "$OUT" --cgroup "${CG:-none}" || rc=$?
+		--seconds "$SECONDS_EACH" --settle "$SETTLE" --out "$OUT" --cgroup "${CG:-none}" \
+		${DATA_CHECKSUMS:+--data-checksums} || rc=$?
 	exit $rc
 fi
 
@@ -381,7 +386,7 @@ restarts=$(grep -c 'terminated by signal\|all server processes terminated' "$ins
 echo "server,server,$m,cgroup_max_usage_bytes,$maxmem" >>"$csv"
 
 wc_section "Results"
-awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
+awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n "$DATA_CHECKSUMS" ] && echo on || echo off)" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
 	-v rb="$runs_before" -v ra="$runs_after" -v hq="$hq" -v wq="$wq" -v h50="$h50" -v w50="$w50" \
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
 	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
@@ -407,7 +412,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v hsize="$hsize
 	END {
 		n = kr
 		printf "bigdata: %d image_metadata rows keyed by md5 uuids (random key order), COPY in chunks of %d\n", rows, chunk
-		printf "%s\n", note
+		printf "%s; data checksums %s\n", note, sums
 		printf "widecol background workers on (production defaults); heap: uuid PRIMARY KEY, autovacuum off, VACUUM ANALYZE before the lookups\n\n"
 		printf "%-34s %14s %14s %8s %10s\n", "", "heap+btree", "widecol", "ratio", "target"
 		fh = r[1] / s["heap", 1]; fw = r[1] / s["widecol", 1]

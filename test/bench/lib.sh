@@ -80,12 +80,14 @@ bench_main() {
 
 # bench_initdb DATADIR SOCKETDIR PORT SHARED_BUFFERS MAX_WAL_SIZE [LINE...]:
 # initdb a benchmark server's data directory (widecol preloaded, Unix socket
-# only, no autovacuum, checkpoints every 30 minutes or MAX_WAL_SIZE) and
-# append each LINE to its postgresql.conf.
+# only, no autovacuum, checkpoints every 30 minutes or MAX_WAL_SIZE; data
+# checksums if the script's DATA_CHECKSUMS is set) and append each LINE to
+# its postgresql.conf.
 bench_initdb() {
 	local data=$1 sock=$2 port=$3 sb=$4 wal=$5
 	shift 5
-	"$WC_PG_BINDIR/initdb" -D "$data" --auth=trust --no-locale --encoding=UTF8 >/dev/null
+	"$WC_PG_BINDIR/initdb" -D "$data" --auth=trust --no-locale --encoding=UTF8 \
+		${DATA_CHECKSUMS:+--data-checksums} >/dev/null
 	{
 		cat <<-EOF
 			shared_preload_libraries = 'widecol'

@@ -3,7 +3,7 @@
 # widecol table (WidecolSeek) and in a heap table with the equivalent btree
 # primary key, in one run, on one throwaway instance.
 #
-#   bash test/bench/reads.sh [--rows N] [--seconds S] [--out DIR]
+#   bash test/bench/reads.sh [--rows N] [--seconds S] [--data-checksums] [--out DIR]
 #
 # (a) latest 100 of one (device, day) partition, devices chosen with a
 #     Zipfian skew; (b) latest 100 across 7 day buckets of one device;
@@ -22,12 +22,14 @@
 #     per device-day, as compaction left it, and (jc) after a major
 #     compaction; (k) (a) and (b) on the same rows in 100 small runs,
 #     against the compacted table.  Writes reads.txt, reads.csv and reads.png into --out.
+# --data-checksums: the instance is initialised with data checksums (-k).
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=5000000 SECONDS_EACH=15 SPARSE_DEVICES=10000 OUT="$ROOT/test/bench/results"
-bench_main bench/reads.sh --rows=ROWS --sparse-devices=SPARSE_DEVICES --seconds=SECONDS_EACH --out=OUT -- "$@"
+ROWS=5000000 SECONDS_EACH=15 SPARSE_DEVICES=10000 OUT="$ROOT/test/bench/results" DATA_CHECKSUMS=""
+bench_main bench/reads.sh --rows=ROWS --sparse-devices=SPARSE_DEVICES --seconds=SECONDS_EACH --out=OUT \
+	--data-checksums=DATA_CHECKSUMS=1 -- "$@"
 bench_instance
 bench_generate "$ROWS" 10
 bench_tables
@@ -256,6 +258,7 @@ awk -F, '$2 == "wc_images" && ($1 == "a" || $1 == "b") { c50[$1] = $4; c99[$1] =
 	$2 == "wc_small" { s50[substr($1, 2)] = $4; s99[substr($1, 2)] = $6 }
 	END { for (q in s50) printf "(k%s) 100 small runs / compacted: p50 %.2fx  p99 %.2fx\n", q, s50[q] / c50[q], s99[q] / c99[q] }' "$csv" |
 	sort | tee -a "$OUT/reads.txt"
+echo "data checksums: $("${PSQL[@]}" -At -c 'SHOW data_checksums')" | tee -a "$OUT/reads.txt"
 
 python3 - "$csv" "$OUT/reads.png" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
 import csv, sys

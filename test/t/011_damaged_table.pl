@@ -138,4 +138,45 @@ sql('DROP TABLE e');
 is(sql("SELECT count(*) FROM widecol.damage WHERE relid = $eoid"), '0', 'DROP TABLE removes the marks');
 
 $node->stop;
+
+# data checksums on: PostgreSQL's check refuses the damaged page before
+# widecol sees it (its error names the block, widecol notes nothing); the
+# worker records that damage as well, as "page", and skips the table
+$node = widecol_node('damaged_sums', qq{
+widecol.naptime = 1
+widecol.max_workers = 1
+}, extra => ['--data-checksums']);
+sql(q{
+	CREATE EXTENSION widecol;
+	CREATE TABLE d2 (pk int, ck int, v text) USING widecol
+	  WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck',
+	        widecol.min_threshold = 2, widecol.autocompact = false);
+	INSERT INTO d2 SELECT g % 10, g, repeat('v', 50) || g FROM generate_series(1, 20000) g;
+	INSERT INTO d2 SELECT g % 10, g, repeat('w', 50) || g FROM generate_series(20001, 40000) g;
+});
+$run = sql("SELECT min(run_id) FROM widecol.runs('d2')");
+$path = $node->data_dir . '/' . sql("SELECT pg_relation_filepath('d2')");
+$node->stop;
+my ($kblk) = find_page($path, 8, $run, 'last');	# a value page, as above
+flip_payload($path, $kblk, 16);
+$node->start;
+$offset = -s $node->logfile;
+sql("ALTER TABLE d2 SET (widecol.autocompact = true)");
+$log = wait_for_log(qr/widecol table public\.d2 is damaged/, $offset);
+like($log, qr/WARNING:  widecol worker: widecol table public\.d2 is damaged: page: invalid page in block $kblk of relation base\/\d+\/\d+/,
+	'checksums on: the worker reports the page PostgreSQL refused');
+$offset = -s $node->logfile;
+$log = wait_for_log(qr/skipping maintenance of damaged widecol table public\.d2/, $offset);
+like($log, qr/WARNING:  widecol worker: skipping maintenance of damaged widecol table public\.d2: page: invalid page in block $kblk/,
+	'and skips the table in later rounds');
+unlike($log, qr/maintenance of table public\.d2 failed/, 'instead of failing on it again');
+is(sql("SELECT segment, id, block FROM widecol.damage('d2')"), 'page|0|', 'widecol.damage lists the page');
+like(sql("SELECT damaged, damage FROM widecol.table_stats('d2')"), qr/^t\|page: invalid page in block $kblk/,
+	'table_stats shows the table as damaged');
+($ret, $out, $err) = $node->psql('postgres', "SELECT widecol.compact('d2')");
+like($err, qr/ERROR:  cannot compact damaged widecol table public\.d2: page: invalid page in block $kblk/,
+	'widecol.compact refuses it');
+like(sql("SELECT problems FROM widecol.verify('d2') WHERE NOT ok"), qr/invalid page in block $kblk/,
+	'verify reports the page');
+$node->stop;
 done_testing();
