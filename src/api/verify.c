@@ -119,6 +119,9 @@ typedef struct RunCheck
 	uint32		nvaluedir;
 	uint32		nvalues_seen;	/* value pages the key pages referred to */
 	BlockNumber lastvalue;
+	bool		resync;			/* a key page failed: its value pages are unknown */
+	uint32		bad_key_pages;	/* key pages that failed (their rows unseen) */
+	BlockNumber bad_value;		/* the value page that failed last */
 	WcBlock		block;
 	char	   *prev;			/* header and key of the previous row */
 	Size		prevcap;
@@ -280,6 +283,25 @@ check_value_pages(RunCheck *c, BlockNumber dblk)
 		BlockNumber vblk = c->block.values[v].blkno;
 		const char *p;
 
+		if (vblk != c->lastvalue && c->resync)
+		{
+			/*
+			 * after a key page that failed, go on from this page's place in
+			 * the directory (the pages skipped were that page's), rather
+			 * than report every value page after it as out of place
+			 */
+			uint32		at = c->nvalues_seen;
+
+			while (at < c->nvaluedir && c->valuedir[at] != vblk)
+				at++;
+			if (at < c->nvaluedir)
+			{
+				c->datapages += at - c->nvalues_seen;
+				c->r->pages += at - c->nvalues_seen;
+				c->nvalues_seen = at;
+			}
+		}
+		c->resync = false;
 		if (vblk != c->lastvalue)
 		{
 			if (c->nvalues_seen >= c->nvaluedir || c->valuedir[c->nvalues_seen] != vblk)
@@ -289,7 +311,7 @@ check_value_pages(RunCheck *c, BlockNumber dblk)
 			c->r->pages++;
 			c->lastvalue = vblk;
 		}
-		if (c->block.value_loaded[v])
+		if (c->block.value_loaded[v] || vblk == c->bad_value)
 			continue;			/* shared with the key page before, checked */
 		p = (vblk >= c->nblocks) ? "value page past the end of the relation" :
 			wc_read_run_page_soft(c->rel, vblk, WC_PAGE_RUN_VALUES, c->run->run_id,
@@ -299,7 +321,10 @@ check_value_pages(RunCheck *c, BlockNumber dblk)
 		if (p == NULL)
 			p = wc_decode_values(vpayload.data, len, &op, &c->block, v);
 		if (p)
+		{
 			problem(c->r, vblk, "value page: %s", p);
+			c->bad_value = vblk;	/* once, not again for the next key page */
+		}
 	}
 }
 
@@ -437,6 +462,9 @@ check_leaves(RunCheck *c)
 			{
 				problem(c->r, dblk, "%s", p);
 				c->prevrow = NULL;
+				c->first_row = false;	/* if it was this page's, it is gone */
+				c->resync = true;
+				c->bad_key_pages++;
 				continue;
 			}
 			check_value_pages(c, dblk);
@@ -509,6 +537,19 @@ check_summary(RunCheck *c)
 	WcRunSummary *run = c->run;
 	Report	   *r = c->r;
 
+	if (run->min_key == NULL || run->max_key == NULL ||
+		wc_compare_keys(VARDATA_ANY(run->min_key), VARSIZE_ANY_EXHDR(run->min_key),
+						c->hdrkeys, hdr->min_key_len) != 0 ||
+		wc_compare_keys(VARDATA_ANY(run->max_key), VARSIZE_ANY_EXHDR(run->max_key),
+						c->hdrkeys + hdr->min_key_len, hdr->max_key_len) != 0)
+		problem(r, InvalidBlockNumber, "manifest key range differs from the run header");
+
+	/*
+	 * The counts and key ranges of the rows seen cannot match the summary
+	 * when key pages failed: those are reported, not what follows from them
+	 */
+	if (c->bad_key_pages > 0)
+		return;
 	if (c->nvalues_seen != c->nvaluedir)
 		problem(r, InvalidBlockNumber, "key pages refer to %u value pages, the directory lists %u",
 				c->nvalues_seen, c->nvaluedir);
@@ -531,12 +572,6 @@ check_summary(RunCheck *c)
 		wc_compare_keys(WcRowKey(c->prevrow), c->prevrow->keylen,
 						c->hdrkeys + hdr->min_key_len, hdr->max_key_len) != 0)
 		problem(r, InvalidBlockNumber, "last row differs from the run's max key");
-	if (run->min_key == NULL || run->max_key == NULL ||
-		wc_compare_keys(VARDATA_ANY(run->min_key), VARSIZE_ANY_EXHDR(run->min_key),
-						c->hdrkeys, hdr->min_key_len) != 0 ||
-		wc_compare_keys(VARDATA_ANY(run->max_key), VARSIZE_ANY_EXHDR(run->max_key),
-						c->hdrkeys + hdr->min_key_len, hdr->max_key_len) != 0)
-		problem(r, InvalidBlockNumber, "manifest key range differs from the run header");
 	check_key_ranges(c);
 }
 
@@ -552,6 +587,7 @@ verify_run(Relation rel, WcRunSummary *run, Report *r)
 	c.r = r;
 	c.nblocks = RelationGetNumberOfBlocks(rel);
 	c.lastvalue = InvalidBlockNumber;
+	c.bad_value = InvalidBlockNumber;
 	c.first_row = true;
 	c.lastpklen = -1;
 	wc_key_ranges_begin(&c.ranges, c.info);

@@ -68,6 +68,10 @@ my $report = $node->safe_psql('postgres',
 	"SELECT segment, ok, coalesce(problems, '') FROM widecol.verify('t') ORDER BY id");
 like($report, qr/run\|f\|.*block $blk: checksum mismatch/, 'verify reports the corrupt block');
 like($report, qr/run\|t\|/, 'verify: the other run is ok');
+# and only that: not every value page after it as out of place in the
+# value directory, nor the counts and ranges its lost rows throw off
+is($node->safe_psql('postgres', "SELECT problems FROM widecol.verify('t') WHERE NOT ok"),
+	"block $blk: checksum mismatch", 'verify reports the damaged key page alone');
 is($node->safe_psql('postgres', "SELECT bool_and(ok) FROM widecol.verify('other')"), 't',
 	'verify: other table ok');
 ok($node->safe_psql('postgres', 'SELECT 1') eq '1', 'server still up');
@@ -98,6 +102,16 @@ like($stderr, qr/widecol: checksum mismatch in block $vblk of relation "tv" \(ru
 	'the error names relation, value page and run');
 like($node->safe_psql('postgres', "SELECT problems FROM widecol.verify('tv') WHERE segment = 'run'"),
 	qr/block $vblk: value page: checksum mismatch/, 'verify reports the value page');
+
+# and the run's first key page too: verify reports the two pages, and goes
+# on through the value directory from the next key page's value pages
+$node->stop;
+my ($tv_kblk) = find_page($tv_path, 4, $tv_run, 'first');
+flip_payload($tv_path, $tv_kblk, 16);
+$node->start;
+is($node->safe_psql('postgres', "SELECT problems FROM widecol.verify('tv') WHERE segment = 'run'"),
+	"block $tv_kblk: checksum mismatch; block $vblk: value page: checksum mismatch",
+	'verify reports the damaged key page and value page, nothing that follows from them');
 
 # a damaged row version on a level-0 page (single-row inserts): reads fail
 # with an error naming the item and block instead of following its lengths
