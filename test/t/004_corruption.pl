@@ -184,6 +184,22 @@ is($sums->safe_psql('postgres', $app_sum),
 	  FROM generate_series(1, 20000) g WHERE g % 10 = 3}),
 	'reads of key and value pages with their CRCs covered by data checksums');
 is($sums->safe_psql('postgres', "SELECT bool_and(ok) FROM widecol.verify('s')"), 't', 'verify: ok');
+# the same reads through a partitioned parent of two widecol partitions,
+# a bigint key sought with int literals
+is($sums->safe_psql('postgres', q{
+	SET ROLE app;
+	CREATE TABLE sp (k bigint, day int, v text) PARTITION BY RANGE (day);
+	CREATE TABLE sp0 PARTITION OF sp FOR VALUES FROM (0) TO (10) USING widecol
+	  WITH (widecol.partition_key = 'k');
+	CREATE TABLE sp1 PARTITION OF sp FOR VALUES FROM (10) TO (20) USING widecol
+	  WITH (widecol.partition_key = 'k');
+	INSERT INTO sp SELECT g, g % 20, repeat('p', 40) || g FROM generate_series(1, 20000) g;
+	SELECT count(*), sum(length(v)), (SELECT v FROM sp WHERE k = 12345 AND day = 5)
+	  FROM sp WHERE k BETWEEN 100 AND 5000}),
+	$sums->safe_psql('postgres', q{
+	SELECT count(*), sum(length(repeat('p', 40) || g)), repeat('p', 40) || 12345
+	  FROM generate_series(100, 5000) g}),
+	'a partitioned parent of widecol partitions, int literals against a bigint key');
 my $s_run = $sums->safe_psql('postgres', "SELECT min(run_id) FROM widecol.runs('s')");
 my $s_path = $sums->data_dir . '/' . $sums->safe_psql('postgres', "SELECT pg_relation_filepath('s')");
 $sums->stop;

@@ -36,14 +36,24 @@ sub wait_for_log
 	return '';
 }
 
-# two runs of d, kept apart until the damage is in place (autocompact off)
-sql(q{
+# table $t with two runs, kept apart until the damage is in place
+# (autocompact off), in a database with the extension
+sub two_runs
+{
+	my $t = shift;
+	sql(qq{
 	CREATE EXTENSION widecol;
-	CREATE TABLE d (pk int, ck int, v text) USING widecol
+	CREATE TABLE $t (pk int, ck int, v text) USING widecol
 	  WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck',
 	        widecol.min_threshold = 2, widecol.autocompact = false);
-	INSERT INTO d SELECT g % 10, g, repeat('v', 50) || g FROM generate_series(1, 20000) g;
-	INSERT INTO d SELECT g % 10, g, repeat('w', 50) || g FROM generate_series(20001, 40000) g;
+	INSERT INTO $t SELECT g % 10, g, repeat('v', 50) || g FROM generate_series(1, 20000) g;
+	INSERT INTO $t SELECT g % 10, g, repeat('w', 50) || g FROM generate_series(20001, 40000) g;
+});
+	return;
+}
+
+two_runs('d');
+sql(q{
 	CREATE TABLE h (pk int, ck int, v text) USING widecol
 	  WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck', widecol.min_threshold = 2);
 });
@@ -146,14 +156,7 @@ $node = widecol_node('damaged_sums', qq{
 widecol.naptime = 1
 widecol.max_workers = 1
 }, extra => ['--data-checksums']);
-sql(q{
-	CREATE EXTENSION widecol;
-	CREATE TABLE d2 (pk int, ck int, v text) USING widecol
-	  WITH (widecol.partition_key = 'pk', widecol.clustering_key = 'ck',
-	        widecol.min_threshold = 2, widecol.autocompact = false);
-	INSERT INTO d2 SELECT g % 10, g, repeat('v', 50) || g FROM generate_series(1, 20000) g;
-	INSERT INTO d2 SELECT g % 10, g, repeat('w', 50) || g FROM generate_series(20001, 40000) g;
-});
+two_runs('d2');
 $run = sql("SELECT min(run_id) FROM widecol.runs('d2')");
 $path = $node->data_dir . '/' . sql("SELECT pg_relation_filepath('d2')");
 $node->stop;
