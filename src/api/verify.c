@@ -154,6 +154,49 @@ header_ranges(RunCheck *c, const char *payload, Size len)
 	return true;
 }
 
+/*
+ * wc_read_run_page_soft in a subtransaction: a page PostgreSQL itself
+ * refuses on its way into shared buffers (a data checksum that fails, a
+ * short read) becomes that page's problem, and verify goes on with the
+ * run's other pages instead of ending the run's check there.  For the
+ * pages verify reads once each (header, index, key, value, bloom pages);
+ * a bloom probe per partition key reads unguarded.
+ */
+static const char *
+guarded_read(RunCheck *c, BlockNumber blk, uint16 type, char *payload, Size *len,
+			 WcPageOpaqueData *op)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	const char *volatile p = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		p = wc_read_run_page_soft(c->rel, blk, type, c->run->run_id, payload, len, op, NULL);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		p = edata->message;
+	}
+	PG_END_TRY();
+	return p;
+}
+
 /* The run's header page; false if nothing more can be checked. */
 static bool
 check_header(RunCheck *c)
@@ -169,8 +212,7 @@ check_header(RunCheck *c)
 		problem(c->r, c->run->header_block, "run header past the end of the relation");
 		return false;
 	}
-	p = wc_read_run_page_soft(c->rel, c->run->header_block, WC_PAGE_RUN_HEADER, c->run->run_id,
-							  payload.data, &len, &op, NULL);
+	p = guarded_read(c, c->run->header_block, WC_PAGE_RUN_HEADER, payload.data, &len, &op);
 	c->r->pages++;
 	if (p || len < sizeof(WcRunHeader))
 	{
@@ -314,8 +356,7 @@ check_value_pages(RunCheck *c, BlockNumber dblk)
 		if (c->block.value_loaded[v] || vblk == c->bad_value)
 			continue;			/* shared with the key page before, checked */
 		p = (vblk >= c->nblocks) ? "value page past the end of the relation" :
-			wc_read_run_page_soft(c->rel, vblk, WC_PAGE_RUN_VALUES, c->run->run_id,
-								  vpayload.data, &len, &op, NULL);
+			guarded_read(c, vblk, WC_PAGE_RUN_VALUES, vpayload.data, &len, &op);
 		if (p == NULL)
 			p = codec_problem(c, op.flags);
 		if (p == NULL)
@@ -427,8 +468,7 @@ check_leaves(RunCheck *c)
 		const char *p;
 
 		c->r->pages++;
-		p = wc_read_run_page_soft(c->rel, leaf, WC_PAGE_RUN_INDEX, c->run->run_id,
-								  lpayload.data, &llen, &lop, NULL);
+		p = guarded_read(c, leaf, WC_PAGE_RUN_INDEX, lpayload.data, &llen, &lop);
 		if (p == NULL && (lop.aux != 0 || !wc_parse_index_soft(lpayload.data, llen, lop.count, entries)))
 			p = "malformed leaf index page";
 		if (p == NULL)
@@ -452,8 +492,7 @@ check_leaves(RunCheck *c)
 				problem(c->r, dblk, "data block past the end of the relation");
 				continue;
 			}
-			p = wc_read_run_page_soft(c->rel, dblk, WC_PAGE_RUN_DATA, c->run->run_id,
-									  payload.data, &len, &op, NULL);
+			p = guarded_read(c, dblk, WC_PAGE_RUN_DATA, payload.data, &len, &op);
 			if (p == NULL && len >= sizeof(WcKeyPageHeader))
 				p = key_codec_problem(c, ((WcKeyPageHeader *) payload.data)->flags);
 			if (p == NULL)
@@ -487,16 +526,14 @@ check_index_and_bloom(RunCheck *c)
 	for (BlockNumber b = c->hdr.leaf_first + c->hdr.nleaf_pages; b <= c->hdr.index_root; b++)
 	{
 		c->r->pages++;
-		p = wc_read_run_page_soft(c->rel, b, WC_PAGE_RUN_INDEX, c->run->run_id,
-								  payload.data, &len, &op, NULL);
+		p = guarded_read(c, b, WC_PAGE_RUN_INDEX, payload.data, &len, &op);
 		if (p)
 			problem(c->r, b, "index page: %s", p);
 	}
 	for (BlockNumber b = c->hdr.bloom_first; b < c->hdr.bloom_first + c->hdr.nbloom_pages; b++)
 	{
 		c->r->pages++;
-		p = wc_read_run_page_soft(c->rel, b, WC_PAGE_RUN_BLOOM, c->run->run_id,
-								  payload.data, &len, &op, NULL);
+		p = guarded_read(c, b, WC_PAGE_RUN_BLOOM, payload.data, &len, &op);
 		if (p)
 			problem(c->r, b, "bloom page: %s", p);
 		else if (WcRunBloomBlocked(&c->hdr) && len != WC_PAYLOAD_CAPACITY)

@@ -212,6 +212,14 @@ $sums->start;
 fails_like($sums, 'SET ROLE app; SELECT count(*) FROM s WHERE pk = 9',
 	qr/XX001: invalid page in block $kblk of relation base\/\d+\/\d+/,
 	'a scan over the damaged key page: PostgreSQL\'s checksum');
+# verify checks each page in a subtransaction of its own: both pages
+# PostgreSQL refuses are reported, with its message, and nothing else
+$report = $sums->safe_psql('postgres', "SELECT problems FROM widecol.verify('s') WHERE segment = 'run'");
+is(scalar(() = $report =~ /; /g), 1, 'verify on data checksums: two problems');
+like($report, qr/block $kblk: invalid page in block $kblk of relation base\/\d+\/\d+/,
+	'verify reports the key page PostgreSQL refused');
+like($report, qr/block $sblk: value page: invalid page in block $sblk of relation base\/\d+\/\d+/,
+	'and goes on to the value page');
 ($ret, $stdout, $stderr) = $sums->psql('postgres', q{
 	SET ignore_checksum_failure = on; SELECT count(*) FROM s WHERE pk = 9});
 like($stderr, qr/widecol: checksum mismatch in block $kblk of relation "s" \(run $s_run\)/,
