@@ -4,6 +4,10 @@
 # the relation, the block and the run (no crash, no wrong rows), and
 # widecol.verify() reports the block while the other runs stay ok.  The same
 # for a value page (a run's tuples), which reads of key columns skip.
+# verify reports a damaged key page alone, not what follows from it.  On a
+# cluster with data checksums, where queries leave the CRC to PostgreSQL's
+# check: PostgreSQL refuses the damaged pages, verify reports each, and
+# with ignore_checksum_failure widecol's CRC catches them.
 # Also: CREATE EXTENSION without shared_preload_libraries fails with a hint.
 use strict;
 use warnings;

@@ -6,7 +6,8 @@
 # failing on it; table_stats shows the table as damaged, widecol.compact
 # refuses it, other tables are still maintained.  A TRUNCATE (new storage)
 # or a verify that finds nothing wrong clears the mark, and maintenance
-# resumes.
+# resumes.  With data checksums a page PostgreSQL refuses is recorded and
+# skipped the same way.
 use strict;
 use warnings;
 
