@@ -185,12 +185,14 @@ guarded_read(RunCheck *c, BlockNumber blk, uint16 type, char *payload, Size *len
 
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
-			PG_RE_THROW();
 		FlushErrorState();
+		/* this subtransaction ends here, whatever the error: verify_guarded
+		 * rolls back only its own when it takes an error */
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
+			ReThrowError(edata);
 		p = edata->message;
 	}
 	PG_END_TRY();
