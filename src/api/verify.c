@@ -155,6 +155,59 @@ header_ranges(RunCheck *c, const char *payload, Size len)
 }
 
 /*
+ * Run step(arg) in a subtransaction.  NULL if it succeeded; else the error
+ * it raised, with the subtransaction rolled back (whatever the error: a
+ * caller that takes some errors and rethrows others, nested in another
+ * such call, must leave only its own level behind).
+ */
+static ErrorData *
+in_subtransaction(void (*step) (void *), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *volatile edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		step(arg);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return edata;
+}
+
+typedef struct PageRead
+{
+	RunCheck   *c;
+	BlockNumber blk;
+	uint16		type;
+	char	   *payload;
+	Size	   *len;
+	WcPageOpaqueData *op;
+	const char *problem;
+} PageRead;
+
+static void
+page_read_step(void *arg)
+{
+	PageRead   *pr = arg;
+
+	pr->problem = wc_read_run_page_soft(pr->c->rel, pr->blk, pr->type, pr->c->run->run_id,
+										pr->payload, pr->len, pr->op, NULL);
+}
+
+/*
  * wc_read_run_page_soft in a subtransaction: a page PostgreSQL itself
  * refuses on its way into shared buffers (a data checksum that fails, a
  * short read) becomes that page's problem, and verify goes on with the
@@ -166,37 +219,14 @@ static const char *
 guarded_read(RunCheck *c, BlockNumber blk, uint16 type, char *payload, Size *len,
 			 WcPageOpaqueData *op)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	const char *volatile p = NULL;
+	PageRead	pr = {c, blk, type, payload, len, op, NULL};
+	ErrorData  *edata = in_subtransaction(page_read_step, &pr);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		p = wc_read_run_page_soft(c->rel, blk, type, c->run->run_id, payload, len, op, NULL);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		/* this subtransaction ends here, whatever the error: verify_guarded
-		 * rolls back only its own when it takes an error */
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
-			ReThrowError(edata);
-		p = edata->message;
-	}
-	PG_END_TRY();
-	return p;
+	if (edata == NULL)
+		return pr.problem;
+	if (edata->sqlerrcode != ERRCODE_DATA_CORRUPTED)
+		ReThrowError(edata);
+	return edata->message;
 }
 
 /* The run's header page; false if nothing more can be checked. */
@@ -700,42 +730,39 @@ verify_gen(Relation rel, const WcL0Gen *gen, Report *r)
  * path makes and this file does not) becomes a problem of that segment,
  * and verify goes on with the next one.  Cancels and other errors go on.
  */
+typedef struct SegmentCheck
+{
+	Relation	rel;
+	WcRunSummary *run;
+	const WcL0Gen *gen;
+	Report	   *r;
+} SegmentCheck;
+
+static void
+segment_step(void *arg)
+{
+	SegmentCheck *sc = arg;
+
+	if (sc->run)
+		verify_run(sc->rel, sc->run, sc->r);
+	else
+		verify_gen(sc->rel, sc->gen, sc->r);
+}
+
 static void
 verify_guarded(Relation rel, WcRunSummary *run, const WcL0Gen *gen, Report *r)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
+	SegmentCheck sc = {rel, run, gen, r};
+	ErrorData  *edata = in_subtransaction(segment_step, &sc);
+	WcCorruption note;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		if (run)
-			verify_run(rel, run, r);
-		else
-			verify_gen(rel, gen, r);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-		WcCorruption note;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTERNAL_ERROR)
-			PG_RE_THROW();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		problem(r, wc_take_corruption(RelationGetRelid(rel), &note) ? note.block : InvalidBlockNumber,
-				"%s", edata->message);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
+	if (edata == NULL)
+		return;
+	if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_INTERNAL_ERROR)
+		ReThrowError(edata);
+	problem(r, wc_take_corruption(RelationGetRelid(rel), &note) ? note.block : InvalidBlockNumber,
+			"%s", edata->message);
+	FreeErrorData(edata);
 }
 
 /*
