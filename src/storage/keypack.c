@@ -259,12 +259,26 @@ wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
 }
 
 /*
+ * Rows a bounded unpack lays out between two looks at where it is: the
+ * last row of each step is compared with the bound.
+ */
+#define UNPACK_STEP 32
+
+/*
  * Unpack plen bytes of packed rows into dst, as wc_decode_block expects a
  * decompressed key block: nrows rows, then their offsets, rawsize bytes in
  * all.  NULL or what is wrong (the rows must fill exactly that).
+ *
+ * With hi (a read's upper bound, compared as the merge's above_hi does),
+ * the unpacking may stop early: once the last row of a step of
+ * UNPACK_STEP rows is past hi, no row after it is in the read's range.  A
+ * lookup by key then lays out about half of its key page, not all of it.
+ * *unpacked is the number of rows laid out; the rest of the block is not
+ * checked.
  */
 const char *
-wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize)
+wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize,
+			   const char *hi, int hilen, int *unpacked)
 {
 	const char *p = packed;
 	const char *end = packed + plen;
@@ -379,8 +393,15 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 		offsets[i] = (uint32) off;
 		follow_row(&pr, row, keypart);
 		off += keypart;
+		if (hi && (i + 1) % UNPACK_STEP == 0 && i + 1 < nrows &&
+			wc_compare_keys(WcRowKey(row), Min(keylen, hilen), hi, hilen) > 0)
+		{
+			*unpacked = i + 1;
+			return NULL;
+		}
 	}
 	if (p != end || off != rowsend)
 		return "packed key block does not match its rows";
+	*unpacked = nrows;
 	return NULL;
 }

@@ -125,7 +125,9 @@ typedef struct WcBlock
 	BufferAccessStrategy value_strategy;	/* for value pages, if not NULL */
 	BlockNumber blkno;
 	uint64		run_id;
-	int			nrows;
+	int			nrows;			/* rows laid out */
+	bool		partial;		/* ... the first of the page's, up to one past
+								 * a forward read's bound (wc_keys_unpack) */
 	char	   *raw;			/* key block, then the value area; the
 								 * WcBlock's address is stored just before */
 	uint32	   *offsets;

@@ -289,9 +289,9 @@ packed_scratch(void)
  * will be once its value page is loaded (the value area after the key
  * block); such rows are flagged WC_ROW_IN_BLOCK.  NULL or what is wrong.
  */
-const char *
-wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
-				WcBlock *block)
+static const char *
+decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
+			 WcBlock *block, const char *hi, int hilen)
 {
 	WcKeyPageHeader kh;
 	uint32		rawsize = op->aux;
@@ -304,6 +304,7 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	uint32		plen = 0;
 	const char *problem;
 	int			v = 0;
+	int			unpacked = (int) op->count;
 
 	if (len < sizeof(kh))
 		return "short key page";
@@ -343,14 +344,24 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	frame = payload + hlen;
 	if (kh.flags & WC_KEYS_PACKED)
 	{
-		/* format 10: decompress the packed rows aside, then lay them out */
+		/* format 10: the packed rows (decompressed aside unless stored as
+		 * they are), then laid out */
+		const char *packed = frame;
+
 		memcpy(&plen, frame - sizeof(uint32), sizeof(uint32));
 		if (plen == 0 || plen > rawsize)
 			return "invalid packed key block length";
-		problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen,
-								packed_scratch(), plen);
+		if (WcFlagsCodec(kh.flags) == WC_CODEC_NONE)
+			problem = (kh.keylen == plen) ? NULL : "uncompressed payload of the wrong size";
+		else
+		{
+			packed = packed_scratch();
+			problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen,
+									packed_scratch(), plen);
+		}
 		if (problem == NULL)
-			problem = wc_keys_unpack(packed_scratch(), plen, nrows, block->raw, rawsize);
+			problem = wc_keys_unpack(packed, plen, nrows, block->raw, rawsize,
+									 hi, hilen, &unpacked);
 	}
 	else
 		problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen, block->raw, rawsize);
@@ -359,7 +370,7 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 
 	rowsend = rawsize - nrows * sizeof(uint32);
 	block->offsets = (uint32 *) (block->raw + rowsend);
-	for (uint32 i = 0; i < nrows; i++)
+	for (int i = 0; i < unpacked; i++)
 	{
 		uint32		off = block->offsets[i];
 		WcRowHeader *row = (WcRowHeader *) (block->raw + off);
@@ -394,13 +405,26 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		row->flags |= WC_ROW_IN_BLOCK;
 	}
 	block->run_id = op->segment;
-	block->nrows = nrows;
+	block->nrows = unpacked;
+	block->partial = unpacked < (int) nrows;
 	return NULL;
 }
 
-void
-wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
-			  BufferAccessStrategy strategy)
+const char *
+wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
+				WcBlock *block)
+{
+	return decode_block(payload, len, op, block, NULL, 0);
+}
+
+/*
+ * Read and decode key page blkno into block.  With hi, a forward read's
+ * upper bound, the rows may be laid out only as far as the first one past
+ * it (block->partial; see wc_keys_unpack).
+ */
+static void
+block_read(Relation rel, BlockNumber blkno, WcBlock *block,
+		   BufferAccessStrategy strategy, const char *hi, int hilen)
 {
 	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	Page		page;
@@ -413,13 +437,21 @@ wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 	problem = check_run_page(page, WC_PAGE_RUN_DATA, block->run_id, &op,
 							 wc_page_crc_covered());
 	if (problem == NULL)
-		problem = wc_decode_block(PageGetContents(page), RunPagePayloadLen(page), &op, block);
+		problem = decode_block(PageGetContents(page), RunPagePayloadLen(page), &op, block,
+							   hi, hilen);
 	UnlockReleaseBuffer(buf);
 	if (problem)
 		corrupt(rel, blkno, block->run_id, problem);
 	block->blkno = blkno;
 	block->rel = rel;
 	block->strategy = strategy;
+}
+
+void
+wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
+			  BufferAccessStrategy strategy)
+{
+	block_read(rel, blkno, block, strategy, NULL, 0);
 }
 
 /*
@@ -1159,6 +1191,13 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 			r->row_pos++;
 			return row;
 		}
+		if (r->block_valid && r->block.partial)
+		{
+			/* its last row laid out is past hi: so is the rest of the run */
+			r->data_pos = r->ndata;
+			r->next_leaf = r->hdr.leaf_first + r->hdr.nleaf_pages;
+			return NULL;
+		}
 		if (r->data_pos >= r->ndata)
 		{
 			PGAlignedBlock payload;
@@ -1178,7 +1217,8 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 		}
 		CHECK_FOR_INTERRUPTS();
 		prefetch_ahead(r);
-		wc_block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy);
+		block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy,
+				   r->hi_key, r->hi_len);
 		r->block_valid = true;
 		r->blocks_read++;
 		r->row_pos = r->seek_key ? seek_in_block(r, false) : 0;

@@ -646,6 +646,20 @@ write_keys(WcRunWriter *w, int k)
 							  &flen, &kh.flags);
 	if (frame == NULL)
 		return false;
+
+	/*
+	 * Packing leaves a codec little to find (lz4 saved 0.03% of random uuid
+	 * keys, 0.8% of the device_daily_images keys), but every read of the
+	 * page would decompress it: packed rows a codec does not shrink by a
+	 * sixteenth are stored as they are, and read straight from the page.
+	 */
+	if (plen > 0 && WcFlagsCodec(kh.flags) != WC_CODEC_NONE &&
+		flen > plen - plen / 16 && plen <= WC_PAYLOAD_CAPACITY - hlen)
+	{
+		frame = w->packed;
+		flen = plen;
+		kh.flags = WC_CODEC_NONE;
+	}
 	if (plen > 0)
 		kh.flags |= WC_KEYS_PACKED;
 	kh.nvalues = nvalues;

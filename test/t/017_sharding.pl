@@ -401,7 +401,8 @@ unlike(c(q{PREPARE t(text, date) AS SELECT ts FROM img WHERE dev = $1 AND day = 
        SET plan_cache_mode = force_generic_plan; EXPLAIN (VERBOSE, COSTS OFF) EXECUTE t('cam-7', '2025-01-03')}),
 	qr/LIMIT 5::bigint/, 'nor for WITH TIES');
 my $union = q{SELECT ts FROM ((SELECT ts FROM img_shard_0 ORDER BY ts DESC LIMIT 5 OFFSET 1)
-    UNION ALL (SELECT ts FROM img_shard_1 ORDER BY ts DESC LIMIT 5 OFFSET 2)) x LIMIT 7};
+    UNION ALL (SELECT ts FROM img_shard_1 ORDER BY ts DESC LIMIT 5 OFFSET 2)) x ORDER BY ts DESC LIMIT 7};
+# (ordered: the Append may return either shard's rows first)
 is(c($union), c("SET widecol.shard_direct_reads = off; $union"), '... nor to reads with a LIMIT and OFFSET of their own');
 # a remote error keeps its SQLSTATE; the next read reconnects
 my ($r2, $o2, $e2) = $coord->psql('postgres',

@@ -216,7 +216,11 @@ is(p(q{SELECT bool_and(ok) FROM widecol.verify('k')}), 't', 'verify ok before th
 p('CHECKPOINT');
 my ($krun, $kpath, @kpages) = stopped_run_pages('k', 4);
 ok(@kpages >= 3, 'the run has key pages (' . scalar(@kpages) . ')');
-my ($kblk, $kpage) = @{ $kpages[ int(@kpages / 2) ] };
+# key pages lz4 shrinks by less than a sixteenth are stored as they are:
+# one that is lz4
+my ($klz4) = grep { (unpack('v', substr($_->[1], 24 + 2, 2)) & 15) == 0 } @kpages;
+ok(defined $klz4, 'one of them is lz4');
+my ($kblk, $kpage) = @{ $klz4 // $kpages[0] };
 is(unpack('v', substr($kpage, 24 + 2, 2)) & 15, 0, 'its key block is lz4 (codec 0)');
 is(unpack('v', substr($kpage, 24 + 2, 2)) & 0x10, 0x10, 'its rows are packed (format 10)');
 # the lz4 block: 40 bytes of 0xff make the first literal run longer than
