@@ -288,6 +288,8 @@ packed_scratch(void)
  * start of block->raw, and each row's tupoff is pointed at where its tuple
  * will be once its value page is loaded (the value area after the key
  * block); such rows are flagged WC_ROW_IN_BLOCK.  NULL or what is wrong.
+ * With hi, a packed block's rows may be laid out and checked only up to
+ * the first step of rows past it (block->partial, wc_keys_unpack).
  */
 static const char *
 decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
