@@ -452,6 +452,34 @@ SELECT count(*) AS ranges,
 RESET enable_seqscan;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_kb');
 DROP TABLE rf_kb, rf_kb_h, rf_kb_rep, rf_kb_rep_h;
+-- the same bounded reads through a partitioned parent of two widecol
+-- partitions, a bigint key sought by int literals and parameters, some rows
+-- with values stored out of line
+CREATE TABLE rf_kp (id bigint, c uuid, v text) PARTITION BY RANGE (id);
+CREATE TABLE rf_kp_a PARTITION OF rf_kp FOR VALUES FROM (MINVALUE) TO (2000) USING widecol
+  WITH (widecol.partition_key = 'id', widecol.clustering_key = 'c');
+CREATE TABLE rf_kp_b PARTITION OF rf_kp FOR VALUES FROM (2000) TO (MAXVALUE) USING widecol
+  WITH (widecol.partition_key = 'id', widecol.clustering_key = 'c');
+CREATE TABLE rf_kp_h (id bigint, c uuid, v text, PRIMARY KEY (id, c));
+INSERT INTO rf_kp_h SELECT g % 4000, md5(g::text)::uuid,
+       CASE WHEN g % 997 = 0 THEN (SELECT string_agg(md5((g * 100 + i)::text), '') FROM generate_series(1, 400) i)
+            ELSE 'v' || g END
+  FROM generate_series(1, 12000) g;
+INSERT INTO rf_kp SELECT * FROM rf_kp_h;
+SELECT sum(out_of_line) > 0 AS some_out_of_line
+  FROM (SELECT out_of_line FROM widecol.runs('rf_kp_a') UNION ALL SELECT out_of_line FROM widecol.runs('rf_kp_b')) r;
+SET enable_seqscan = off;
+SELECT count(*) AS partitions,
+       count(*) FILTER (WHERE (SELECT string_agg(w.c || md5(w.v), ',' ORDER BY w.c) FROM rf_kp w WHERE w.id = h.i) =
+                              (SELECT string_agg(x.c || md5(x.v), ',' ORDER BY x.c) FROM rf_kp_h x WHERE x.id = h.i)) AS same
+  FROM generate_series(0, 3999) h(i);
+PREPARE rf_kp_q(int) AS SELECT count(*), min(c::text) FROM rf_kp WHERE id = $1;
+EXECUTE rf_kp_q(1999);
+EXECUTE rf_kp_q(2000);
+SELECT count(*), min(c::text) FROM rf_kp_h WHERE id IN (1999, 2000) GROUP BY id ORDER BY id;
+DEALLOCATE rf_kp_q;
+RESET enable_seqscan;
+DROP TABLE rf_kp, rf_kp_h;
 
 DROP TABLE rf_bigkey, rf_bigkey_h, rf_wide, rf_wide_h, rf_keys, rf_keys_h, rf_del;
 DROP FUNCTION rf_same(regclass, regclass);
