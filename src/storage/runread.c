@@ -1438,8 +1438,11 @@ probe_bloom_block(Relation rel, WcRunReader *r, BlockNumber blk, uint64 hash)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	problem = check_run_page_header(page, WC_PAGE_RUN_BLOOM, r->hdr.run_id, &op);
-	if (problem == NULL)
+	/* the block's CRC, unless PostgreSQL's data checksum covered the page */
+	if (problem == NULL && !wc_page_crc_covered())
 		problem = wc_bloom_block_problem(PageGetContents(page), RunPagePayloadLen(page), hash);
+	else if (problem == NULL && RunPagePayloadLen(page) != WC_PAYLOAD_CAPACITY)
+		problem = "bloom page of the wrong length";
 	if (problem == NULL)
 		found = wc_bloom_test(PageGetContents(page), hash, true);
 	UnlockReleaseBuffer(buf);

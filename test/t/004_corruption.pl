@@ -237,6 +237,22 @@ $report = $sums->safe_psql('postgres',
 	"SET ignore_checksum_failure = on; SELECT problems FROM widecol.verify('s') WHERE segment = 'run'");
 like($report, qr/block $kblk: checksum mismatch/, 'verify reports the key page');
 like($report, qr/block $sblk: value page: checksum mismatch/, 'verify reports the value page');
+# a lookup's bloom probe likewise leaves the checked block's CRC to
+# PostgreSQL's checksum: a damaged bloom page is refused on its way in,
+# and with ignore_checksum_failure the block's CRC catches it
+$sums->stop;
+my ($bblk) = find_page($s_path, 6, $s_run, 'first');
+ok(defined $bblk, 'found a bloom page of the run');
+flip_bytes($s_path, $bblk, 24, 8000);
+$sums->start;
+fails_like($sums, 'SET ROLE app; SELECT count(*) FROM s WHERE pk = 4',
+	qr/XX001: invalid page in block $bblk of relation base\/\d+\/\d+/,
+	'a lookup probing the damaged bloom page: PostgreSQL\'s checksum');
+($ret, $stdout, $stderr) = $sums->psql('postgres', q{
+	SET ignore_checksum_failure = on; SELECT count(*) FROM s WHERE pk = 4});
+like($stderr, qr/widecol: bloom block checksum mismatch in block $bblk of relation "s" \(run $s_run\)/,
+	'with ignore_checksum_failure the bloom block\'s CRC catches it');
+unlike($stdout, qr/\d/, 'no count returned');
 ok($sums->safe_psql('postgres', 'SELECT 1') eq '1', 'server still up');
 $sums->stop;
 
