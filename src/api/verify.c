@@ -99,7 +99,7 @@ bloom_has(Relation rel, const WcRunHeader *hdr, const char *pk, int pklen, Repor
 	if (!WcRunBloomBlocked(hdr))
 		return wc_bloom_test(payload.data, hash, false);
 	/* a damaged block is reported once, for its page (check_index_and_bloom) */
-	return wc_bloom_block_problem(payload.data, len, hash) != NULL ||
+	return wc_bloom_block_problem(payload.data, len, hash, true) != NULL ||
 		wc_bloom_test(payload.data, hash, true);
 }
 

@@ -131,14 +131,15 @@ wc_bloom_test(const char *page_payload, uint64 hash, bool blocked)
 
 /*
  * Blocked layout: what is wrong with a page of len payload bytes for a
- * probe of hash (its length, the checksum of the block probed), or NULL.
+ * probe of hash (its length; with check_crc the checksum of the block
+ * probed), or NULL.
  */
 const char *
-wc_bloom_block_problem(const char *page_payload, Size len, uint64 hash)
+wc_bloom_block_problem(const char *page_payload, Size len, uint64 hash, bool check_crc)
 {
 	if (len != WC_PAYLOAD_CAPACITY)
 		return "bloom page of the wrong length";
-	if (!block_crc_ok(page_payload, block_of(hash)))
+	if (check_crc && !block_crc_ok(page_payload, block_of(hash)))
 		return "bloom block checksum mismatch";
 	return NULL;
 }

@@ -27,7 +27,8 @@ extern uint32 wc_bloom_page_for(uint32 npages, uint64 hash);
 extern void wc_bloom_set(char *page_payload, uint64 hash, bool blocked);
 extern void wc_bloom_seal(char *page_payload);
 extern bool wc_bloom_test(const char *page_payload, uint64 hash, bool blocked);
-extern const char *wc_bloom_block_problem(const char *page_payload, Size len, uint64 hash);
+extern const char *wc_bloom_block_problem(const char *page_payload, Size len, uint64 hash,
+										  bool check_crc);
 extern int	wc_bloom_bad_block(const char *page_payload);
 
 #endif

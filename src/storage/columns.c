@@ -576,12 +576,12 @@ compress:
 				Size		probe_len;
 				WcCodec		probe;
 
-				(void) wc_compress(WC_CODEC_LZ4, level, src, rawlen, rawlen, zbuf, &probe_len, &probe);
+				(void) wc_compress(WC_CODEC_LZ4, level, src, rawlen, rawlen, 0, zbuf, &probe_len, &probe);
 				repeats = probe == WC_CODEC_LZ4 && probe_len * 10 < (Size) rawlen * 9;
 			}
 			z = NULL;
 			if (!packed || repeats)
-				z = wc_compress(cc, level, src, rawlen, room, zbuf, &zlen, &zused);
+				z = wc_compress(cc, level, src, rawlen, room, 0, zbuf, &zlen, &zused);
 			if (packed && (z == NULL || plen * 9 <= zlen * 10))
 			{
 				z = scratch + used;

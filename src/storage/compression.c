@@ -114,14 +114,17 @@ zstd_compress(const char *raw, Size rawsize, char *buf, int level)
 /*
  * Compress `raw` with `codec` (zstd at `level`) for a payload of at most
  * `capacity` bytes: the compressed image (in buf, wc_compress_bound bytes)
- * if it is smaller and fits, else the raw bytes if they fit (*used =
- * WC_CODEC_NONE), else NULL.  *len is the payload's length.
+ * if it is smaller by at least min_saving bytes and fits, else the raw
+ * bytes if they fit (*used = WC_CODEC_NONE), else the compressed image if
+ * it is smaller and fits, else NULL.  *len is the payload's length.  (A
+ * page every read decodes is not worth a codec that saves little of it.)
  */
 const char *
 wc_compress(WcCodec codec, int level, const char *raw, Size rawsize, Size capacity,
-			char *buf, Size *len, WcCodec *used)
+			Size min_saving, char *buf, Size *len, WcCodec *used)
 {
 	int			clen = -1;
+	bool		compressed_fits;
 
 	Assert(codec != WC_CODEC_ZSTD || level != 0);
 	if (codec == WC_CODEC_LZ4)
@@ -129,8 +132,9 @@ wc_compress(WcCodec codec, int level, const char *raw, Size rawsize, Size capaci
 									LZ4_compressBound((int) rawsize));
 	else if (codec == WC_CODEC_ZSTD)
 		clen = zstd_compress(raw, rawsize, buf, level);
-	if (codec != WC_CODEC_NONE &&
-		clen > 0 && (Size) clen < rawsize && (Size) clen <= capacity)
+	compressed_fits = codec != WC_CODEC_NONE &&
+		clen > 0 && (Size) clen < rawsize && (Size) clen <= capacity;
+	if (compressed_fits && (rawsize - clen >= min_saving || rawsize > capacity))
 	{
 		*len = clen;
 		*used = codec;
@@ -145,6 +149,26 @@ wc_compress(WcCodec codec, int level, const char *raw, Size rawsize, Size capaci
 	return NULL;
 }
 
+#define NONE_WRONG_SIZE "uncompressed payload of the wrong size"
+
+/*
+ * The rawsize bytes `len` bytes of `src` written with `codec` decode to:
+ * src itself if they are stored as is (no copy), else dst, decompressed
+ * there.  *problem as wc_decompress's.
+ */
+const char *
+wc_decompressed(WcCodec codec, const char *src, Size len, char *dst, Size rawsize,
+				const char **problem)
+{
+	if (codec == WC_CODEC_NONE)
+	{
+		*problem = (len == rawsize) ? NULL : NONE_WRONG_SIZE;
+		return src;
+	}
+	*problem = wc_decompress(codec, src, len, dst, rawsize);
+	return dst;
+}
+
 /*
  * Decompress `len` bytes of `src`, written with `codec`, into exactly
  * `rawsize` bytes at dst.  NULL, or what is wrong (the caller reports it
@@ -157,7 +181,7 @@ wc_decompress(WcCodec codec, const char *src, Size len, char *dst, Size rawsize)
 	{
 		case WC_CODEC_NONE:
 			if (len != rawsize)
-				return "uncompressed payload of the wrong size";
+				return NONE_WRONG_SIZE;
 			memcpy(dst, src, len);
 			return NULL;
 		case WC_CODEC_LZ4:

@@ -40,9 +40,12 @@ extern int	wc_ingest_key_codec;	/* WC_CODEC_LZ4 or WC_CODEC_ZSTD */
 extern int	wc_compaction_key_codec;	/* the same, for compaction */
 
 extern const char *wc_compress(WcCodec codec, int level, const char *raw, Size rawsize, Size capacity,
+							   Size min_saving,
 							   char *buf, Size *len, WcCodec *used);
 extern const char *wc_decompress(WcCodec codec, const char *src, Size len,
 								 char *dst, Size rawsize);
+extern const char *wc_decompressed(WcCodec codec, const char *src, Size len,
+								   char *dst, Size rawsize, const char **problem);
 extern const char *wc_codec_name(WcCodec codec);
 
 #endif

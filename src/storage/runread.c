@@ -348,19 +348,13 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	{
 		/* format 10: the packed rows (decompressed aside unless stored as
 		 * they are), then laid out */
-		const char *packed = frame;
+		const char *packed;
 
 		memcpy(&plen, frame - sizeof(uint32), sizeof(uint32));
 		if (plen == 0 || plen > rawsize)
 			return "invalid packed key block length";
-		if (WcFlagsCodec(kh.flags) == WC_CODEC_NONE)
-			problem = (kh.keylen == plen) ? NULL : "uncompressed payload of the wrong size";
-		else
-		{
-			packed = packed_scratch();
-			problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen,
-									packed_scratch(), plen);
-		}
+		packed = wc_decompressed(WcFlagsCodec(kh.flags), frame, kh.keylen,
+								 packed_scratch(), plen, &problem);
 		if (problem == NULL)
 			problem = wc_keys_unpack(packed, plen, nrows, block->raw, rawsize,
 									 hi, hilen, &unpacked);
@@ -1439,10 +1433,9 @@ probe_bloom_block(Relation rel, WcRunReader *r, BlockNumber blk, uint64 hash)
 	page = BufferGetPage(buf);
 	problem = check_run_page_header(page, WC_PAGE_RUN_BLOOM, r->hdr.run_id, &op);
 	/* the block's CRC, unless PostgreSQL's data checksum covered the page */
-	if (problem == NULL && !wc_page_crc_covered())
-		problem = wc_bloom_block_problem(PageGetContents(page), RunPagePayloadLen(page), hash);
-	else if (problem == NULL && RunPagePayloadLen(page) != WC_PAYLOAD_CAPACITY)
-		problem = "bloom page of the wrong length";
+	if (problem == NULL)
+		problem = wc_bloom_block_problem(PageGetContents(page), RunPagePayloadLen(page), hash,
+										 !wc_page_crc_covered());
 	if (problem == NULL)
 		found = wc_bloom_test(PageGetContents(page), hash, true);
 	UnlockReleaseBuffer(buf);

@@ -457,11 +457,11 @@ next_pending(WcRunWriter *w)
  */
 static const char *
 compress_for_page(WcRunWriter *w, WcCodec codec, const char *raw, Size rawsize,
-				  Size capacity, Size *len, uint16 *flags)
+				  Size capacity, Size min_saving, Size *len, uint16 *flags)
 {
 	WcCodec		used;
 	const char *out = wc_compress(codec, w->codec_level, raw, rawsize, capacity,
-								  w->cbuf, len, &used);
+								  min_saving, w->cbuf, len, &used);
 
 	*flags = (uint16) used;
 	return out;
@@ -509,7 +509,7 @@ write_values(WcRunWriter *w, int k)
 			w->vratio = Max(1.0, w->vratio * 0.95);
 		}
 		if (payload == NULL)
-			payload = compress_for_page(w, w->value_codec, w->vraw, bytes, WC_PAYLOAD_CAPACITY,
+			payload = compress_for_page(w, w->value_codec, w->vraw, bytes, WC_PAYLOAD_CAPACITY, 0,
 										&plen, &flags);
 		if (payload == NULL)
 			return false;
@@ -641,11 +641,6 @@ write_keys(WcRunWriter *w, int k)
 		plen = (uint32) wc_keys_pack(w->image, w->koff, k, rowbytes, w->packed);
 	if (plen > 0)
 		hlen += sizeof(uint32);
-	frame = compress_for_page(w, w->key_codec, plen > 0 ? w->packed : w->image,
-							  plen > 0 ? plen : rawsize, WC_PAYLOAD_CAPACITY - hlen,
-							  &flen, &kh.flags);
-	if (frame == NULL)
-		return false;
 
 	/*
 	 * Packing leaves a codec little to find (lz4 saved 0.03% of random uuid
@@ -653,13 +648,11 @@ write_keys(WcRunWriter *w, int k)
 	 * page would decompress it: packed rows a codec does not shrink by a
 	 * sixteenth are stored as they are, and read straight from the page.
 	 */
-	if (plen > 0 && WcFlagsCodec(kh.flags) != WC_CODEC_NONE &&
-		flen > plen - plen / 16 && plen <= WC_PAYLOAD_CAPACITY - hlen)
-	{
-		frame = w->packed;
-		flen = plen;
-		kh.flags = WC_CODEC_NONE;
-	}
+	frame = compress_for_page(w, w->key_codec, plen > 0 ? w->packed : w->image,
+							  plen > 0 ? plen : rawsize, WC_PAYLOAD_CAPACITY - hlen,
+							  plen / 16, &flen, &kh.flags);
+	if (frame == NULL)
+		return false;
 	if (plen > 0)
 		kh.flags |= WC_KEYS_PACKED;
 	kh.nvalues = nvalues;
