@@ -127,7 +127,10 @@ SET widecol.compaction_key_codec = zstd;
 SELECT widecol.compact('rf_z', major => true) > 0 AS compacted;
 RESET widecol.compaction_key_codec;
 SELECT count(*) AS runs, sum(ntombstones) AS tombstones FROM widecol.runs('rf_z');
-SELECT kind, codec FROM widecol.run_pages('rf_z') WHERE kind IN ('key', 'value', 'value_columns') ORDER BY 1, 2;
+-- (a key page zstd does not shrink by a sixteenth is stored as it is; how
+-- much it shrinks depends on the rows' write times, so some may be)
+SELECT DISTINCT kind, codec FROM widecol.run_pages('rf_z')
+  WHERE kind IN ('key', 'value', 'value_columns') AND codec <> 'none' ORDER BY 1, 2;
 SELECT count(*), rf_same('rf_z', 'rf_z_h') AS same FROM rf_z;
 SELECT count(*) FILTER (WHERE widecol.ttl(tableoid, ctid) > interval '23 hours') AS with_ttl FROM rf_z;
 SELECT c, t, length(big), md5(big) = (SELECT md5(big) FROM rf_z_h h WHERE h.c = z.c) AS same_big
@@ -405,10 +408,11 @@ DROP TABLE rf_pk, rf_pk9, rf_pk10, rf_pk_h, rf_pk_wt;
 -- taken what lz4 would find) are stored as they are and unpacked straight
 -- from the page; keys lz4 still shrinks by a sixteenth stay lz4.  A read
 -- with an upper bound (a lookup by key, a clustering range) lays out a key
--- page only up to the first step of rows past the bound (storage/keypack.c
+-- page only up to the first step of rows past the bound, and one seeking a
+-- key only from the step before the key's (storage/keypack.c
 -- wc_keys_unpack): every key looked up at every position of its page,
--- ranges ending anywhere in a page, partitions spanning pages, as the heap
--- copy has them.
+-- ranges ending and starting anywhere in a page, partitions spanning pages,
+-- as the heap copy has them.
 CREATE TABLE rf_kb_h (id uuid, c uuid, v text, PRIMARY KEY (id, c));
 INSERT INTO rf_kb_h SELECT md5('kb' || (g % 4000))::uuid, md5(g::text)::uuid, repeat('v', g % 17)
   FROM generate_series(1, 12000) g;
@@ -449,9 +453,34 @@ SELECT count(*) AS ranges,
        count(*) FILTER (WHERE (SELECT count(*) FROM rf_kb_rep w WHERE w.id = h.id AND w.c BETWEEN h.c - 500 AND h.c) =
                               (SELECT count(*) FROM rf_kb_rep_h x WHERE x.id = h.id AND x.c BETWEEN h.c - 500 AND h.c)) AS same
   FROM rf_kb_rep_h h WHERE c % 37 = 0;
+-- ranges starting at each row: a read seeking a key inside a key page
+-- follows the rows before the step of rows holding it without laying them
+-- out; the first rows at and after the key, as the heap copy has them
+SELECT count(*) AS ranges,
+       count(*) FILTER (WHERE (SELECT string_agg(s.c || s.v, ',') FROM (SELECT w.c, w.v FROM rf_kb_rep w WHERE w.id = h.id AND w.c >= h.c ORDER BY w.c LIMIT 40) s) =
+                              (SELECT string_agg(s.c || s.v, ',') FROM (SELECT x.c, x.v FROM rf_kb_rep_h x WHERE x.id = h.id AND x.c >= h.c ORDER BY x.c LIMIT 40) s)
+                          AND (SELECT string_agg(s.c::text, ',') FROM (SELECT w.c FROM rf_kb_rep w WHERE w.id = h.id AND w.c > h.c ORDER BY w.c LIMIT 3) s) IS NOT DISTINCT FROM
+                              (SELECT string_agg(s.c::text, ',') FROM (SELECT x.c FROM rf_kb_rep_h x WHERE x.id = h.id AND x.c > h.c ORDER BY x.c LIMIT 3) s)) AS same
+  FROM rf_kb_rep_h h;
 RESET enable_seqscan;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_kb');
 DROP TABLE rf_kb, rf_kb_h, rf_kb_rep, rf_kb_rep_h;
+-- 40 versions of each of 30 keys in one run (one transaction's updates,
+-- flushed): a step of rows starts inside each key's versions, and a lookup
+-- must still meet the newest, the first of them
+CREATE TABLE rf_kv (id int, v int) USING widecol WITH (widecol.partition_key = 'id');
+BEGIN;
+INSERT INTO rf_kv SELECT g, 0 FROM generate_series(1, 3000) g;
+DO $$ BEGIN FOR i IN 1..40 LOOP UPDATE rf_kv SET v = v + 1 WHERE id % 100 = 7; END LOOP; END $$;
+COMMIT;
+SELECT widecol.flush('rf_kv') AS flushed;
+SELECT nrows FROM widecol.runs('rf_kv') ORDER BY run_id;
+SET enable_seqscan = off;
+SELECT count(*) AS keys,
+       count(*) FILTER (WHERE (SELECT v FROM rf_kv w WHERE w.id = g) = CASE WHEN g % 100 = 7 THEN 40 ELSE 0 END) AS newest
+  FROM generate_series(1, 3000) g;
+RESET enable_seqscan;
+DROP TABLE rf_kv;
 -- the same bounded reads through a partitioned parent of two widecol
 -- partitions, a bigint key sought by int literals and parameters, some rows
 -- with values stored out of line

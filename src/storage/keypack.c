@@ -260,117 +260,230 @@ wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
 
 /*
  * Rows a bounded unpack lays out between two looks at where it is: the
- * last row of each step is compared with the bound.
+ * last row of each step is compared with the upper bound, the first row of
+ * each step with the lower bound.
  */
 #define UNPACK_STEP 32
+
+/* One packed row read (parse_row): its header as laid out, and its key as
+ * the bytes it shares with the previous key and the rest. */
+typedef struct PackedRow
+{
+	WcRowHeader h;
+	Size		keypart;
+	uint16		shared;
+	const char *suffix;			/* keylen - shared bytes */
+} PackedRow;
+
+/*
+ * Read the packed row at *pp into out, predicted from pr; NULL or what is
+ * wrong.  Only what unpacking itself relies on is checked here: what a
+ * row's fields mean (pklen, flags) wc_decode_block checks, as for unpacked
+ * blocks.
+ */
+static pg_attribute_always_inline const char *
+parse_row(const char **pp, const char *end, const Prediction *pr, PackedRow *out)
+{
+	const char *p = *pp;
+	WcRowHeader *h = &out->h;
+	uint8		tag;
+	uint64		v,
+				flags = 0,
+				expire = 0,
+				tupdelta = 0,
+				extra,
+				shared;
+	int64		at;
+
+	h->xid = pr->xid;
+	h->cid = pr->cid;
+	h->keylen = pr->keylen;
+	h->pklen = pr->pklen;
+	if (p >= end)
+		return "packed key block ends early";
+	tag = (uint8) *p++;
+	if (tag & ~TAG_ALL)
+		return "invalid packed key row";
+	if (tag & TAG_XID)
+	{
+		if (end - p < (ptrdiff_t) sizeof(TransactionId))
+			return "packed key block ends early";
+		memcpy(&h->xid, p, sizeof(TransactionId));
+		p += sizeof(TransactionId);
+	}
+	if ((tag & TAG_CID) && !get_varint(&p, end, &v))
+		return "invalid packed key row";
+	else if (tag & TAG_CID)
+		h->cid = (CommandId) v;
+	if ((tag & TAG_FLAGS) && !get_varint(&p, end, &flags))
+		return "invalid packed key row";
+	if (tag & TAG_KEYLEN)
+	{
+		if (!get_varint(&p, end, &v) || v > WC_MAX_KEY_SIZE)
+			return "invalid packed key row";
+		h->keylen = (uint16) v;
+	}
+	if (tag & TAG_PKLEN)
+	{
+		if (!get_varint(&p, end, &v) || v > WC_MAX_KEY_SIZE)
+			return "invalid packed key row";
+		h->pklen = (uint16) v;
+	}
+	if ((tag & TAG_EXPIRE) && !get_varint(&p, end, &expire))
+		return "invalid packed key row";
+	if ((tag & TAG_TUPOFF) && !get_varint(&p, end, &tupdelta))
+		return "invalid packed key row";
+	if (!get_varint(&p, end, &v) || !get_varint(&p, end, &extra) ||
+		!get_varint(&p, end, &shared))
+		return "invalid packed key row";
+	if (flags > PG_UINT16_MAX ||
+		extra > PG_UINT32_MAX - sizeof(WcRowHeader) - h->keylen ||
+		shared > Min(h->keylen, pr->keylen) ||
+		end - p < (ptrdiff_t) (h->keylen - shared))
+		return "invalid packed key row";
+	out->keypart = WcRowTupleOffset(h->keylen);
+	h->write_ts = (int64) ((uint64) pr->write_ts + (uint64) unzigzag(v));
+	h->expire_at = (tag & TAG_EXPIRE) ?
+		(int64) ((uint64) h->write_ts + (uint64) unzigzag(expire)) : 0;
+	h->len = (uint32) (sizeof(WcRowHeader) + h->keylen + extra);
+	h->flags = (uint16) flags;
+	h->blockoff = 0;
+	at = predicted_tupoff(pr, h, out->keypart) + unzigzag(tupdelta);
+	if (at < PG_INT32_MIN || at > PG_INT32_MAX)
+		return "invalid packed key row";
+	h->tupoff = (int32) at;
+	out->shared = (uint16) shared;
+	out->suffix = p;
+	*pp = p + (h->keylen - shared);
+	return NULL;
+}
+
+/* Where an unpack is: the prediction, the packed bytes and the layout. */
+typedef struct UnpackState
+{
+	Prediction	pr;
+	const char *p;
+	Size		off;
+	int			row;
+} UnpackState;
+
+/* An UnpackState kept at a step's first row, with the key pr.key points to. */
+typedef struct UnpackMark
+{
+	UnpackState st;
+	char		key[WC_MAX_KEY_SIZE + 8];
+} UnpackMark;
+
+static inline void
+mark_state(UnpackMark *m, const UnpackState *st)
+{
+	m->st = *st;
+	if (st->pr.key)
+	{
+		memcpy(m->key, st->pr.key, st->pr.keylen);
+		m->st.pr.key = m->key;
+	}
+}
+
+/*
+ * Follow the rows from st without laying them out, to the step before the
+ * first one whose first row is >= lo (the last step if there is none):
+ * rows before it are below lo, and a forward read from lo never looks at
+ * them.  A lookup then lays out the rows of one or two steps of its key
+ * page, not the half of it up to the key.  On return st is at that step's
+ * first row, its pr.key in marks[].
+ */
+static const char *
+skim_to(UnpackState *st, const char *end, int nrows, Size rowsend,
+		const char *lo, int lolen, UnpackMark *marks)
+{
+	char		key[WC_MAX_KEY_SIZE + 8];
+	int			step = 0;
+
+	mark_state(&marks[0], st);
+	while (st->row < nrows)
+	{
+		PackedRow	pk;
+		const char *problem = parse_row(&st->p, end, &st->pr, &pk);
+		bool		step_start = st->row % UNPACK_STEP == 0;
+
+		if (problem)
+			return problem;
+		if (st->off + pk.keypart > rowsend)
+			return "packed key rows overrun their block";
+		/* the previous key is in key[] already: a row changes its suffix */
+		if (likely(end - pk.suffix >= pk.h.keylen - pk.shared + 8))
+			copy_words(key + pk.shared, pk.suffix, pk.h.keylen - pk.shared);
+		else
+			memcpy(key + pk.shared, pk.suffix, pk.h.keylen - pk.shared);
+		follow_row(&st->pr, &pk.h, pk.keypart);
+		st->pr.key = key;
+		st->off += pk.keypart;
+		st->row++;
+		if (step_start && wc_compare_keys(key, pk.h.keylen, lo, lolen) >= 0)
+		{
+			/* this step starts at or past lo: lay out from the one before */
+			*st = marks[Max(step - 1, 0) & 1].st;
+			return NULL;
+		}
+		if (st->row % UNPACK_STEP == 0 && st->row < nrows)
+			mark_state(&marks[++step & 1], st);
+	}
+	*st = marks[step & 1].st;
+	return NULL;
+}
 
 /*
  * Unpack plen bytes of packed rows into dst, as wc_decode_block expects a
  * decompressed key block: nrows rows, then their offsets, rawsize bytes in
  * all.  NULL or what is wrong (the rows must fill exactly that).
  *
- * With hi (a read's upper bound, compared as the merge's above_hi does),
- * the unpacking may stop early: once the last row of a step of
- * UNPACK_STEP rows is past hi, no row after it is in the read's range.  A
- * lookup by key then lays out about half of its key page, not all of it.
- * *unpacked is the number of rows laid out; the rest of the block is not
- * checked.
+ * With lo and hi (a forward read's bounds, compared as the merge's
+ * below_lo and above_hi do), the rows laid out may be only the ones from
+ * *first to *unpacked: the unpacking follows the rows without laying them
+ * out up to the step before the first one starting at or past lo (no row
+ * before that step is in the read's range), and stops once the last row
+ * of a step is past hi (no row after it is).  A lookup by key then lays out
+ * one or two steps of its key page.  The rows not laid out are not checked
+ * past what following them needs.
  */
 const char *
 wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize,
-			   const char *hi, int hilen, int *unpacked)
+			   const char *lo, int lolen, const char *hi, int hilen,
+			   int *first, int *unpacked)
 {
-	const char *p = packed;
 	const char *end = packed + plen;
 	Size		rowsend;
 	uint32	   *offsets;
-	Prediction	pr = first_row;
-	Size		off = 0;
+	UnpackState st = {first_row, packed, 0, 0};
+	UnpackMark	marks[2];
 
 	if (rawsize < (Size) nrows * sizeof(uint32))
 		return "invalid packed key block";
 	rowsend = rawsize - (Size) nrows * sizeof(uint32);
 	offsets = (uint32 *) (dst + rowsend);
-	for (int i = 0; i < nrows; i++)
+	if (lo && nrows > UNPACK_STEP)
 	{
-		WcRowHeader *row = (WcRowHeader *) (dst + off);
-		uint8		tag;
-		TransactionId xid = pr.xid;
-		CommandId	cid = pr.cid;
-		uint16		keylen = pr.keylen,
-					pklen = pr.pklen;
-		uint64		v,
-					flags = 0,
-					expire = 0,
-					tupdelta = 0,
-					extra,
-					shared;
-		Size		keypart;
-		int64		at;
+		const char *problem = skim_to(&st, end, nrows, rowsend, lo, lolen, marks);
 
-		if (p >= end)
-			return "packed key block ends early";
-		tag = (uint8) *p++;
-		if (tag & ~TAG_ALL)
-			return "invalid packed key row";
-		if (tag & TAG_XID)
-		{
-			if (end - p < (ptrdiff_t) sizeof(TransactionId))
-				return "packed key block ends early";
-			memcpy(&xid, p, sizeof(TransactionId));
-			p += sizeof(TransactionId);
-		}
-		if ((tag & TAG_CID) && !get_varint(&p, end, &v))
-			return "invalid packed key row";
-		else if (tag & TAG_CID)
-			cid = (CommandId) v;
-		if ((tag & TAG_FLAGS) && !get_varint(&p, end, &flags))
-			return "invalid packed key row";
-		if (tag & TAG_KEYLEN)
-		{
-			if (!get_varint(&p, end, &v) || v > WC_MAX_KEY_SIZE)
-				return "invalid packed key row";
-			keylen = (uint16) v;
-		}
-		if (tag & TAG_PKLEN)
-		{
-			if (!get_varint(&p, end, &v) || v > WC_MAX_KEY_SIZE)
-				return "invalid packed key row";
-			pklen = (uint16) v;
-		}
-		if ((tag & TAG_EXPIRE) && !get_varint(&p, end, &expire))
-			return "invalid packed key row";
-		if ((tag & TAG_TUPOFF) && !get_varint(&p, end, &tupdelta))
-			return "invalid packed key row";
-		if (!get_varint(&p, end, &v) || !get_varint(&p, end, &extra) ||
-			!get_varint(&p, end, &shared))
-			return "invalid packed key row";
-		/* what a row's fields mean (pklen, flags) wc_decode_block checks, as
-		 * for unpacked blocks; here only what unpacking itself relies on */
-		if (flags > PG_UINT16_MAX ||
-			extra > PG_UINT32_MAX - sizeof(WcRowHeader) - keylen ||
-			shared > Min(keylen, pr.keylen) ||
-			end - p < (ptrdiff_t) (keylen - shared))
-			return "invalid packed key row";
-		keypart = WcRowTupleOffset(keylen);
-		if (off + keypart > rowsend)
+		if (problem)
+			return problem;
+	}
+	*first = st.row;
+	for (int i = st.row; i < nrows; i++)
+	{
+		WcRowHeader *row = (WcRowHeader *) (dst + st.off);
+		PackedRow	pk;
+		const char *problem = parse_row(&st.p, end, &st.pr, &pk);
+		uint16		keylen = pk.h.keylen,
+					shared = pk.shared;
+
+		if (problem)
+			return problem;
+		if (st.off + pk.keypart > rowsend)
 			return "packed key rows overrun their block";
-
-		row->write_ts = (int64) ((uint64) pr.write_ts + (uint64) unzigzag(v));
-		row->expire_at = (tag & TAG_EXPIRE) ?
-			(int64) ((uint64) row->write_ts + (uint64) unzigzag(expire)) : 0;
-		row->xid = xid;
-		row->cid = cid;
-		row->len = (uint32) (sizeof(WcRowHeader) + keylen + extra);
-		row->keylen = keylen;
-		row->pklen = pklen;
-		row->flags = (uint16) flags;
-		row->blockoff = 0;
-		at = predicted_tupoff(&pr, row, keypart) + unzigzag(tupdelta);
-		if (at < PG_INT32_MIN || at > PG_INT32_MAX)
-			return "invalid packed key row";
-		row->tupoff = (int32) at;
-		if (likely(off + keypart + 8 <= rowsend && end - p >= keylen - shared + 8))
+		*row = pk.h;
+		if (likely(st.off + pk.keypart + 8 <= rowsend && end - pk.suffix >= keylen - shared + 8))
 		{
 			static const char zeros[8] = {0};
 
@@ -378,21 +491,20 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 			 * the words past the key land in padding or the next row; the
 			 * padding (under 8 bytes) is cleared by one word, not memset
 			 */
-			copy_words(WcRowKey(row), pr.key, shared);
-			copy_words(WcRowKey(row) + shared, p, keylen - shared);
+			copy_words(WcRowKey(row), st.pr.key, shared);
+			copy_words(WcRowKey(row) + shared, pk.suffix, keylen - shared);
 			memcpy(WcRowKey(row) + keylen, zeros, 8);
 		}
 		else
 		{
 			if (shared > 0)
-				memcpy(WcRowKey(row), pr.key, shared);
-			memcpy(WcRowKey(row) + shared, p, keylen - shared);
-			memset(WcRowKey(row) + keylen, 0, keypart - sizeof(WcRowHeader) - keylen);
+				memcpy(WcRowKey(row), st.pr.key, shared);
+			memcpy(WcRowKey(row) + shared, pk.suffix, keylen - shared);
+			memset(WcRowKey(row) + keylen, 0, pk.keypart - sizeof(WcRowHeader) - keylen);
 		}
-		p += keylen - shared;
-		offsets[i] = (uint32) off;
-		follow_row(&pr, row, keypart);
-		off += keypart;
+		offsets[i] = (uint32) st.off;
+		follow_row(&st.pr, row, pk.keypart);
+		st.off += pk.keypart;
 		if (hi && (i + 1) % UNPACK_STEP == 0 && i + 1 < nrows &&
 			wc_compare_keys(WcRowKey(row), Min(keylen, hilen), hi, hilen) > 0)
 		{
@@ -400,7 +512,7 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 			return NULL;
 		}
 	}
-	if (p != end || off != rowsend)
+	if (st.p != end || st.off != rowsend)
 		return "packed key block does not match its rows";
 	*unpacked = nrows;
 	return NULL;

@@ -22,7 +22,8 @@
 extern Size wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
 						 Size rowbytes, char *out);
 extern const char *wc_keys_unpack(const char *packed, Size plen, int nrows,
-								  char *dst, Size rawsize, const char *hi, int hilen,
-								  int *unpacked);
+								  char *dst, Size rawsize,
+								  const char *lo, int lolen, const char *hi, int hilen,
+								  int *first, int *unpacked);
 
 #endif

@@ -125,9 +125,12 @@ typedef struct WcBlock
 	BufferAccessStrategy value_strategy;	/* for value pages, if not NULL */
 	BlockNumber blkno;
 	uint64		run_id;
-	int			nrows;			/* rows laid out */
-	bool		partial;		/* ... the first of the page's, up to one past
-								 * a forward read's bound (wc_keys_unpack) */
+	int			first;			/* rows laid out: [first, nrows), first > 0
+								 * only where a forward read seeks a key past
+								 * the page's first step (wc_keys_unpack) */
+	int			nrows;
+	bool		partial;		/* ... not up to the page's last row, but one
+								 * step past a forward read's bound */
 	char	   *raw;			/* key block, then the value area; the
 								 * WcBlock's address is stored just before */
 	uint32	   *offsets;

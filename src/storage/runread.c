@@ -284,16 +284,30 @@ packed_scratch(void)
 }
 
 /*
+ * The bounds of a forward read that a key page's decoding may stop at: lo
+ * (NULL: none), the key it seeks in this page, and hi (NULL: none), the
+ * read's upper bound.
+ */
+typedef struct ReadBounds
+{
+	const char *lo;
+	int			lolen;
+	const char *hi;
+	int			hilen;
+} ReadBounds;
+
+/*
  * Decompress and check a key page's payload: the key block goes to the
  * start of block->raw, and each row's tupoff is pointed at where its tuple
  * will be once its value page is loaded (the value area after the key
  * block); such rows are flagged WC_ROW_IN_BLOCK.  NULL or what is wrong.
- * With hi, a packed block's rows may be laid out and checked only up to
- * the first step of rows past it (block->partial, wc_keys_unpack).
+ * With bounds, a packed block's rows may be laid out and checked only from
+ * the step of rows before the first one at or past lo (block->first) up to
+ * the first step past hi (block->partial, wc_keys_unpack).
  */
 static const char *
 decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
-			 WcBlock *block, const char *hi, int hilen)
+			 WcBlock *block, const ReadBounds *bounds)
 {
 	WcKeyPageHeader kh;
 	uint32		rawsize = op->aux;
@@ -306,7 +320,8 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	uint32		plen = 0;
 	const char *problem;
 	int			v = 0;
-	int			unpacked = (int) op->count;
+	int			first = 0,
+				unpacked = (int) op->count;
 
 	if (len < sizeof(kh))
 		return "short key page";
@@ -357,7 +372,9 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 								 packed_scratch(), plen, &problem);
 		if (problem == NULL)
 			problem = wc_keys_unpack(packed, plen, nrows, block->raw, rawsize,
-									 hi, hilen, &unpacked);
+									 bounds ? bounds->lo : NULL, bounds ? bounds->lolen : 0,
+									 bounds ? bounds->hi : NULL, bounds ? bounds->hilen : 0,
+									 &first, &unpacked);
 	}
 	else
 		problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen, block->raw, rawsize);
@@ -366,7 +383,7 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 
 	rowsend = rawsize - nrows * sizeof(uint32);
 	block->offsets = (uint32 *) (block->raw + rowsend);
-	for (int i = 0; i < unpacked; i++)
+	for (int i = first; i < unpacked; i++)
 	{
 		uint32		off = block->offsets[i];
 		WcRowHeader *row = (WcRowHeader *) (block->raw + off);
@@ -401,6 +418,7 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		row->flags |= WC_ROW_IN_BLOCK;
 	}
 	block->run_id = op->segment;
+	block->first = first;
 	block->nrows = unpacked;
 	block->partial = unpacked < (int) nrows;
 	return NULL;
@@ -410,17 +428,17 @@ const char *
 wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 				WcBlock *block)
 {
-	return decode_block(payload, len, op, block, NULL, 0);
+	return decode_block(payload, len, op, block, NULL);
 }
 
 /*
- * Read and decode key page blkno into block.  With hi, a forward read's
- * upper bound, the rows may be laid out only as far as the first one past
- * it (block->partial; see wc_keys_unpack).
+ * Read and decode key page blkno into block.  With bounds, a forward read's,
+ * the rows may be laid out only from a step before lo and as far as the
+ * first one past hi (block->first, block->partial; see wc_keys_unpack).
  */
 static void
 block_read(Relation rel, BlockNumber blkno, WcBlock *block,
-		   BufferAccessStrategy strategy, const char *hi, int hilen)
+		   BufferAccessStrategy strategy, const ReadBounds *bounds)
 {
 	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 	Page		page;
@@ -434,7 +452,7 @@ block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 							 wc_page_crc_covered());
 	if (problem == NULL)
 		problem = decode_block(PageGetContents(page), RunPagePayloadLen(page), &op, block,
-							   hi, hilen);
+							   bounds);
 	UnlockReleaseBuffer(buf);
 	if (problem)
 		corrupt(rel, blkno, block->run_id, problem);
@@ -447,7 +465,7 @@ void
 wc_block_read(Relation rel, BlockNumber blkno, WcBlock *block,
 			  BufferAccessStrategy strategy)
 {
-	block_read(rel, blkno, block, strategy, NULL, 0);
+	block_read(rel, blkno, block, strategy, NULL);
 }
 
 /*
@@ -1091,7 +1109,7 @@ descend(WcRunReader *r, const char *key, int keylen, bool backward)
 static int
 seek_in_block(WcRunReader *r, bool backward)
 {
-	int			lo = 0,
+	int			lo = r->block.first,
 				hi = r->block.nrows;
 
 	while (lo < hi)
@@ -1177,6 +1195,8 @@ past_hi(WcRunReader *r)
 WcRowHeader *
 wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 {
+	ReadBounds	bounds;
+
 	for (;;)
 	{
 		if (r->block_valid && r->row_pos < r->block.nrows)
@@ -1213,8 +1233,12 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 		}
 		CHECK_FOR_INTERRUPTS();
 		prefetch_ahead(r);
-		block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy,
-				   r->hi_key, r->hi_len);
+		/* the rows a forward read looks at: from the key it seeks to hi */
+		bounds.lo = r->seek_key;
+		bounds.lolen = r->seek_len;
+		bounds.hi = r->hi_key;
+		bounds.hilen = r->hi_len;
+		block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy, &bounds);
 		r->block_valid = true;
 		r->blocks_read++;
 		r->row_pos = r->seek_key ? seek_in_block(r, false) : 0;
@@ -1243,6 +1267,8 @@ wc_run_reader_prev(WcRunReader *r, ItemPointer tid)
 	{
 		if (r->block_valid && r->row_pos >= 0)
 		{
+			if (unlikely(r->row_pos < r->block.first))
+				elog(ERROR, "widecol: a backward read reached rows a forward seek did not lay out");
 			ItemPointerSet(tid, r->block.blkno, r->row_pos + 1);
 			return WcBlockRow(&r->block, r->row_pos--);
 		}
