@@ -462,6 +462,14 @@ SELECT count(*) AS ranges,
                           AND (SELECT string_agg(s.c::text, ',') FROM (SELECT w.c FROM rf_kb_rep w WHERE w.id = h.id AND w.c > h.c ORDER BY w.c LIMIT 3) s) IS NOT DISTINCT FROM
                               (SELECT string_agg(s.c::text, ',') FROM (SELECT x.c FROM rf_kb_rep_h x WHERE x.id = h.id AND x.c > h.c ORDER BY x.c LIMIT 3) s)) AS same
   FROM rf_kb_rep_h h;
+-- the first n rows of each partition (LIMIT n): a read laid out a step of
+-- rows at first and asks for more as it reads on (a step, then twice as
+-- many each time), across the key pages a partition spans
+SELECT n, count(*) AS partitions,
+       count(*) FILTER (WHERE (SELECT string_agg(s.c || s.v, ',') FROM (SELECT w.c, w.v FROM rf_kb_rep w WHERE w.id = h.id ORDER BY w.c LIMIT n) s) =
+                              (SELECT string_agg(s.c || s.v, ',') FROM (SELECT x.c, x.v FROM rf_kb_rep_h x WHERE x.id = h.id ORDER BY x.c LIMIT n) s)) AS same
+  FROM (SELECT DISTINCT id FROM rf_kb_rep_h) h, unnest(ARRAY[1, 31, 32, 33, 64, 97, 200, 500, 1000, 2000]) n
+ GROUP BY n ORDER BY n;
 RESET enable_seqscan;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_kb');
 DROP TABLE rf_kb, rf_kb_h, rf_kb_rep, rf_kb_rep_h;

@@ -434,6 +434,101 @@ skim_to(UnpackState *st, const char *end, int nrows, Size rowsend,
 }
 
 /*
+ * Lay out the rows from st on into dst: up to the block's end, or to the
+ * end of a step whose last row is past hi (no later row is in the read's
+ * range), or, when min_rows >= 0 (a lazy read), to the end of the first
+ * step that makes at least min_rows: *pending says rows are left for the
+ * read to ask for (wc_keys_unpack_more).  *unpacked is the number of rows
+ * laid out from the block's first.
+ */
+static const char *
+lay_out(UnpackState *st, const char *end, int nrows, Size rowsend, char *dst,
+		const char *hi, int hilen, int min_rows, int *unpacked, bool *pending)
+{
+	uint32	   *offsets = (uint32 *) (dst + rowsend);
+	int			start = st->row;
+
+	*pending = false;
+	for (int i = st->row; i < nrows; i++)
+	{
+		WcRowHeader *row = (WcRowHeader *) (dst + st->off);
+		PackedRow	pk;
+		const char *problem = parse_row(&st->p, end, &st->pr, &pk);
+		uint16		keylen = pk.h.keylen,
+					shared = pk.shared;
+
+		if (problem)
+			return problem;
+		if (st->off + pk.keypart > rowsend)
+			return "packed key rows overrun their block";
+		*row = pk.h;
+		if (likely(st->off + pk.keypart + 8 <= rowsend && end - pk.suffix >= keylen - shared + 8))
+		{
+			static const char zeros[8] = {0};
+
+			/*
+			 * the words past the key land in padding or the next row; the
+			 * padding (under 8 bytes) is cleared by one word, not memset
+			 */
+			copy_words(WcRowKey(row), st->pr.key, shared);
+			copy_words(WcRowKey(row) + shared, pk.suffix, keylen - shared);
+			memcpy(WcRowKey(row) + keylen, zeros, 8);
+		}
+		else
+		{
+			if (shared > 0)
+				memcpy(WcRowKey(row), st->pr.key, shared);
+			memcpy(WcRowKey(row) + shared, pk.suffix, keylen - shared);
+			memset(WcRowKey(row) + keylen, 0, pk.keypart - sizeof(WcRowHeader) - keylen);
+		}
+		offsets[i] = (uint32) st->off;
+		follow_row(&st->pr, row, pk.keypart);
+		st->off += pk.keypart;
+		st->row = i + 1;
+		if ((i + 1) % UNPACK_STEP != 0 || i + 1 == nrows)
+			continue;
+		if (hi && wc_compare_keys(WcRowKey(row), Min(keylen, hilen), hi, hilen) > 0)
+		{
+			*unpacked = i + 1;
+			return NULL;
+		}
+		if (min_rows >= 0 && i + 1 - start >= min_rows)
+		{
+			*unpacked = i + 1;
+			*pending = true;
+			return NULL;
+		}
+	}
+	if (st->p != end || st->off != rowsend)
+		return "packed key block does not match its rows";
+	*unpacked = nrows;
+	return NULL;
+}
+
+/* Where an unpacking is, for wc_keys_unpack_more to go on from. */
+static void
+save_cursor(WcKeysCursor *c, const UnpackState *st)
+{
+	c->xid = st->pr.xid;
+	c->cid = st->pr.cid;
+	c->keylen = st->pr.keylen;
+	c->pklen = st->pr.pklen;
+	c->write_ts = st->pr.write_ts;
+	c->next_at = st->pr.next_at;
+	c->key = st->pr.key;
+	c->p = st->p;
+	c->off = st->off;
+	c->row = st->row;
+}
+
+/*
+ * Rows a lazy read lays out when it asks for more: a step first (a read of
+ * the first rows of a partition, LIMIT, rarely needs more), then twice as
+ * many each time, up to this (a long read costs few calls).
+ */
+#define UNPACK_MORE_MAX (8 * UNPACK_STEP)
+
+/*
  * Unpack plen bytes of packed rows into dst, as wc_decode_block expects a
  * decompressed key block: nrows rows, then their offsets, rawsize bytes in
  * all.  NULL or what is wrong (the rows must fill exactly that).
@@ -443,77 +538,79 @@ skim_to(UnpackState *st, const char *end, int nrows, Size rowsend,
  * *first to *unpacked: the unpacking follows the rows without laying them
  * out up to the step before the first one starting at or past lo (no row
  * before that step is in the read's range), and stops once the last row
- * of a step is past hi (no row after it is).  A lookup by key then lays out
- * one or two steps of its key page.  The rows not laid out are not checked
- * past what following them needs.
+ * of a step is past hi (no row after it is).  With more too, it lays out
+ * one step, with more->pending if rows are left: the read's first row is
+ * in it or right after it (the step the unpacking starts at is the one
+ * before the first starting at or past lo), so a lookup by key, or a read
+ * of the first rows of a partition (LIMIT), lays out a step or two of its
+ * key page, and a longer read asks for the rest as it gets there
+ * (wc_keys_unpack_more, from *more, with [more->p, more->end) moved where
+ * the caller keeps it).  Without more, the rows are laid out to the end or
+ * to hi's step.  The rows not laid out are not checked past what following
+ * them needs.
  */
 const char *
 wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize,
 			   const char *lo, int lolen, const char *hi, int hilen,
-			   int *first, int *unpacked)
+			   int *first, int *unpacked, WcKeysCursor *more)
 {
 	const char *end = packed + plen;
 	Size		rowsend;
-	uint32	   *offsets;
 	UnpackState st = {first_row, packed, 0, 0};
 	UnpackMark	marks[2];
+	const char *problem;
+	bool		pending;
 
 	if (rawsize < (Size) nrows * sizeof(uint32))
 		return "invalid packed key block";
 	rowsend = rawsize - (Size) nrows * sizeof(uint32);
-	offsets = (uint32 *) (dst + rowsend);
 	if (lo && nrows > UNPACK_STEP)
 	{
-		const char *problem = skim_to(&st, end, nrows, rowsend, lo, lolen, marks);
-
+		problem = skim_to(&st, end, nrows, rowsend, lo, lolen, marks);
 		if (problem)
 			return problem;
 	}
 	*first = st.row;
-	for (int i = st.row; i < nrows; i++)
-	{
-		WcRowHeader *row = (WcRowHeader *) (dst + st.off);
-		PackedRow	pk;
-		const char *problem = parse_row(&st.p, end, &st.pr, &pk);
-		uint16		keylen = pk.h.keylen,
-					shared = pk.shared;
-
-		if (problem)
-			return problem;
-		if (st.off + pk.keypart > rowsend)
-			return "packed key rows overrun their block";
-		*row = pk.h;
-		if (likely(st.off + pk.keypart + 8 <= rowsend && end - pk.suffix >= keylen - shared + 8))
-		{
-			static const char zeros[8] = {0};
-
-			/*
-			 * the words past the key land in padding or the next row; the
-			 * padding (under 8 bytes) is cleared by one word, not memset
-			 */
-			copy_words(WcRowKey(row), st.pr.key, shared);
-			copy_words(WcRowKey(row) + shared, pk.suffix, keylen - shared);
-			memcpy(WcRowKey(row) + keylen, zeros, 8);
-		}
-		else
-		{
-			if (shared > 0)
-				memcpy(WcRowKey(row), st.pr.key, shared);
-			memcpy(WcRowKey(row) + shared, pk.suffix, keylen - shared);
-			memset(WcRowKey(row) + keylen, 0, pk.keypart - sizeof(WcRowHeader) - keylen);
-		}
-		offsets[i] = (uint32) st.off;
-		follow_row(&st.pr, row, pk.keypart);
-		st.off += pk.keypart;
-		if (hi && (i + 1) % UNPACK_STEP == 0 && i + 1 < nrows &&
-			wc_compare_keys(WcRowKey(row), Min(keylen, hilen), hi, hilen) > 0)
-		{
-			*unpacked = i + 1;
-			return NULL;
-		}
-	}
-	if (st.p != end || st.off != rowsend)
-		return "packed key block does not match its rows";
-	*unpacked = nrows;
+	problem = lay_out(&st, end, nrows, rowsend, dst, hi, hilen, more ? 1 : -1,
+					  unpacked, &pending);
+	if (problem || more == NULL)
+		return problem;
+	save_cursor(more, &st);		/* its key: the last row laid out, in dst */
+	more->end = end;
+	more->rowsend = rowsend;
+	more->nrows = nrows;
+	more->pending = pending;
+	more->more_rows = UNPACK_STEP;
 	return NULL;
+}
+
+/*
+ * Lay out more rows of a block whose unpacking stopped with rows pending
+ * (c as wc_keys_unpack or the last call left it, dst the same block):
+ * c->more_rows more, or up to hi's step, or to the end.  *unpacked as
+ * for wc_keys_unpack.
+ */
+const char *
+wc_keys_unpack_more(WcKeysCursor *c, char *dst, const char *hi, int hilen, int *unpacked)
+{
+	UnpackState st;
+	const char *problem;
+
+	Assert(c->pending);
+	st.pr.xid = c->xid;
+	st.pr.cid = c->cid;
+	st.pr.keylen = c->keylen;
+	st.pr.pklen = c->pklen;
+	st.pr.write_ts = c->write_ts;
+	st.pr.next_at = c->next_at;
+	st.pr.key = c->key;
+	st.p = c->p;
+	st.off = c->off;
+	st.row = c->row;
+	problem = lay_out(&st, c->end, c->nrows, c->rowsend, dst, hi, hilen, c->more_rows,
+					  unpacked, &c->pending);
+	c->more_rows = Min(2 * c->more_rows, UNPACK_MORE_MAX);
+	if (problem == NULL)
+		save_cursor(c, &st);
+	return problem;
 }

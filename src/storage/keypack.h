@@ -19,11 +19,38 @@
  * (uint32) follows the value references */
 #define WC_KEYS_PACKED		0x0010
 
+/*
+ * Where an unpacking is (keypack.c's): the prediction of the next row,
+ * the packed rows still to read, where the next row goes.  An unpacking
+ * that stopped early with rows to come (pending) goes on from here
+ * (wc_keys_unpack_more) once [p, end) is where the caller keeps it.
+ */
+typedef struct WcKeysCursor
+{
+	TransactionId xid;			/* the previous row's, predicting the next */
+	CommandId	cid;
+	uint16		keylen;
+	uint16		pklen;
+	int64		write_ts;
+	int64		next_at;		/* where the previous tuple ended */
+	const char *key;			/* the previous key (keylen bytes) */
+	const char *p;				/* the next packed row */
+	const char *end;
+	Size		off;			/* where the next row is laid out */
+	Size		rowsend;
+	int			row;
+	int			nrows;
+	bool		pending;		/* stopped early, rows to come */
+	int			more_rows;		/* what the next wc_keys_unpack_more lays out */
+} WcKeysCursor;
+
 extern Size wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
 						 Size rowbytes, char *out);
 extern const char *wc_keys_unpack(const char *packed, Size plen, int nrows,
 								  char *dst, Size rawsize,
 								  const char *lo, int lolen, const char *hi, int hilen,
-								  int *first, int *unpacked);
+								  int *first, int *unpacked, WcKeysCursor *more);
+extern const char *wc_keys_unpack_more(WcKeysCursor *c, char *dst, const char *hi,
+									   int hilen, int *unpacked);
 
 #endif

@@ -5,6 +5,7 @@
 #define WC_STORAGE_RUN_H
 
 #include "storage/dictionary.h"
+#include "storage/keypack.h"
 #include "storage/manifest.h"
 #include "storage/row.h"
 
@@ -131,6 +132,12 @@ typedef struct WcBlock
 	int			nrows;
 	bool		partial;		/* ... not up to the page's last row, but one
 								 * step past a forward read's bound */
+	bool		more;			/* ... not yet up to it: a lazy read lays out
+								 * the rest as it gets there (cursor) */
+	WcKeysCursor cursor;		/* where the unpacking goes on from */
+	Size		base;			/* where the value area starts in raw */
+	Size		rowsend;		/* where the key block's rows end in raw */
+	int			next_value;		/* the value page of the next row placed */
 	char	   *raw;			/* key block, then the value area; the
 								 * WcBlock's address is stored just before */
 	uint32	   *offsets;

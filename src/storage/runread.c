@@ -283,6 +283,8 @@ packed_scratch(void)
 	return scratch;
 }
 
+static const char *place_tuples(WcBlock *block, int to);
+
 /*
  * The bounds of a forward read that a key page's decoding may stop at: lo
  * (NULL: none), the key it seeks in this page, and hi (NULL: none), the
@@ -319,7 +321,6 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	Size		hlen;
 	uint32		plen = 0;
 	const char *problem;
-	int			v = 0;
 	int			first = 0,
 				unpacked = (int) op->count;
 
@@ -350,7 +351,15 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		area += block->values[i].rawsize;
 	}
 	block->nvalues = kh.nvalues;
-	block_reserve(block, base + area);
+	frame = payload + hlen;
+	if (kh.flags & WC_KEYS_PACKED)
+	{
+		memcpy(&plen, frame - sizeof(uint32), sizeof(uint32));
+		if (plen == 0 || plen > rawsize)
+			return "invalid packed key block length";
+	}
+	/* after the value area: a lazy read's packed rows still to lay out */
+	block_reserve(block, base + area + MAXALIGN(plen));
 	if (kh.nvalues > 0 && block->carry_blkno == block->values[0].blkno &&
 		block->carry_size == block->values[0].rawsize)
 	{
@@ -358,23 +367,31 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		block->value_loaded[0] = true;
 	}
 
-	frame = payload + hlen;
+	block->more = false;
 	if (kh.flags & WC_KEYS_PACKED)
 	{
 		/* format 10: the packed rows (decompressed aside unless stored as
 		 * they are), then laid out */
-		const char *packed;
+		const char *packed = wc_decompressed(WcFlagsCodec(kh.flags), frame, kh.keylen,
+											 packed_scratch(), plen, &problem);
 
-		memcpy(&plen, frame - sizeof(uint32), sizeof(uint32));
-		if (plen == 0 || plen > rawsize)
-			return "invalid packed key block length";
-		packed = wc_decompressed(WcFlagsCodec(kh.flags), frame, kh.keylen,
-								 packed_scratch(), plen, &problem);
 		if (problem == NULL)
 			problem = wc_keys_unpack(packed, plen, nrows, block->raw, rawsize,
 									 bounds ? bounds->lo : NULL, bounds ? bounds->lolen : 0,
 									 bounds ? bounds->hi : NULL, bounds ? bounds->hilen : 0,
-									 &first, &unpacked);
+									 &first, &unpacked,
+									 bounds && (bounds->lo || bounds->hi) ? &block->cursor : NULL);
+		if (problem == NULL && bounds && (bounds->lo || bounds->hi) && block->cursor.pending)
+		{
+			/* the rest of the packed rows, kept for the read to lay out */
+			Size		rest = block->cursor.end - block->cursor.p;
+			char	   *at = block->raw + base + area;
+
+			memcpy(at, block->cursor.p, rest);
+			block->cursor.p = at;
+			block->cursor.end = at + rest;
+			block->more = true;
+		}
 	}
 	else
 		problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen, block->raw, rawsize);
@@ -383,7 +400,33 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 
 	rowsend = rawsize - nrows * sizeof(uint32);
 	block->offsets = (uint32 *) (block->raw + rowsend);
-	for (int i = first; i < unpacked; i++)
+	block->base = base;
+	block->rowsend = rowsend;
+	block->next_value = 0;
+	block->first = first;
+	block->nrows = first;
+	problem = place_tuples(block, unpacked);
+	if (problem)
+		return problem;
+	block->run_id = op->segment;
+	block->partial = !block->more && unpacked < (int) nrows;
+	return NULL;
+}
+
+/*
+ * Point rows [block->nrows, to) of a decoded key block at where their
+ * tuples will be once their value pages are loaded (the value area after
+ * the key block), flagged WC_ROW_IN_BLOCK, and count them laid out.  NULL
+ * or what is wrong.
+ */
+static const char *
+place_tuples(WcBlock *block, int to)
+{
+	Size		rowsend = block->rowsend;
+	Size		base = block->base;
+	int			v = block->next_value;
+
+	for (int i = block->nrows; i < to; i++)
 	{
 		uint32		off = block->offsets[i];
 		WcRowHeader *row = (WcRowHeader *) (block->raw + off);
@@ -408,20 +451,38 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		at = row->tupoff;
 		if (at < 0 || at % MAXIMUM_ALIGNOF != 0)
 			return "invalid tuple offset";
-		while (v < kh.nvalues &&
+		while (v < block->nvalues &&
 			   base + at >= block->value_off[v] + block->values[v].rawsize)
 			v++;
-		if (v == kh.nvalues || base + at < block->value_off[v] ||
+		if (v == block->nvalues || base + at < block->value_off[v] ||
 			base + at + tuplen > block->value_off[v] + block->values[v].rawsize)
 			return "tuple outside its value page";
 		row->tupoff = (int32) (base + at - off);
 		row->flags |= WC_ROW_IN_BLOCK;
 	}
-	block->run_id = op->segment;
-	block->first = first;
-	block->nrows = unpacked;
-	block->partial = unpacked < (int) nrows;
+	block->next_value = v;
+	block->nrows = to;
 	return NULL;
+}
+
+/*
+ * Lay out more rows of the reader's key page, whose unpacking stopped with
+ * rows to come (a lazy read: WcBlock.more).
+ */
+static void
+block_more(WcRunReader *r)
+{
+	WcBlock    *block = &r->block;
+	int			unpacked;
+	const char *problem = wc_keys_unpack_more(&block->cursor, block->raw, r->hi_key,
+											  r->hi_len, &unpacked);
+
+	if (problem == NULL)
+		problem = place_tuples(block, unpacked);
+	if (problem)
+		corrupt(r->rel, block->blkno, block->run_id, problem);
+	block->more = block->cursor.pending;
+	block->partial = !block->more && unpacked < block->cursor.nrows;
 }
 
 const char *
@@ -1206,6 +1267,11 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 			ItemPointerSet(tid, r->block.blkno, r->row_pos + 1);
 			r->row_pos++;
 			return row;
+		}
+		if (r->block_valid && r->block.more)
+		{
+			block_more(r);
+			continue;
 		}
 		if (r->block_valid && r->block.partial)
 		{
