@@ -305,7 +305,9 @@ typedef struct ReadBounds
  * block); such rows are flagged WC_ROW_IN_BLOCK.  NULL or what is wrong.
  * With bounds, a packed block's rows may be laid out and checked only from
  * the step of rows before the first one at or past lo (block->first) up to
- * the first step past hi (block->partial, wc_keys_unpack).
+ * the first step past hi (block->partial), and only a step of them at
+ * first, the rest as the read gets there (block->more, block_more; see
+ * wc_keys_unpack).
  */
 static const char *
 decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
@@ -495,7 +497,8 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 /*
  * Read and decode key page blkno into block.  With bounds, a forward read's,
  * the rows may be laid out only from a step before lo and as far as the
- * first one past hi (block->first, block->partial; see wc_keys_unpack).
+ * first one past hi, a step at a time (block->first, block->partial,
+ * block->more; see decode_block).
  */
 static void
 block_read(Relation rel, BlockNumber blkno, WcBlock *block,
