@@ -137,21 +137,8 @@ shared_prefix(const char *a, uint16 alen, const char *b, uint16 blen)
 	return i;
 }
 
-/*
- * What a row is predicted from: the row before it.  The packer and the
- * unpacker follow the rows the same way (follow_row), so they predict
- * alike.
- */
-typedef struct Prediction
-{
-	TransactionId xid;
-	CommandId	cid;
-	uint16		keylen;
-	uint16		pklen;
-	int64		write_ts;
-	int64		next_at;		/* where the previous tuple ended */
-	const char *key;			/* the previous key (keylen bytes) */
-} Prediction;
+/* What a row is predicted from (keypack.h). */
+typedef WcKeysPrediction Prediction;
 
 static const Prediction first_row = {FrozenTransactionId, FirstCommandId, 0, 0, 0, 0, NULL};
 
@@ -509,13 +496,7 @@ lay_out(UnpackState *st, const char *end, int nrows, Size rowsend, char *dst,
 static void
 save_cursor(WcKeysCursor *c, const UnpackState *st)
 {
-	c->xid = st->pr.xid;
-	c->cid = st->pr.cid;
-	c->keylen = st->pr.keylen;
-	c->pklen = st->pr.pklen;
-	c->write_ts = st->pr.write_ts;
-	c->next_at = st->pr.next_at;
-	c->key = st->pr.key;
+	c->pr = st->pr;
 	c->p = st->p;
 	c->off = st->off;
 	c->row = st->row;
@@ -597,13 +578,7 @@ wc_keys_unpack_more(WcKeysCursor *c, char *dst, const char *hi, int hilen, int *
 	const char *problem;
 
 	Assert(c->pending);
-	st.pr.xid = c->xid;
-	st.pr.cid = c->cid;
-	st.pr.keylen = c->keylen;
-	st.pr.pklen = c->pklen;
-	st.pr.write_ts = c->write_ts;
-	st.pr.next_at = c->next_at;
-	st.pr.key = c->key;
+	st.pr = c->pr;
 	st.p = c->p;
 	st.off = c->off;
 	st.row = c->row;

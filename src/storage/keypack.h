@@ -20,25 +20,34 @@
 #define WC_KEYS_PACKED		0x0010
 
 /*
- * Where an unpacking is (keypack.c's): the prediction of the next row,
- * the packed rows still to read, where the next row goes.  An unpacking
- * that stopped early with rows to come (pending) goes on from here
- * (wc_keys_unpack_more) once [p, end) is where the caller keeps it.
+ * What a packed row is predicted from: the row before it.  The packer and
+ * the unpacker follow the rows the same way, so they predict alike.
  */
-typedef struct WcKeysCursor
+typedef struct WcKeysPrediction
 {
-	TransactionId xid;			/* the previous row's, predicting the next */
+	TransactionId xid;
 	CommandId	cid;
 	uint16		keylen;
 	uint16		pklen;
 	int64		write_ts;
 	int64		next_at;		/* where the previous tuple ended */
 	const char *key;			/* the previous key (keylen bytes) */
+} WcKeysPrediction;
+
+/*
+ * Where an unpacking is: the prediction of the next row, the packed rows
+ * still to read, where the next row goes.  An unpacking that stopped early
+ * with rows to come (pending) goes on from here (wc_keys_unpack_more) once
+ * [p, end) is where the caller keeps it.
+ */
+typedef struct WcKeysCursor
+{
+	WcKeysPrediction pr;
 	const char *p;				/* the next packed row */
-	const char *end;
 	Size		off;			/* where the next row is laid out */
-	Size		rowsend;
 	int			row;
+	const char *end;
+	Size		rowsend;
 	int			nrows;
 	bool		pending;		/* stopped early, rows to come */
 	int			more_rows;		/* what the next wc_keys_unpack_more lays out */
