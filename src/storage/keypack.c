@@ -345,111 +345,108 @@ parse_row(const char **pp, const char *end, const Prediction *pr, PackedRow *out
 	return NULL;
 }
 
-/* Where an unpack is: the prediction, the packed bytes and the layout. */
-typedef struct UnpackState
-{
-	Prediction	pr;
-	const char *p;
-	Size		off;
-	int			row;
-} UnpackState;
-
-/* An UnpackState kept at a step's first row, with the key pr.key points to. */
+/* A cursor kept at a step's first row, with the key its pr.key points to. */
 typedef struct UnpackMark
 {
-	UnpackState st;
+	WcKeysCursor c;
 	char		key[WC_MAX_KEY_SIZE + 8];
 } UnpackMark;
 
 static inline void
-mark_state(UnpackMark *m, const UnpackState *st)
+mark_state(UnpackMark *m, const WcKeysCursor *c)
 {
-	m->st = *st;
-	if (st->pr.key)
+	m->c = *c;
+	if (c->pr.key)
 	{
-		memcpy(m->key, st->pr.key, st->pr.keylen);
-		m->st.pr.key = m->key;
+		memcpy(m->key, c->pr.key, c->pr.keylen);
+		m->c.pr.key = m->key;
 	}
 }
 
 /*
- * Follow the rows from st without laying them out, to the step before the
+ * Follow the rows from c without laying them out, to the step before the
  * first one whose first row is >= lo (the last step if there is none):
  * rows before it are below lo, and a forward read from lo never looks at
  * them.  A lookup then lays out the rows of one or two steps of its key
- * page, not the half of it up to the key.  On return st is at that step's
+ * page, not the half of it up to the key.  On return c is at that step's
  * first row, its pr.key in marks[].
  */
 static const char *
-skim_to(UnpackState *st, const char *end, int nrows, Size rowsend,
-		const char *lo, int lolen, UnpackMark *marks)
+skim_to(WcKeysCursor *c, const char *lo, int lolen, UnpackMark *marks)
 {
 	char		key[WC_MAX_KEY_SIZE + 8];
 	int			step = 0;
+	const char *end = c->end;	/* locals, as in lay_out */
+	Size		rowsend = c->rowsend;
+	int			nrows = c->nrows;
 
-	mark_state(&marks[0], st);
-	while (st->row < nrows)
+	mark_state(&marks[0], c);
+	while (c->row < nrows)
 	{
 		PackedRow	pk;
-		const char *problem = parse_row(&st->p, end, &st->pr, &pk);
-		bool		step_start = st->row % UNPACK_STEP == 0;
+		const char *problem = parse_row(&c->p, end, &c->pr, &pk);
+		bool		step_start = c->row % UNPACK_STEP == 0;
 
 		if (problem)
 			return problem;
-		if (st->off + pk.keypart > rowsend)
+		if (c->off + pk.keypart > rowsend)
 			return "packed key rows overrun their block";
 		/* the previous key is in key[] already: a row changes its suffix */
 		if (likely(end - pk.suffix >= pk.h.keylen - pk.shared + 8))
 			copy_words(key + pk.shared, pk.suffix, pk.h.keylen - pk.shared);
 		else
 			memcpy(key + pk.shared, pk.suffix, pk.h.keylen - pk.shared);
-		follow_row(&st->pr, &pk.h, pk.keypart);
-		st->pr.key = key;
-		st->off += pk.keypart;
-		st->row++;
+		follow_row(&c->pr, &pk.h, pk.keypart);
+		c->pr.key = key;
+		c->off += pk.keypart;
+		c->row++;
 		if (step_start && wc_compare_keys(key, pk.h.keylen, lo, lolen) >= 0)
 		{
 			/* this step starts at or past lo: lay out from the one before */
-			*st = marks[Max(step - 1, 0) & 1].st;
+			*c = marks[Max(step - 1, 0) & 1].c;
 			return NULL;
 		}
-		if (st->row % UNPACK_STEP == 0 && st->row < nrows)
-			mark_state(&marks[++step & 1], st);
+		if (c->row % UNPACK_STEP == 0 && c->row < nrows)
+			mark_state(&marks[++step & 1], c);
 	}
-	*st = marks[step & 1].st;
+	*c = marks[step & 1].c;
 	return NULL;
 }
 
 /*
- * Lay out the rows from st on into dst: up to the block's end, or to the
+ * Lay out the rows from c on into dst: up to the block's end, or to the
  * end of a step whose last row is past hi (no later row is in the read's
  * range), or, when min_rows >= 0 (a lazy read), to the end of the first
- * step that makes at least min_rows: *pending says rows are left for the
+ * step that makes at least min_rows: c->pending says rows are left for the
  * read to ask for (wc_keys_unpack_more).  *unpacked is the number of rows
  * laid out from the block's first.
  */
 static const char *
-lay_out(UnpackState *st, const char *end, int nrows, Size rowsend, char *dst,
-		const char *hi, int hilen, int min_rows, int *unpacked, bool *pending)
+lay_out(WcKeysCursor *c, char *dst, const char *hi, int hilen, int min_rows,
+		int *unpacked)
 {
+	/* in locals: stores into dst would reload them (-fno-strict-aliasing) */
+	const char *end = c->end;
+	Size		rowsend = c->rowsend;
+	int			nrows = c->nrows;
 	uint32	   *offsets = (uint32 *) (dst + rowsend);
-	int			start = st->row;
+	int			start = c->row;
 
-	*pending = false;
-	for (int i = st->row; i < nrows; i++)
+	c->pending = false;
+	for (int i = c->row; i < nrows; i++)
 	{
-		WcRowHeader *row = (WcRowHeader *) (dst + st->off);
+		WcRowHeader *row = (WcRowHeader *) (dst + c->off);
 		PackedRow	pk;
-		const char *problem = parse_row(&st->p, end, &st->pr, &pk);
+		const char *problem = parse_row(&c->p, end, &c->pr, &pk);
 		uint16		keylen = pk.h.keylen,
 					shared = pk.shared;
 
 		if (problem)
 			return problem;
-		if (st->off + pk.keypart > rowsend)
+		if (c->off + pk.keypart > rowsend)
 			return "packed key rows overrun their block";
 		*row = pk.h;
-		if (likely(st->off + pk.keypart + 8 <= rowsend && end - pk.suffix >= keylen - shared + 8))
+		if (likely(c->off + pk.keypart + 8 <= rowsend && end - pk.suffix >= keylen - shared + 8))
 		{
 			static const char zeros[8] = {0};
 
@@ -457,21 +454,21 @@ lay_out(UnpackState *st, const char *end, int nrows, Size rowsend, char *dst,
 			 * the words past the key land in padding or the next row; the
 			 * padding (under 8 bytes) is cleared by one word, not memset
 			 */
-			copy_words(WcRowKey(row), st->pr.key, shared);
+			copy_words(WcRowKey(row), c->pr.key, shared);
 			copy_words(WcRowKey(row) + shared, pk.suffix, keylen - shared);
 			memcpy(WcRowKey(row) + keylen, zeros, 8);
 		}
 		else
 		{
 			if (shared > 0)
-				memcpy(WcRowKey(row), st->pr.key, shared);
+				memcpy(WcRowKey(row), c->pr.key, shared);
 			memcpy(WcRowKey(row) + shared, pk.suffix, keylen - shared);
 			memset(WcRowKey(row) + keylen, 0, pk.keypart - sizeof(WcRowHeader) - keylen);
 		}
-		offsets[i] = (uint32) st->off;
-		follow_row(&st->pr, row, pk.keypart);
-		st->off += pk.keypart;
-		st->row = i + 1;
+		offsets[i] = (uint32) c->off;
+		follow_row(&c->pr, row, pk.keypart);
+		c->off += pk.keypart;
+		c->row = i + 1;
 		if ((i + 1) % UNPACK_STEP != 0 || i + 1 == nrows)
 			continue;
 		if (hi && wc_compare_keys(WcRowKey(row), Min(keylen, hilen), hi, hilen) > 0)
@@ -482,24 +479,14 @@ lay_out(UnpackState *st, const char *end, int nrows, Size rowsend, char *dst,
 		if (min_rows >= 0 && i + 1 - start >= min_rows)
 		{
 			*unpacked = i + 1;
-			*pending = true;
+			c->pending = true;
 			return NULL;
 		}
 	}
-	if (st->p != end || st->off != rowsend)
+	if (c->p != end || c->off != rowsend)
 		return "packed key block does not match its rows";
 	*unpacked = nrows;
 	return NULL;
-}
-
-/* Where an unpacking is, for wc_keys_unpack_more to go on from. */
-static void
-save_cursor(WcKeysCursor *c, const UnpackState *st)
-{
-	c->pr = st->pr;
-	c->p = st->p;
-	c->off = st->off;
-	c->row = st->row;
 }
 
 /*
@@ -535,34 +522,31 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 			   const char *lo, int lolen, const char *hi, int hilen,
 			   int *first, int *unpacked, WcKeysCursor *more)
 {
-	const char *end = packed + plen;
-	Size		rowsend;
-	UnpackState st = {first_row, packed, 0, 0};
+	WcKeysCursor local;
+	WcKeysCursor *c = more ? more : &local;
 	UnpackMark	marks[2];
 	const char *problem;
-	bool		pending;
 
 	if (rawsize < (Size) nrows * sizeof(uint32))
 		return "invalid packed key block";
-	rowsend = rawsize - (Size) nrows * sizeof(uint32);
+	c->pr = first_row;
+	c->p = packed;
+	c->off = 0;
+	c->row = 0;
+	c->end = packed + plen;
+	c->rowsend = rawsize - (Size) nrows * sizeof(uint32);
+	c->nrows = nrows;
+	c->pending = false;
+	c->more_rows = UNPACK_STEP;
 	if (lo && nrows > UNPACK_STEP)
 	{
-		problem = skim_to(&st, end, nrows, rowsend, lo, lolen, marks);
+		problem = skim_to(c, lo, lolen, marks);
 		if (problem)
 			return problem;
 	}
-	*first = st.row;
-	problem = lay_out(&st, end, nrows, rowsend, dst, hi, hilen, more ? 1 : -1,
-					  unpacked, &pending);
-	if (problem || more == NULL)
-		return problem;
-	save_cursor(more, &st);		/* its key: the last row laid out, in dst */
-	more->end = end;
-	more->rowsend = rowsend;
-	more->nrows = nrows;
-	more->pending = pending;
-	more->more_rows = UNPACK_STEP;
-	return NULL;
+	*first = c->row;
+	/* a lazy read's cursor then points at the last row laid out, in dst */
+	return lay_out(c, dst, hi, hilen, more ? 1 : -1, unpacked);
 }
 
 /*
@@ -574,18 +558,9 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, char *dst, Size rawsize
 const char *
 wc_keys_unpack_more(WcKeysCursor *c, char *dst, const char *hi, int hilen, int *unpacked)
 {
-	UnpackState st;
-	const char *problem;
+	int			rows = c->more_rows;
 
 	Assert(c->pending);
-	st.pr = c->pr;
-	st.p = c->p;
-	st.off = c->off;
-	st.row = c->row;
-	problem = lay_out(&st, c->end, c->nrows, c->rowsend, dst, hi, hilen, c->more_rows,
-					  unpacked, &c->pending);
 	c->more_rows = Min(2 * c->more_rows, UNPACK_MORE_MAX);
-	if (problem == NULL)
-		save_cursor(c, &st);
-	return problem;
+	return lay_out(c, dst, hi, hilen, rows, unpacked);
 }

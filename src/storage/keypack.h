@@ -38,7 +38,7 @@ typedef struct WcKeysPrediction
  * Where an unpacking is: the prediction of the next row, the packed rows
  * still to read, where the next row goes.  An unpacking that stopped early
  * with rows to come (pending) goes on from here (wc_keys_unpack_more) once
- * [p, end) is where the caller keeps it.
+ * [p, end) is where the caller keeps it; pending is false otherwise.
  */
 typedef struct WcKeysCursor
 {

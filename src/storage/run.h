@@ -132,9 +132,9 @@ typedef struct WcBlock
 	int			nrows;
 	bool		partial;		/* ... not up to the page's last row, but one
 								 * step past a forward read's bound */
-	bool		more;			/* ... not yet up to it: a lazy read lays out
-								 * the rest as it gets there (cursor) */
-	WcKeysCursor cursor;		/* where the unpacking goes on from */
+	WcKeysCursor cursor;		/* ... where it goes on from, if pending: a
+								 * lazy read lays out the rest as it gets
+								 * there (block_more) */
 	Size		base;			/* where the value area starts in raw */
 	Size		rowsend;		/* where the key block's rows end in raw */
 	int			next_value;		/* the value page of the next row placed */

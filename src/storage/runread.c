@@ -306,7 +306,7 @@ typedef struct ReadBounds
  * With bounds, a packed block's rows may be laid out and checked only from
  * the step of rows before the first one at or past lo (block->first) up to
  * the first step past hi (block->partial), and only a step of them at
- * first, the rest as the read gets there (block->more, block_more; see
+ * first, the rest as the read gets there (block->cursor.pending, block_more; see
  * wc_keys_unpack).
  */
 static const char *
@@ -325,7 +325,10 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	const char *problem;
 	int			first = 0,
 				unpacked = (int) op->count;
+	static const ReadBounds unbounded = {0};
 
+	if (bounds == NULL)
+		bounds = &unbounded;
 	if (len < sizeof(kh))
 		return "short key page";
 	memcpy(&kh, payload, sizeof(kh));
@@ -369,7 +372,7 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		block->value_loaded[0] = true;
 	}
 
-	block->more = false;
+	block->cursor.pending = false;
 	if (kh.flags & WC_KEYS_PACKED)
 	{
 		/* format 10: the packed rows (decompressed aside unless stored as
@@ -379,11 +382,10 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 
 		if (problem == NULL)
 			problem = wc_keys_unpack(packed, plen, nrows, block->raw, rawsize,
-									 bounds ? bounds->lo : NULL, bounds ? bounds->lolen : 0,
-									 bounds ? bounds->hi : NULL, bounds ? bounds->hilen : 0,
+									 bounds->lo, bounds->lolen, bounds->hi, bounds->hilen,
 									 &first, &unpacked,
-									 bounds && (bounds->lo || bounds->hi) ? &block->cursor : NULL);
-		if (problem == NULL && bounds && (bounds->lo || bounds->hi) && block->cursor.pending)
+									 bounds->lo || bounds->hi ? &block->cursor : NULL);
+		if (problem == NULL && block->cursor.pending)
 		{
 			/* the rest of the packed rows, kept for the read to lay out */
 			Size		rest = block->cursor.end - block->cursor.p;
@@ -392,7 +394,6 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 			memcpy(at, block->cursor.p, rest);
 			block->cursor.p = at;
 			block->cursor.end = at + rest;
-			block->more = true;
 		}
 	}
 	else
@@ -411,7 +412,7 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	if (problem)
 		return problem;
 	block->run_id = op->segment;
-	block->partial = !block->more && unpacked < (int) nrows;
+	block->partial = !block->cursor.pending && unpacked < (int) nrows;
 	return NULL;
 }
 
@@ -469,7 +470,7 @@ place_tuples(WcBlock *block, int to)
 
 /*
  * Lay out more rows of the reader's key page, whose unpacking stopped with
- * rows to come (a lazy read: WcBlock.more).
+ * rows to come (a lazy read: its cursor is pending).
  */
 static void
 block_more(WcRunReader *r)
@@ -483,8 +484,7 @@ block_more(WcRunReader *r)
 		problem = place_tuples(block, unpacked);
 	if (problem)
 		corrupt(r->rel, block->blkno, block->run_id, problem);
-	block->more = block->cursor.pending;
-	block->partial = !block->more && unpacked < block->cursor.nrows;
+	block->partial = !block->cursor.pending && unpacked < block->cursor.nrows;
 }
 
 const char *
@@ -498,7 +498,7 @@ wc_decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
  * Read and decode key page blkno into block.  With bounds, a forward read's,
  * the rows may be laid out only from a step before lo and as far as the
  * first one past hi, a step at a time (block->first, block->partial,
- * block->more; see decode_block).
+ * block->cursor.pending; see decode_block).
  */
 static void
 block_read(Relation rel, BlockNumber blkno, WcBlock *block,
@@ -1271,7 +1271,7 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 			r->row_pos++;
 			return row;
 		}
-		if (r->block_valid && r->block.more)
+		if (r->block_valid && r->block.cursor.pending)
 		{
 			block_more(r);
 			continue;
