@@ -424,6 +424,24 @@ CREATE TABLE rf_kb_rep (id uuid, c int, v text) USING widecol
   WITH (widecol.partition_key = 'id', widecol.clustering_key = 'c');
 INSERT INTO rf_kb SELECT * FROM rf_kb_h;
 INSERT INTO rf_kb_rep SELECT * FROM rf_kb_rep_h;
+-- the same rows in run format 10 (test-only widecol.debug_run_format = 10:
+-- packed key blocks not in steps, followed row by row up to a key): read
+-- as before; format 11's steps cost a few key bytes (a table entry and a
+-- first row predicted from the block's first: under 16 bytes a step of 32
+-- rows; these keys pack to 2-3 bytes a row, uuid keys to about 20)
+CREATE TABLE rf_kb_rep10 (id uuid, c int, v text) USING widecol
+  WITH (widecol.partition_key = 'id', widecol.clustering_key = 'c');
+SET ROLE NONE;
+SET widecol.debug_run_format = 10;
+RESET ROLE;
+INSERT INTO rf_kb_rep10 SELECT * FROM rf_kb_rep_h;
+SET ROLE NONE;
+RESET widecol.debug_run_format;
+RESET ROLE;
+SELECT k11.bytes > k10.bytes AS steps_cost_bytes,
+       k11.bytes - k10.bytes < 16 * 12000 / 32 AS under_16_bytes_a_step
+  FROM (SELECT sum(stored_bytes) AS bytes FROM widecol.run_pages('rf_kb_rep') WHERE kind = 'key') k11,
+       (SELECT sum(stored_bytes) AS bytes FROM widecol.run_pages('rf_kb_rep10') WHERE kind = 'key') k10;
 SELECT widecol.compact('rf_kb', major => true) > 0 AS compacted;
 SELECT codec, sum(pages) > 30 AS many_pages FROM widecol.run_pages('rf_kb') WHERE kind = 'key' GROUP BY 1;
 SELECT codec, sum(pages) > 10 AS many_pages FROM widecol.run_pages('rf_kb_rep') WHERE kind = 'key' GROUP BY 1;
@@ -462,6 +480,10 @@ SELECT count(*) AS ranges,
                           AND (SELECT string_agg(s.c::text, ',') FROM (SELECT w.c FROM rf_kb_rep w WHERE w.id = h.id AND w.c > h.c ORDER BY w.c LIMIT 3) s) IS NOT DISTINCT FROM
                               (SELECT string_agg(s.c::text, ',') FROM (SELECT x.c FROM rf_kb_rep_h x WHERE x.id = h.id AND x.c > h.c ORDER BY x.c LIMIT 3) s)) AS same
   FROM rf_kb_rep_h h;
+SELECT count(*) AS ranges,
+       count(*) FILTER (WHERE (SELECT string_agg(s.c || s.v, ',') FROM (SELECT w.c, w.v FROM rf_kb_rep10 w WHERE w.id = h.id AND w.c >= h.c ORDER BY w.c LIMIT 40) s) =
+                              (SELECT string_agg(s.c || s.v, ',') FROM (SELECT x.c, x.v FROM rf_kb_rep_h x WHERE x.id = h.id AND x.c >= h.c ORDER BY x.c LIMIT 40) s)) AS same_format_10
+  FROM rf_kb_rep_h h WHERE c % 3 = 0;
 -- the first n rows of each partition (LIMIT n): a read laid out a step of
 -- rows at first and asks for more as it reads on (a step, then twice as
 -- many each time), across the key pages a partition spans
@@ -470,9 +492,15 @@ SELECT n, count(*) AS partitions,
                               (SELECT string_agg(s.c || s.v, ',') FROM (SELECT x.c, x.v FROM rf_kb_rep_h x WHERE x.id = h.id ORDER BY x.c LIMIT n) s)) AS same
   FROM (SELECT DISTINCT id FROM rf_kb_rep_h) h, unnest(ARRAY[1, 31, 32, 33, 64, 97, 200, 500, 1000, 2000]) n
  GROUP BY n ORDER BY n;
+SELECT n, count(*) FILTER (WHERE (SELECT string_agg(s.c || s.v, ',') FROM (SELECT w.c, w.v FROM rf_kb_rep10 w WHERE w.id = h.id ORDER BY w.c LIMIT n) s) =
+                                 (SELECT string_agg(s.c || s.v, ',') FROM (SELECT x.c, x.v FROM rf_kb_rep_h x WHERE x.id = h.id ORDER BY x.c LIMIT n) s)) AS same_format_10
+  FROM (SELECT DISTINCT id FROM rf_kb_rep_h) h, unnest(ARRAY[1, 33, 500, 2000]) n
+ GROUP BY n ORDER BY n;
 RESET enable_seqscan;
 SELECT bool_and(ok) AS verified FROM widecol.verify('rf_kb');
-DROP TABLE rf_kb, rf_kb_h, rf_kb_rep, rf_kb_rep_h;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_kb_rep');
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_kb_rep10');
+DROP TABLE rf_kb, rf_kb_h, rf_kb_rep, rf_kb_rep10, rf_kb_rep_h;
 -- 40 versions of each of 30 keys in one run (one transaction's updates,
 -- flushed): a step of rows starts inside each key's versions, and a lookup
 -- must still meet the newest, the first of them

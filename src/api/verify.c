@@ -341,6 +341,8 @@ key_codec_problem(RunCheck *c, uint16 flags)
 {
 	if ((flags & WC_KEYS_PACKED) && c->hdr.version < WC_RUN_VERSION_PACKED)
 		return psprintf("packed key block in a run of format %u", c->hdr.version);
+	if ((flags & WC_KEYS_STEPS) && c->hdr.version < WC_RUN_VERSION_STEPS)
+		return psprintf("packed key block in steps in a run of format %u", c->hdr.version);
 	return codec_problem(c, flags);
 }
 

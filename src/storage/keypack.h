@@ -1,5 +1,6 @@
 /*
- * storage/keypack.h — the packed form of a run's key block (run format 10).
+ * storage/keypack.h — the packed form of a run's key block (run formats 10
+ * and 11).
  *
  * A key block in memory is rows (WcRowHeader, key, padding to MAXALIGN)
  * followed by their offsets.  Most of a header is predictable from the row
@@ -20,6 +21,23 @@
 #define WC_KEYS_PACKED		0x0010
 
 /*
+ * with WC_KEYS_PACKED (run format 11): the rows are in steps of
+ * WC_KEYS_STEP, each step's first row predicted from the block's first
+ * row rather than the row before it, and a table of where each step after
+ * the first starts (WcKeysStep) follows the packed rows; a read seeking a
+ * key finds its step by binary search instead of following every row
+ * before it
+ */
+#define WC_KEYS_STEPS		0x0020
+#define WC_KEYS_STEP		32
+
+typedef struct WcKeysStep
+{
+	uint16		packed;			/* the step's first packed row: its offset */
+	uint16		row;			/* ... and where it is laid out */
+} WcKeysStep;
+
+/*
  * What a packed row is predicted from: the row before it.  The packer and
  * the unpacker follow the rows the same way, so they predict alike.
  */
@@ -38,11 +56,18 @@ typedef struct WcKeysPrediction
  * Where an unpacking is: the prediction of the next row, the packed rows
  * still to read, where the next row goes.  An unpacking that stopped early
  * with rows to come (pending) goes on from here (wc_keys_unpack_more) once
- * [p, end) is where the caller keeps it; pending is false otherwise.
+ * the packed bytes it still reads are where the caller keeps them
+ * (wc_keys_cursor_keep); pending is false otherwise.
  */
 typedef struct WcKeysCursor
 {
 	WcKeysPrediction pr;
+	WcKeysPrediction base;		/* after the first row (key in the packed
+								 * rows): what each step starts from */
+	bool		stepped;		/* the rows are in steps (WC_KEYS_STEPS) */
+	const char *origin;			/* while unpacking: the packed rows, */
+	const char *table;			/* ... and their steps (NULL: none, or not
+								 * kept by a lazy read) */
 	const char *p;				/* the next packed row */
 	Size		off;			/* where the next row is laid out */
 	int			row;
@@ -54,11 +79,12 @@ typedef struct WcKeysCursor
 } WcKeysCursor;
 
 extern Size wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
-						 Size rowbytes, char *out);
-extern const char *wc_keys_unpack(const char *packed, Size plen, int nrows,
+						 Size rowbytes, char *out, bool *steps);
+extern const char *wc_keys_unpack(const char *packed, Size plen, int nrows, bool steps,
 								  char *dst, Size rawsize,
 								  const char *lo, int lolen, const char *hi, int hilen,
 								  int *first, int *unpacked, WcKeysCursor *more);
+extern Size wc_keys_cursor_keep(WcKeysCursor *c, char *at);
 extern const char *wc_keys_unpack_more(WcKeysCursor *c, char *dst, const char *hi,
 									   int hilen, int *unpacked);
 

@@ -41,7 +41,7 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 10			/* 2: keys and tuples on separate pages;
+#define WC_RUN_VERSION 11			/* 2: keys and tuples on separate pages;
 									 * 3: out-of-line value count;
 									 * 4: key-column ranges;
 									 * 5: pages may be zstd-compressed;
@@ -49,14 +49,16 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 									 * 7: bloom pages of checked blocks;
 									 * 8: column chunks may be hex-packed;
 									 * 9: a zstd dictionary, chunks in frames;
-									 * 10: key blocks may be packed */
-#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 10 */
+									 * 10: key blocks may be packed;
+									 * 11: ... in steps */
+#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 11 */
 #define WC_RUN_VERSION_ZSTD 5		/* first format whose pages may use zstd */
 #define WC_RUN_VERSION_COLUMNS 6	/* ... whose value pages may be by column */
 #define WC_RUN_VERSION_BLOOM_BLOCKS 7	/* ... whose bloom pages are checked blocks */
 #define WC_RUN_VERSION_HEX 8	/* ... whose column chunks may be hex-packed */
 #define WC_RUN_VERSION_DICT 9	/* ... whose header says where its dictionary is */
 #define WC_RUN_VERSION_PACKED 10	/* ... whose key blocks may be packed */
+#define WC_RUN_VERSION_STEPS 11	/* ... packed in steps (WC_KEYS_STEPS) */
 #define WcRunBloomBlocked(hdr) ((hdr)->version >= WC_RUN_VERSION_BLOOM_BLOCKS)
 
 typedef struct WcRunWriter WcRunWriter;
@@ -105,7 +107,8 @@ typedef struct WcKeyPageHeader
 {
 	uint16		nvalues;		/* value pages referenced */
 	uint16		flags;			/* the key block's codec (storage/compression.h),
-								 * WC_KEYS_PACKED (storage/keypack.h) */
+								 * WC_KEYS_PACKED, WC_KEYS_STEPS
+								 * (storage/keypack.h) */
 	uint32		keylen;			/* bytes of the key block */
 } WcKeyPageHeader;
 

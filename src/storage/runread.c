@@ -334,7 +334,9 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 	memcpy(&kh, payload, sizeof(kh));
 	hlen = sizeof(kh) + kh.nvalues * sizeof(WcValueRef) +
 		((kh.flags & WC_KEYS_PACKED) ? sizeof(uint32) : 0);
-	if (kh.nvalues > WC_MAX_VALUE_REFS || (kh.flags & ~(WC_CODEC_MASK | WC_KEYS_PACKED)) ||
+	if (kh.nvalues > WC_MAX_VALUE_REFS ||
+		(kh.flags & ~(WC_CODEC_MASK | WC_KEYS_PACKED | WC_KEYS_STEPS)) ||
+		((kh.flags & WC_KEYS_STEPS) && !(kh.flags & WC_KEYS_PACKED)) ||
 		hlen + kh.keylen != len)
 		return "invalid key page header";
 	keep_last_values(block);
@@ -364,7 +366,7 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 			return "invalid packed key block length";
 	}
 	/* after the value area: a lazy read's packed rows still to lay out */
-	block_reserve(block, base + area + MAXALIGN(plen));
+	block_reserve(block, base + area + MAXALIGN(plen) + 8);
 	if (kh.nvalues > 0 && block->carry_blkno == block->values[0].blkno &&
 		block->carry_size == block->values[0].rawsize)
 	{
@@ -381,20 +383,14 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 											 packed_scratch(), plen, &problem);
 
 		if (problem == NULL)
-			problem = wc_keys_unpack(packed, plen, nrows, block->raw, rawsize,
+			problem = wc_keys_unpack(packed, plen, nrows, (kh.flags & WC_KEYS_STEPS) != 0,
+									 block->raw, rawsize,
 									 bounds->lo, bounds->lolen, bounds->hi, bounds->hilen,
 									 &first, &unpacked,
 									 bounds->lo || bounds->hi ? &block->cursor : NULL);
+		/* the rest of the packed rows, kept for the read to lay out */
 		if (problem == NULL && block->cursor.pending)
-		{
-			/* the rest of the packed rows, kept for the read to lay out */
-			Size		rest = block->cursor.end - block->cursor.p;
-			char	   *at = block->raw + base + area;
-
-			memcpy(at, block->cursor.p, rest);
-			block->cursor.p = at;
-			block->cursor.end = at + rest;
-		}
+			(void) wc_keys_cursor_keep(&block->cursor, block->raw + base + area);
 	}
 	else
 		problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen, block->raw, rawsize);

@@ -178,11 +178,13 @@ wc_run_writer_begin(Relation rel, int level)
 		w->key_codec = w->value_codec = WC_CODEC_LZ4;
 		w->codec_level = 0;
 	}
-	else if (wc_debug_run_format == 6 || wc_debug_run_format == 8 || wc_debug_run_format == 9)
+	else if (wc_debug_run_format == 6 || wc_debug_run_format == 8 ||
+			 wc_debug_run_format == 9 || wc_debug_run_format == 10)
 	{
 		/*
 		 * test only: 6, bloom pages as before format 7; 8, no dictionary, as
-		 * before format 9; 9, key blocks not packed, as before format 10
+		 * before format 9; 9, key blocks not packed, as before format 10; 10,
+		 * packed key blocks not in steps, as before format 11
 		 */
 		w->hdr.version = wc_debug_run_format;
 	}
@@ -606,6 +608,7 @@ write_keys(WcRunWriter *w, int k)
 	const char *frame;
 	Size		flen;
 	uint32		plen = 0;
+	bool		steps = false;
 	PendingPage *pi;
 
 	for (int i = 0; i < k; i++)
@@ -638,7 +641,10 @@ write_keys(WcRunWriter *w, int k)
 	/* format 10: the rows packed (their offsets are implied) */
 	hlen = sizeof(WcKeyPageHeader) + nvalues * sizeof(WcValueRef);
 	if (w->hdr.version >= WC_RUN_VERSION_PACKED)
-		plen = (uint32) wc_keys_pack(w->image, w->koff, k, rowbytes, w->packed);
+	{
+		steps = w->hdr.version >= WC_RUN_VERSION_STEPS;
+		plen = (uint32) wc_keys_pack(w->image, w->koff, k, rowbytes, w->packed, &steps);
+	}
 	if (plen > 0)
 		hlen += sizeof(uint32);
 
@@ -654,7 +660,7 @@ write_keys(WcRunWriter *w, int k)
 	if (frame == NULL)
 		return false;
 	if (plen > 0)
-		kh.flags |= WC_KEYS_PACKED;
+		kh.flags |= WC_KEYS_PACKED | (steps ? WC_KEYS_STEPS : 0);
 	kh.nvalues = nvalues;
 	kh.keylen = flen;
 	memcpy(w->payload, &kh, sizeof(kh));
