@@ -517,6 +517,32 @@ SELECT count(*) AS keys,
   FROM generate_series(1, 3000) g;
 RESET enable_seqscan;
 DROP TABLE rf_kv;
+-- a seek copies its leaf's key page numbers as it reads on, 32 at a time
+-- (runread.c leaf_child): partitions spanning more than 32 key pages of
+-- one leaf, read forward and backward from a seek and from keys inside them
+CREATE TABLE rf_lw_h (id int, c text COLLATE "C", v int, PRIMARY KEY (id, c));
+INSERT INTO rf_lw_h SELECT g % 3, md5(g::text) || md5((g + 1)::text) || md5((g + 2)::text), g
+  FROM generate_series(1, 9000) g;
+CREATE TABLE rf_lw (id int, c text COLLATE "C", v int) USING widecol
+  WITH (widecol.partition_key = 'id', widecol.clustering_key = 'c');
+INSERT INTO rf_lw SELECT * FROM rf_lw_h;
+SELECT widecol.compact('rf_lw', major => true) > 0 AS compacted;
+SELECT sum(pages) > 3 * 40 AS over_40_key_pages_a_partition FROM widecol.run_pages('rf_lw') WHERE kind = 'key';
+SET enable_seqscan = off;
+SELECT i AS id,
+       (SELECT string_agg(w.v::text, ',' ORDER BY w.c) FROM rf_lw w WHERE w.id = i) =
+       (SELECT string_agg(x.v::text, ',' ORDER BY x.c) FROM rf_lw_h x WHERE x.id = i) AS forward,
+       (SELECT string_agg(s.v::text, ',') FROM (SELECT w.v FROM rf_lw w WHERE w.id = i ORDER BY w.c DESC) s) =
+       (SELECT string_agg(s.v::text, ',') FROM (SELECT x.v FROM rf_lw_h x WHERE x.id = i ORDER BY x.c DESC) s) AS backward
+  FROM generate_series(0, 2) i;
+SELECT count(*) AS ranges,
+       count(*) FILTER (WHERE (SELECT sum(w.v) FROM rf_lw w WHERE w.id = h.id AND w.c >= h.c) =
+                              (SELECT sum(x.v) FROM rf_lw_h x WHERE x.id = h.id AND x.c >= h.c)
+                          AND (SELECT string_agg(s.v::text, ',') FROM (SELECT w.v FROM rf_lw w WHERE w.id = h.id AND w.c <= h.c ORDER BY w.c DESC LIMIT 50) s) =
+                              (SELECT string_agg(s.v::text, ',') FROM (SELECT x.v FROM rf_lw_h x WHERE x.id = h.id AND x.c <= h.c ORDER BY x.c DESC LIMIT 50) s)) AS same
+  FROM rf_lw_h h WHERE v % 97 = 0;
+RESET enable_seqscan;
+DROP TABLE rf_lw, rf_lw_h;
 -- the same bounded reads through a partitioned parent of two widecol
 -- partitions, a bigint key sought by int literals and parameters, some rows
 -- with values stored out of line

@@ -198,10 +198,14 @@ typedef struct WcRunReader
 	WcRunHeader hdr;
 	BufferAccessStrategy strategy;
 	/* leaf iteration */
-	BlockNumber *data_blocks;	/* data blocks from the current position */
-	int			ndata;
+	BlockNumber *data_blocks;	/* the loaded leaf's data blocks [data_first,
+								 * data_first + data_held) (leaf_child) */
+	int			data_first;
+	int			data_held;
+	int			data_cap;		/* data_blocks' room */
+	int			ndata;			/* the leaf's entries */
 	int			data_pos;
-	int			prefetched_to;	/* data_blocks before it were prefetched */
+	int			prefetched_to;	/* data blocks before it were prefetched */
 	BlockNumber next_leaf;		/* next leaf page to load */
 	WcBlock		block;
 	int			row_pos;

@@ -1070,20 +1070,68 @@ cached_index(WcRunReader *r, BlockNumber blk, WcPageOpaqueData *op, int *n)
 	return c->entries;
 }
 
-/* Make leaf page blk, its n entries parsed, the reader's list of data blocks. */
+/* Copy the data blocks of entries [from, from + n) of the loaded leaf. */
+static void
+hold_children(WcRunReader *r, const IndexEntry *entries, int from, int n)
+{
+	if (n > r->data_cap)
+	{
+		r->data_blocks = repalloc(r->data_blocks, sizeof(BlockNumber) * n);
+		r->data_cap = n;
+	}
+	for (int i = 0; i < n; i++)
+		r->data_blocks[i] = entries[from + i].child;
+	r->data_first = from;
+	r->data_held = n;
+}
+
+/*
+ * Make leaf page blk, its n entries parsed, the reader's list of data
+ * blocks: all of them (all: a scan, which reads them in turn), or as a
+ * read gets to them (a seek, whose entries are the cached page's, reads a
+ * page or two of the few hundred: copying every entry's block number cost
+ * a memory-bound lookup about a microsecond).
+ */
 static void
 set_leaf(WcRunReader *r, BlockNumber blk, const WcPageOpaqueData *op,
-		 const IndexEntry *entries, int n)
+		 const IndexEntry *entries, int n, bool all)
 {
 	if (op->aux != 0)
 		corrupt(r->rel, blk, r->hdr.run_id, "expected a leaf index page");
-	r->data_blocks = repalloc(r->data_blocks, sizeof(BlockNumber) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-		r->data_blocks[i] = entries[i].child;
 	r->ndata = n;
 	r->data_pos = 0;
 	r->prefetched_to = 0;
 	r->next_leaf = blk + 1;
+	r->data_held = 0;
+	if (all)
+		hold_children(r, entries, 0, n);
+}
+
+/*
+ * The data block of entry pos of the loaded leaf, for a read going forward
+ * or backward: past the entries held, the next ones in that direction are
+ * copied from the cached leaf page.
+ */
+#define LEAF_WINDOW 32			/* > WC_PREFETCH_DISTANCE */
+
+static inline BlockNumber
+leaf_child(WcRunReader *r, int pos, bool backward)
+{
+	if (unlikely(pos < r->data_first || pos >= r->data_first + r->data_held))
+	{
+		BlockNumber leaf = r->next_leaf - 1;
+		WcPageOpaqueData op;
+		int			n;
+		const IndexEntry *entries = cached_index(r, leaf, &op, &n);
+		/* forward from the read's position: prefetching looks ahead of it */
+		int			from = backward ? Max(pos - LEAF_WINDOW + 1, 0) :
+			Min(pos, Max(r->data_pos, 0));
+
+		if (n != r->ndata || pos < 0 || pos >= n)
+			corrupt(r->rel, leaf, r->hdr.run_id, "malformed index page");
+		hold_children(r, entries, from, Min(LEAF_WINDOW, n - from));
+	}
+	return r->data_blocks[pos - r->data_first];
 }
 
 /* Load leaf page `blk` into the reader's list of data blocks. */
@@ -1096,7 +1144,7 @@ load_leaf(WcRunReader *r, BlockNumber blk, int *nentries_out, IndexEntry *entrie
 									payload, &op, r->strategy);
 	int			n = parse_index(r->rel, blk, r->hdr.run_id, payload, len, op.count, entries);
 
-	set_leaf(r, blk, &op, entries, n);
+	set_leaf(r, blk, &op, entries, n, true);
 	*nentries_out = n;
 }
 
@@ -1110,6 +1158,7 @@ wc_run_reader_open(WcRunReader *r, Relation rel, WcRunSummary *summary,
 	r->strategy = strategy;
 	read_header(r);
 	r->data_blocks = palloc(sizeof(BlockNumber));
+	r->data_cap = 1;
 	r->next_leaf = r->hdr.leaf_first;
 	r->block.run_id = r->hdr.run_id;
 }
@@ -1135,7 +1184,7 @@ descend(WcRunReader *r, const char *key, int keylen, bool backward)
 		const IndexEntry *entries = cached_index(r, blk, &op, &n);
 
 		if (level == 1)
-			set_leaf(r, blk, &op, entries, n);
+			set_leaf(r, blk, &op, entries, n, false);
 		/* binary search: the first entry past the target */
 		lo = 0;
 		hi = n;
@@ -1225,7 +1274,10 @@ prefetch_ahead(WcRunReader *r)
 		return;
 	r->prefetched_to = Max(r->prefetched_to, r->data_pos);
 	while (r->prefetched_to < r->ndata && r->prefetched_to < r->data_pos + WC_PREFETCH_DISTANCE)
-		PrefetchBuffer(r->rel, MAIN_FORKNUM, r->data_blocks[r->prefetched_to++]);
+	{
+		PrefetchBuffer(r->rel, MAIN_FORKNUM, leaf_child(r, r->prefetched_to, false));
+		r->prefetched_to++;
+	}
 #endif
 }
 
@@ -1303,7 +1355,8 @@ wc_run_reader_next(WcRunReader *r, ItemPointer tid)
 		bounds.lolen = r->seek_len;
 		bounds.hi = r->hi_key;
 		bounds.hilen = r->hi_len;
-		block_read(r->rel, r->data_blocks[r->data_pos++], &r->block, r->strategy, &bounds);
+		block_read(r->rel, leaf_child(r, r->data_pos, false), &r->block, r->strategy, &bounds);
+		r->data_pos++;
 		r->block_valid = true;
 		r->blocks_read++;
 		r->row_pos = r->seek_key ? seek_in_block(r, false) : 0;
@@ -1351,7 +1404,8 @@ wc_run_reader_prev(WcRunReader *r, ItemPointer tid)
 			continue;
 		}
 		CHECK_FOR_INTERRUPTS();
-		wc_block_read(r->rel, r->data_blocks[r->data_pos--], &r->block, r->strategy);
+		wc_block_read(r->rel, leaf_child(r, r->data_pos, true), &r->block, r->strategy);
+		r->data_pos--;
 		r->block_valid = true;
 		r->blocks_read++;
 		r->row_pos = r->seek_key ? seek_in_block(r, true) : r->block.nrows - 1;
