@@ -699,11 +699,11 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, bool steps, char *dst,
 
 /*
  * Move what a pending cursor still reads of its packed rows to `at`, where
- * the caller keeps them, and return the bytes used there: fewer than the
- * packed block's (the rows laid out are not moved), plus 8 read past them.
- * Format 11 keeps the block's first key there too (its steps start from it).
+ * the caller keeps them: fewer bytes than the packed block's (the rows
+ * laid out are not moved), and 8 past them are read.  Format 11 keeps the
+ * block's first key there too (its steps start from it).
  */
-Size
+void
 wc_keys_cursor_keep(WcKeysCursor *c, char *at)
 {
 	Size		rest = c->end - c->p;
@@ -721,7 +721,6 @@ wc_keys_cursor_keep(WcKeysCursor *c, char *at)
 	c->end = c->p + rest;
 	c->origin = NULL;
 	c->table = NULL;			/* the steps were checked up to here */
-	return used + rest;
 }
 
 /*

@@ -84,7 +84,7 @@ extern const char *wc_keys_unpack(const char *packed, Size plen, int nrows, bool
 								  char *dst, Size rawsize,
 								  const char *lo, int lolen, const char *hi, int hilen,
 								  int *first, int *unpacked, WcKeysCursor *more);
-extern Size wc_keys_cursor_keep(WcKeysCursor *c, char *at);
+extern void wc_keys_cursor_keep(WcKeysCursor *c, char *at);
 extern const char *wc_keys_unpack_more(WcKeysCursor *c, char *dst, const char *hi,
 									   int hilen, int *unpacked);
 

@@ -390,7 +390,7 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 									 bounds->lo || bounds->hi ? &block->cursor : NULL);
 		/* the rest of the packed rows, kept for the read to lay out */
 		if (problem == NULL && block->cursor.pending)
-			(void) wc_keys_cursor_keep(&block->cursor, block->raw + base + area);
+			wc_keys_cursor_keep(&block->cursor, block->raw + base + area);
 	}
 	else
 		problem = wc_decompress(WcFlagsCodec(kh.flags), frame, kh.keylen, block->raw, rawsize);
