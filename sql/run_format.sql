@@ -518,8 +518,8 @@ SELECT count(*) AS keys,
 RESET enable_seqscan;
 DROP TABLE rf_kv;
 -- a seek copies its leaf's key page numbers as it reads on, 32 at a time
--- (runread.c leaf_child): partitions spanning more than 32 key pages of
--- one leaf, read forward and backward from a seek and from keys inside them
+-- (runread.c leaf_child): partitions spanning more than 40 key pages,
+-- read forward and backward from a seek and from keys inside them
 CREATE TABLE rf_lw_h (id int, c text COLLATE "C", v int, PRIMARY KEY (id, c));
 INSERT INTO rf_lw_h SELECT g % 3, md5(g::text) || md5((g + 1)::text) || md5((g + 2)::text), g
   FROM generate_series(1, 9000) g;
