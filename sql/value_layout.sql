@@ -204,6 +204,25 @@ SELECT vl_diff('SELECT x.* FROM generate_series(1, 30000, 7) g, LATERAL (SELECT 
 SELECT vl_diff('SELECT x.* FROM generate_series(1, 30000, 97) g, LATERAL (SELECT id, note, path FROM %s WHERE k = g %% 3 AND id = g) x', 'vl_d', 'vl_dh') AS differences;
 SELECT vl_diff('SELECT id, path FROM %s WHERE k = 1 AND id IN (4, 7, 10, 13, 1000, 29998)', 'vl_d', 'vl_dh') AS differences;
 SELECT vl_diff('(SELECT id, path FROM %s WHERE k = 2 ORDER BY id DESC LIMIT 300)', 'vl_d', 'vl_dh') AS differences;
+-- a read of a few rows from a seek decodes the frames holding them, a
+-- frame at a time (storage/columns.c point_value): ranges of 1 to 201
+-- rows starting all over the partitions, in order and in reverse, and
+-- over two partitions, as the heap copy has them
+SET enable_seqscan = off;
+SELECT vl_diff('SELECT s, n, (SELECT string_agg(coalesce(x.path, ''-'') || x.w, '','' ORDER BY x.id) FROM %s x
+                               WHERE x.k = s %% 3 AND x.id BETWEEN s AND s + 3 * n)
+                  FROM generate_series(1, 30000, 331) s, unnest(ARRAY[0, 5, 15, 16, 17, 40, 200]) n',
+               'vl_d', 'vl_dh') AS differences;
+SELECT vl_diff('SELECT s, n, (SELECT string_agg(coalesce(y.path, ''-''), '','') FROM
+                               (SELECT x.path FROM %s x WHERE x.k = s %% 3 AND x.id <= s
+                                 ORDER BY x.id DESC LIMIT n) y)
+                  FROM generate_series(1, 30000, 331) s, unnest(ARRAY[1, 16, 17, 40]) n',
+               'vl_d', 'vl_dh') AS differences;
+SELECT vl_diff('SELECT s, (SELECT string_agg(coalesce(x.path, ''-''), '','' ORDER BY x.k, x.id) FROM %s x
+                            WHERE x.k BETWEEN 0 AND 1 AND x.id BETWEEN s AND s + 60)
+                  FROM generate_series(1, 30000, 997) s',
+               'vl_d', 'vl_dh') AS differences;
+RESET enable_seqscan;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 -- a compaction failing halfway, after its dictionary was trained (as on a

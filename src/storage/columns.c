@@ -807,9 +807,25 @@ struct WcColumnsPage
 	int			last;			/* the last tuple asked for (wc_columns_ordinal) */
 	bool		point;			/* a seek's page: decode only the value asked */
 	WcDictRef	dict;			/* its run's dictionary (chunks in frames) */
-	int32	   *one_ord;		/* per column: the tuple one_at is the value of */
-	char	  **one_at;
+	struct PointColumn *pt;		/* per column, for point_value */
 };
+
+/*
+ * What point_value keeps of a column: the tuple it found a value of last
+ * and where; the index among the column's values of a tuple it counted
+ * to (rows are read in order, forward or backward, so counting goes on
+ * from there); a framed chunk's frame decoded last.
+ */
+typedef struct PointColumn
+{
+	int32		ord;			/* -1: none yet */
+	char	   *at;
+	int32		kord;
+	uint32		kval;
+	int32		frame;			/* -1: none */
+	uint32		framelen;
+	char	   *framebuf;
+} PointColumn;
 
 static void *
 state_alloc(WcColumnsPage *cp, Size size)
@@ -844,8 +860,8 @@ wc_columns_state_size(const char *payload, Size len)
 	size = MAXALIGN(sizeof(WcColumnsPage)) + MAXALIGN(len) +
 		2 * MAXALIGN(sizeof(WcColumnChunk) * h.nchunks) +
 		MAXALIGN(sizeof(uint32) * n) + MAXALIGN(sizeof(uint16) * n) +
-		MAXALIGN(sizeof(bits8 *) * n) + 3 * MAXALIGN(sizeof(void *) * h.nchunks) +
-		MAXALIGN(sizeof(int32) * h.nchunks);
+		MAXALIGN(sizeof(bits8 *) * n) + 2 * MAXALIGN(sizeof(void *) * h.nchunks) +
+		MAXALIGN(sizeof(PointColumn) * h.nchunks);
 	for (int c = 0; c < h.nchunks; c++)
 	{
 		memcpy(&d, payload + sizeof(h) + sizeof(d) * c, sizeof(d));
@@ -906,12 +922,18 @@ wc_columns_open(char *state, Size size, const char *payload, Size len, Size raws
 		(cp->bits = state_alloc(cp, sizeof(bits8 *) * cp->ntuples)) == NULL ||
 		(cp->data = state_alloc(cp, sizeof(char *) * Max(cp->ncols, 1))) == NULL ||
 		(cp->valoff = state_alloc(cp, sizeof(int32 *) * Max(cp->ncols, 1))) == NULL ||
-		(cp->one_at = state_alloc(cp, sizeof(char *) * Max(cp->ncols, 1))) == NULL ||
-		(cp->one_ord = state_alloc(cp, sizeof(int32) * Max(cp->ncols, 1))) == NULL)
+		(cp->pt = state_alloc(cp, sizeof(PointColumn) * Max(cp->ncols, 1))) == NULL)
 		return NULL;
 	memset(cp->data, 0, sizeof(char *) * Max(cp->ncols, 1));
 	memset(cp->valoff, 0, sizeof(int32 *) * Max(cp->ncols, 1));
-	memset(cp->one_ord, -1, sizeof(int32) * Max(cp->ncols, 1));
+	for (int a = 0; a < Max(cp->ncols, 1); a++)
+	{
+		PointColumn *pc = &cp->pt[a];
+
+		pc->ord = pc->kord = pc->frame = -1;
+		pc->kval = pc->framelen = 0;
+		pc->at = pc->framebuf = NULL;
+	}
 	cp->point = point;
 	if (dict)
 		cp->dict = *dict;
@@ -1016,6 +1038,13 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
 	return true;
 }
 
+/* Does tuple i have a value of column a (not null, not added after it)? */
+static inline bool
+has_value(const WcColumnsPage *cp, int a, int i)
+{
+	return a < cp->natts[i] && !(cp->bits[i] && att_isnull(a, cp->bits[i]));
+}
+
 /*
  * A seek's page: the value of column a of tuple `ordinal` (not null), found
  * without placing every value of the column: a hex-packed value is
@@ -1024,11 +1053,16 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
  * been asked for another tuple (the caller decodes it whole), or with
  * *problem set if it is corrupt or the state has no room.  Lookups by key
  * read one row of a page: unpacking the page's 110 hashes for one was 3% of
- * a lookup's CPU.
+ * a lookup's CPU.  A chunk in frames goes on a frame at a time instead: a
+ * seek reading a few rows of a page (a device's 7 days, a keyset page)
+ * decoded one frame for its first row and all of the page's frames for
+ * the second, most of such a read's CPU.  The frame's values stay valid
+ * as the page's do: until the read's next row.
  */
 static const char *
 point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 {
+	PointColumn *pc = &cp->pt[a];
 	const WcColumnChunk *d = &cp->dir[a + 1];
 	ColumnInfo	c = {d->attlen, d->attalign, d->byval != 0};
 	uint32		k = 0;
@@ -1036,12 +1070,19 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 	uint32		size = 0;
 	const char *data;
 
-	if (cp->one_ord[a] >= 0)
-		return cp->one_ord[a] == ordinal ? cp->one_at[a] : NULL;
+	if (pc->ord == ordinal)
+		return pc->at;
+	/* another tuple: a framed chunk decodes the frame holding it, others whole */
+	if (pc->ord >= 0 && d->codec != WC_CODEC_ZSTD_DICT)
+		return NULL;
 	/* its index among the column's values: the tuples before it that have one */
-	for (int i = 0; i < ordinal; i++)
-		if (a < cp->natts[i] && !(cp->bits[i] && att_isnull(a, cp->bits[i])))
-			k++;
+	if (pc->kord < 0)
+		pc->kord = pc->kval = 0;
+	for (; pc->kord < ordinal; pc->kord++)
+		pc->kval += has_value(cp, a, pc->kord);
+	for (; pc->kord > ordinal; pc->kord--)
+		pc->kval -= has_value(cp, a, pc->kord - 1);
+	k = pc->kval;
 	if (d->codec == WC_CODEC_HEX)
 	{
 		const char *src = cp->payload + cp->start[a + 1];
@@ -1070,20 +1111,23 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 	}
 	else if (d->codec == WC_CODEC_ZSTD_DICT)
 	{
-		/* the frame of 16 values holding it, then the values before it there */
+		/*
+		 * the frame of 16 values holding it (unless decoded last: a read of
+		 * a few rows decodes their frames, not the page's), then the values
+		 * before it there
+		 */
 		uint32		cap = WC_DICT_FRAME_VALUES * VARATT_SHORT_MAX;
-		char	   *frame = state_alloc(cp, cap);
-		uint32		flen = 0;
 		uint32		skip = 0;
 
-		if (frame == NULL)
+		if (pc->framebuf == NULL && (pc->framebuf = state_alloc(cp, cap)) == NULL)
 			goto no_room;
 		if ((*problem = wc_dict_decode_frame(&cp->dict, cp->payload + cp->start[a + 1], d->len,
-											 k, frame, cap, &flen, &skip)) != NULL)
+											 k, pc->framebuf, cap, &pc->framelen, &skip,
+											 &pc->frame)) != NULL)
 			return NULL;
-		if ((size = nth_value(&c, frame, flen, skip, &pos)) == 0)
+		if ((size = nth_value(&c, pc->framebuf, pc->framelen, skip, &pos)) == 0)
 			goto corrupt;
-		data = frame;
+		data = pc->framebuf;
 	}
 	else
 	{
@@ -1099,8 +1143,8 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 		if (size == 0)
 			goto corrupt;
 	}
-	cp->one_ord[a] = ordinal;
-	return cp->one_at[a] = (char *) data + pos;
+	pc->ord = ordinal;
+	return pc->at = (char *) data + pos;
 
 corrupt:
 	*problem = "column layout: a column does not match its tuples";

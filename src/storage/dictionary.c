@@ -394,11 +394,14 @@ wc_dict_decode(const WcDictRef *ref, const char *src, Size len, char *dst, uint3
 /*
  * The frame of a framed chunk holding its value number `value` (0-based)
  * into dst (cap bytes), its size into *outlen, and how many values of the
- * frame come before that one into *skip.  NULL or what is wrong.
+ * frame come before that one into *skip.  *frame_in_dst: the frame dst
+ * holds (-1: none); if it is that one, dst and *outlen are left as they
+ * are.  NULL or what is wrong.
  */
 const char *
 wc_dict_decode_frame(const WcDictRef *ref, const char *src, Size len, uint32 value,
-					 char *dst, uint32 cap, uint32 *outlen, uint32 *skip)
+					 char *dst, uint32 cap, uint32 *outlen, uint32 *skip,
+					 int32 *frame_in_dst)
 {
 	uint16		per_frame;
 	uint16		nframes;
@@ -415,6 +418,9 @@ wc_dict_decode_frame(const WcDictRef *ref, const char *src, Size len, uint32 val
 	*skip = value % per_frame;
 	if (frame >= nframes)
 		return "column layout: a value past its chunk's frames";
+	if (*frame_in_dst == (int32) frame)
+		return NULL;
+	*frame_in_dst = -1;
 	if ((problem = run_ddict(ref, &ddict)) != NULL)
 		return problem;
 	in = TABLE_SIZE(nframes);
@@ -426,6 +432,8 @@ wc_dict_decode_frame(const WcDictRef *ref, const char *src, Size len, uint32 val
 	memcpy(&n, src + sizeof(uint16) * (2 + frame), sizeof(n));
 	problem = decode_one(ddict, src + in, n, dst, cap, &got);
 	*outlen = (uint32) got;
+	if (problem == NULL)
+		*frame_in_dst = (int32) frame;
 	return problem;
 }
 

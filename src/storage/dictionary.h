@@ -54,7 +54,7 @@ extern const char *wc_dict_decode(const WcDictRef *ref, const char *src, Size le
 								  char *dst, uint32 rawlen);
 extern const char *wc_dict_decode_frame(const WcDictRef *ref, const char *src, Size len,
 										uint32 value, char *dst, uint32 cap, uint32 *outlen,
-										uint32 *skip);
+										uint32 *skip, int32 *frame_in_dst);
 extern const char *wc_dict_check(const WcDictRef *ref);
 
 #endif

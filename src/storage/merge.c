@@ -366,7 +366,12 @@ open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *rang
 	s->is_run = true;
 	wc_run_reader_open(&s->reader, it->rel, run, it->strategy);
 	s->reader.block.poolable = true;
-	s->reader.block.point = one_partition(it);
+	/*
+	 * a read bounded on both sides (a seek: a partition, a device's few
+	 * days, a clustering range) decodes of a value page in column layout
+	 * only the values it asks for (storage/columns.c point_value)
+	 */
+	s->reader.block.point = one_partition(it) || (it->lo != NULL && it->hi != NULL);
 	if (it->value_ring)
 		s->reader.block.value_strategy = wc_value_page_ring();
 	if (one_partition(it))
