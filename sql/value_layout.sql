@@ -294,6 +294,14 @@ SELECT (SELECT count(*) FROM widecol.run_pages('vl_dp_a') WHERE kind = 'dictiona
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT vl_diff('SELECT x.* FROM generate_series(1, 30000, 13) g, LATERAL (SELECT id, path FROM %s WHERE k = g %% 3 AND id = g) x', 'vl_dp', 'vl_dh') AS differences;
+-- and reads of a few rows through it (the frames holding them), int
+-- literals against the bigint keys
+SET enable_seqscan = off;
+SELECT vl_diff('SELECT s, (SELECT string_agg(coalesce(x.path, ''-''), '','' ORDER BY x.id) FROM %s x
+                            WHERE x.k = s %% 3 AND x.id BETWEEN s AND s + 60)
+                  FROM generate_series(1, 30000, 497) s',
+               'vl_dp', 'vl_dh') AS differences;
+RESET enable_seqscan;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 SELECT vl_diff('SELECT k, count(path), max(path) FROM %s GROUP BY k', 'vl_dp', 'vl_dh') AS differences;
