@@ -164,6 +164,18 @@ SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT vl_diff('SELECT x.* FROM generate_series(1, 6000, 3) g, LATERAL (SELECT id, h, odd, mixed, b FROM %s WHERE k = g %% 5 AND id = g) x', 'vl_hex', 'vl_hexh') AS differences;
 SELECT vl_diff('SELECT id, h FROM %s WHERE k = 2 AND id IN (12, 17, 22, 27, 32, 5997)', 'vl_hex', 'vl_hexh') AS differences;
+-- reads of a few rows from a seek unpack each row's value, going on from
+-- the one before (in order, and in reverse from the start again)
+SET enable_seqscan = off;
+SELECT vl_diff('SELECT s, n, (SELECT string_agg(coalesce(x.h, ''-'') || coalesce(x.mixed, ''-''), '','' ORDER BY x.id)
+                               FROM %s x WHERE x.k = s %% 5 AND x.id BETWEEN s AND s + 5 * n)
+                  FROM generate_series(1, 6000, 73) s, unnest(ARRAY[0, 3, 20, 120]) n',
+               'vl_hex', 'vl_hexh') AS differences;
+SELECT vl_diff('SELECT s, (SELECT string_agg(coalesce(y.h, ''-''), '','') FROM
+                            (SELECT x.h FROM %s x WHERE x.k = s %% 5 AND x.id <= s ORDER BY x.id DESC LIMIT 30) y)
+                  FROM generate_series(1, 6000, 73) s',
+               'vl_hex', 'vl_hexh') AS differences;
+RESET enable_seqscan;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 SELECT bool_and(ok) AS verified FROM widecol.verify('vl_hex');

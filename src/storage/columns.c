@@ -824,7 +824,9 @@ typedef struct PointColumn
 	uint32		kval;
 	int32		frame;			/* -1: none */
 	uint32		framelen;
-	char	   *framebuf;
+	char	   *framebuf;		/* ... or a hex-packed value, unpacked */
+	uint32		hval;			/* a hex-packed chunk: a value walked to */
+	uint32		hpos;			/* ... and where it starts */
 } PointColumn;
 
 static void *
@@ -931,7 +933,7 @@ wc_columns_open(char *state, Size size, const char *payload, Size len, Size raws
 		PointColumn *pc = &cp->pt[a];
 
 		pc->ord = pc->kord = pc->frame = -1;
-		pc->kval = pc->framelen = 0;
+		pc->kval = pc->framelen = pc->hval = pc->hpos = 0;
 		pc->at = pc->framebuf = NULL;
 	}
 	cp->point = point;
@@ -1072,8 +1074,11 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 
 	if (pc->ord == ordinal)
 		return pc->at;
-	/* another tuple: a framed chunk decodes the frame holding it, others whole */
-	if (pc->ord >= 0 && d->codec != WC_CODEC_ZSTD_DICT)
+	/*
+	 * another tuple: a framed chunk decodes the frame holding it, a
+	 * hex-packed one unpacks its value; others are decoded whole
+	 */
+	if (pc->ord >= 0 && d->codec != WC_CODEC_ZSTD_DICT && d->codec != WC_CODEC_HEX)
 		return NULL;
 	/* its index among the column's values: the tuples before it that have one */
 	if (pc->kord < 0)
@@ -1088,20 +1093,30 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 		const char *src = cp->payload + cp->start[a + 1];
 		char	   *v;
 
-		/* packed: a header byte, then (size - 1) / 2 bytes of digit pairs */
-		for (;; k--)
+		/*
+		 * packed: a header byte, then (size - 1) / 2 bytes of digit pairs;
+		 * walked from the value found last if it is not past this one
+		 */
+		if (pc->hval > k)
+			pc->hval = pc->hpos = 0;
+		pos = pc->hpos;
+		for (uint32 j = pc->hval;; j++)
 		{
 			if (pos >= d->len || !VARATT_IS_1B(&src[pos]) || VARATT_IS_1B_E(&src[pos]))
 				goto corrupt;
 			size = VARSIZE_1B(&src[pos]);
 			if (size < 1 || (size - 1) % 2 != 0 || pos + 1 + (size - 1) / 2 > d->len)
 				goto corrupt;
-			if (k == 0)
+			if (j == k)
 				break;
 			pos += 1 + (size - 1) / 2;
 		}
-		if ((v = state_alloc(cp, VARATT_SHORT_MAX)) == NULL)
+		pc->hval = k;
+		pc->hpos = pos;
+		/* one value's room, unpacked into again for the next row's */
+		if (pc->framebuf == NULL && (pc->framebuf = state_alloc(cp, VARATT_SHORT_MAX)) == NULL)
 			goto no_room;
+		v = pc->framebuf;
 		init_hex_pairs();
 		v[0] = src[pos];
 		for (uint32 o = 1, i = pos + 1; o < size; o += 2)
