@@ -820,7 +820,7 @@ typedef struct PointColumn
 {
 	int32		ord;			/* -1: none yet */
 	char	   *at;
-	int32		kord;
+	int32		kord;			/* from 0: the first tuple's index is 0 */
 	uint32		kval;
 	int32		frame;			/* -1: none */
 	uint32		framelen;
@@ -932,7 +932,8 @@ wc_columns_open(char *state, Size size, const char *payload, Size len, Size raws
 	{
 		PointColumn *pc = &cp->pt[a];
 
-		pc->ord = pc->kord = pc->frame = -1;
+		pc->ord = pc->frame = -1;
+		pc->kord = 0;
 		pc->kval = pc->framelen = pc->hval = pc->hpos = 0;
 		pc->at = pc->framebuf = NULL;
 	}
@@ -1081,8 +1082,6 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 	if (pc->ord >= 0 && d->codec != WC_CODEC_ZSTD_DICT && d->codec != WC_CODEC_HEX)
 		return NULL;
 	/* its index among the column's values: the tuples before it that have one */
-	if (pc->kord < 0)
-		pc->kord = pc->kval = 0;
 	for (; pc->kord < ordinal; pc->kord++)
 		pc->kval += has_value(cp, a, pc->kord);
 	for (; pc->kord > ordinal; pc->kord--)

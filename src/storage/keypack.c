@@ -172,6 +172,11 @@ follow_row(Prediction *pr, const WcRowHeader *row, Size keypart)
 	pr->key = WcRowKey(row);
 }
 
+/*
+ * Rows a bounded unpack lays out between two looks at where it is (the
+ * last row of each step is compared with the upper bound, the first row of
+ * each step with the lower bound): the rows of a format 11 step.
+ */
 #define UNPACK_STEP WC_KEYS_STEP
 #define MAX_STEPS	(WC_MAX_ROWS_PER_BLOCK / UNPACK_STEP + 1)
 
@@ -308,12 +313,6 @@ wc_keys_pack(const char *rows, const uint32 *offsets, int nrows,
 	}
 	return n;
 }
-
-/*
- * Rows a bounded unpack lays out between two looks at where it is (the
- * last row of each step is compared with the upper bound, the first row of
- * each step with the lower bound) are the rows of a format 11 step.
- */
 
 /* One packed row read (parse_row): its header as laid out, and its key as
  * the bytes it shares with the previous key and the rest. */
@@ -486,34 +485,58 @@ step_at(const WcKeysCursor *c, int s)
 	return st;
 }
 
+/* Where step s (>= 1) starts, if that is inside the block. */
+static const char *
+checked_step(const WcKeysCursor *c, int s, WcKeysStep *st)
+{
+	*st = step_at(c, s);
+	if (st->packed >= c->end - c->origin || st->row >= c->rowsend)
+		return "invalid packed key step";
+	return NULL;
+}
+
 /*
- * Format 11: put c at the first row of the step before the first one whose
- * first row is >= lo (the last step if there is none), as skim_to does,
- * reading the first rows of a few steps (binary search).  c->base is read
- * from the block's first row.
+ * Format 11: what every step after the first starts from, the block's
+ * first row, into c->base (its key where the packed rows are: nothing of
+ * it is shared with first_row).
  */
 static const char *
-seek_step(WcKeysCursor *c, const char *lo, int lolen)
+read_base(WcKeysCursor *c)
 {
-	char		key[WC_MAX_KEY_SIZE + 8];
 	const char *p = c->origin;
 	PackedRow	pk;
 	const char *problem = parse_row(&p, c->end, &first_row, &pk);
-	int			from = 1,
-				to = step_count(c->nrows);	/* the first step >= lo is in [from, to] */
 
 	if (problem)
 		return problem;
 	c->base = first_row;
 	follow_row(&c->base, &pk.h, pk.keypart);
-	c->base.key = pk.suffix;	/* all of it: nothing is shared with first_row */
+	c->base.key = pk.suffix;
+	return NULL;
+}
+
+/*
+ * Format 11: put c at the first row of the step before the first one whose
+ * first row is >= lo (the last step if there is none), as skim_to does,
+ * reading the first rows of a few steps (binary search).
+ */
+static const char *
+seek_step(WcKeysCursor *c, const char *lo, int lolen)
+{
+	char		key[WC_MAX_KEY_SIZE + 8];
+	int			from = 1,
+				to = step_count(c->nrows);	/* the first step >= lo is in [from, to] */
+	WcKeysStep	st;
+	const char *problem;
+
 	while (from < to)
 	{
 		int			mid = (from + to) / 2;
-		WcKeysStep	st = step_at(c, mid);
+		const char *p;
+		PackedRow	pk;
 
-		if (st.packed >= c->end - c->origin)
-			return "invalid packed key step";
+		if ((problem = checked_step(c, mid, &st)) != NULL)
+			return problem;
 		p = c->origin + st.packed;
 		if ((problem = parse_row(&p, c->end, &c->base, &pk)) != NULL)
 			return problem;
@@ -526,10 +549,8 @@ seek_step(WcKeysCursor *c, const char *lo, int lolen)
 	}
 	if (from > 1)
 	{
-		WcKeysStep	st = step_at(c, from - 1);
-
-		if (st.packed >= c->end - c->origin || st.row >= c->rowsend)
-			return "invalid packed key step";
+		if ((problem = checked_step(c, from - 1, &st)) != NULL)
+			return problem;
 		c->p = c->origin + st.packed;
 		c->off = st.row;
 		c->row = (from - 1) * UNPACK_STEP;
@@ -603,12 +624,6 @@ lay_out(WcKeysCursor *c, char *dst, const char *hi, int hilen, int min_rows,
 		}
 		offsets[i] = (uint32) c->off;
 		follow_row(&c->pr, row, pk.keypart);
-		if (i == 0)
-		{
-			/* what the steps start from, its key where the packed rows are */
-			c->base = c->pr;
-			c->base.key = pk.suffix;
-		}
 		c->off += pk.keypart;
 		c->row = i + 1;
 		if ((i + 1) % UNPACK_STEP != 0 || i + 1 == nrows)
@@ -686,9 +701,11 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, bool steps, char *dst,
 	c->nrows = nrows;
 	c->pending = false;
 	c->more_rows = UNPACK_STEP;
-	if (lo && c->stepped)
+	if (c->stepped)
+		problem = read_base(c);
+	if (problem == NULL && lo && c->stepped)
 		problem = seek_step(c, lo, lolen);
-	else if (lo && nrows > UNPACK_STEP)
+	else if (problem == NULL && lo && nrows > UNPACK_STEP)
 		problem = skim_to(c, lo, lolen, marks);
 	if (problem)
 		return problem;
