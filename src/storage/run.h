@@ -166,6 +166,7 @@ typedef struct WcBlock
 	Size		colstate_size;
 	struct WcColumnsPage *cols;
 	BlockNumber cols_blkno;		/* which page it is */
+	int			cols_v;			/* ... and which of this key block's, -1: not known */
 } WcBlock;
 
 #define WcBlockRow(b, i) ((WcRowHeader *) ((b)->raw + (b)->offsets[i]))

@@ -358,6 +358,7 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		area += block->values[i].rawsize;
 	}
 	block->nvalues = kh.nvalues;
+	block->cols_v = -1;
 	frame = payload + hlen;
 	if (kh.flags & WC_KEYS_PACKED)
 	{
@@ -746,6 +747,7 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 {
 	WcBlock    *block;
 	uint32		off;
+	Size		at;
 	int			v;
 
 	if (!(row->flags & WC_ROW_IN_BLOCK))
@@ -753,15 +755,25 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 	block = row_block(row);
 	if (!block->poolable || block->rel == NULL)
 		return NULL;
-	v = row_value_page(block, row, &off);
-	if (block->value_loaded[v])
-		return NULL;
-	if (block->cols == NULL || block->cols_blkno != block->values[v].blkno)
+	v = block->cols_v;
+	at = (const char *) row + row->tupoff - block->raw;
+	if (v >= 0 && at >= block->value_off[v] &&
+		at - block->value_off[v] < block->values[v].rawsize && !block->value_loaded[v])
+		off = at - block->value_off[v];
+	else
 	{
-		block->cols = load_values(block, v, true);
-		if (block->cols == NULL)
-			return NULL;		/* loaded as tuples */
-		block->cols_blkno = block->values[v].blkno;
+		/* not in the page open (a scan's rows mostly are: one search a page) */
+		v = row_value_page(block, row, &off);
+		if (block->value_loaded[v])
+			return NULL;
+		if (block->cols == NULL || block->cols_blkno != block->values[v].blkno)
+		{
+			block->cols = load_values(block, v, true);
+			if (block->cols == NULL)
+				return NULL;	/* loaded as tuples */
+			block->cols_blkno = block->values[v].blkno;
+		}
+		block->cols_v = v;
 	}
 	*ordinal = wc_columns_ordinal(block->cols, off);
 	if (*ordinal < 0)
@@ -810,6 +822,7 @@ wc_block_free(WcBlock *block)
 	block->colstate = NULL;
 	block->colstate_size = 0;
 	block->cols = NULL;
+	block->cols_v = -1;
 	block->rawcap = 0;
 }
 
