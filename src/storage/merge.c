@@ -951,6 +951,31 @@ merge_next_backward(WcMergeIter *it, ItemPointer tid)
 	}
 }
 
+/*
+ * Is the row's key the one decided last?  Keys of one partition share a
+ * long prefix and differ at their end (the clustering key): their last
+ * eight bytes are compared first, which tells most rows of a scan apart
+ * without comparing the prefix (a memcmp a row was 4% of a report).
+ */
+static inline bool
+same_as_last(const WcMergeIter *it, const WcRowHeader *row)
+{
+	const char *key = WcRowKey(row);
+	uint64		a,
+				b;
+
+	if (row->keylen != it->lastkeylen)
+		return false;
+	if (row->keylen >= sizeof(uint64))
+	{
+		memcpy(&a, key + row->keylen - sizeof(uint64), sizeof(uint64));
+		memcpy(&b, it->lastkey + row->keylen - sizeof(uint64), sizeof(uint64));
+		if (a != b)
+			return false;
+	}
+	return memcmp(key, it->lastkey, row->keylen) == 0;
+}
+
 WcRowHeader *
 wc_merge_next(WcMergeIter *it, ItemPointer tid)
 {
@@ -977,8 +1002,7 @@ wc_merge_next(WcMergeIter *it, ItemPointer tid)
 			break;
 		}
 		/* older versions of a key already decided */
-		if (it->have_last && row->keylen == it->lastkeylen &&
-			memcmp(WcRowKey(row), it->lastkey, row->keylen) == 0)
+		if (it->have_last && same_as_last(it, row))
 			continue;
 		memcpy(it->lastkey, WcRowKey(row), row->keylen);
 		it->lastkeylen = row->keylen;
