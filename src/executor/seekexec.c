@@ -1229,6 +1229,8 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Runs Considered", NULL, s->stats.runs_considered, es);
 		ExplainPropertyInteger("Runs Skipped by Key Range", NULL, s->stats.runs_skipped_range, es);
 		ExplainPropertyInteger("Runs Skipped by Bloom Filter", NULL, s->stats.runs_skipped_bloom, es);
+		if (s->stats.runs_skipped_newer > 0)
+			ExplainPropertyInteger("Runs Skipped by Write Time", NULL, s->stats.runs_skipped_newer, es);
 		if (unopened > 0 || es->format != EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyInteger("Runs Not Reached", NULL, unopened, es);
 		ExplainPropertyInteger("Key Pages Read", NULL, blocks, es);

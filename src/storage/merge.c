@@ -45,6 +45,7 @@ typedef struct Source
 	/* current version */
 	WcRowHeader *cur;
 	ItemPointerData curtid;
+	bool		started;		/* positioned on its first version already */
 } Source;
 
 struct WcMergeIter
@@ -499,7 +500,7 @@ iter_start(WcMergeIter *it)
 	{
 		Source	   *s = &it->sources[i];
 
-		if (s->bound == NULL && first_version(it, s))
+		if (s->bound == NULL && (s->started ? s->cur != NULL : first_version(it, s)))
 			binaryheap_add_unordered(it->heap, PointerGetDatum(s));
 	}
 	binaryheap_build(it->heap);
@@ -543,6 +544,86 @@ wc_merge_read_manifest(Relation rel, Snapshot snapshot, WcMetaData *meta, WcMani
 			return;
 		/* a remembered id of an older relfilenode of the same number */
 		storage_id = wc_storage_id(rel, true);
+	}
+}
+
+/*
+ * A read of one key (a partition of a table without clustering columns):
+ * the newest version the snapshot sees decides it, and a run whose newest
+ * write is older than a version already found cannot hold a newer one.
+ * Such a read opens its runs newest first and skips those
+ * (open_runs_newest_first), as Cassandra reads one row from its sstables
+ * in timestamp order: a lookup of a key written since the last compaction
+ * probes no older run's bloom filter.  Not for counter tables (a key's
+ * deltas add up over every version) nor backward or raw reads.
+ */
+static bool
+reads_one_key(WcMergeIter *it)
+{
+	const WcTableInfo *info = wc_table_info(it->rel);
+
+	return one_partition(it) && !it->backward && !it->raw && !it->counters &&
+		info->nck == 0 && it->lolen == it->bloom_pklen;
+}
+
+/* Is this the version of the one key read (not another key's)? */
+static bool
+is_the_key(const WcMergeIter *it, const WcRowHeader *row)
+{
+	return row != NULL && row->keylen == it->lolen &&
+		memcmp(WcRowKey(row), it->lo, it->lolen) == 0;
+}
+
+static int
+newest_first_cmp(const void *a, const void *b)
+{
+	const WcRunSummary *x = *(WcRunSummary *const *) a;
+	const WcRunSummary *y = *(WcRunSummary *const *) b;
+
+	if (x->st.max_write_ts != y->st.max_write_ts)
+		return x->st.max_write_ts > y->st.max_write_ts ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Open runs keep[0, nkeep) for a read of one key into sources from *ns on,
+ * newest run first, each positioned on its first version; a run whose
+ * newest write is older than the newest version found so far (in level 0
+ * or an earlier run) is skipped.
+ */
+static void
+open_runs_newest_first(WcMergeIter *it, WcRunSummary **keep, int nkeep, int *ns)
+{
+	int64		found = PG_INT64_MIN;
+
+	for (int i = 0; i < *ns; i++)
+	{
+		Source	   *s = &it->sources[i];
+
+		/* level 0: its copies of the key's visible versions */
+		for (int j = 0; j < s->n; j++)
+			if (is_the_key(it, s->rows[j]))
+				found = Max(found, s->rows[j]->write_ts);
+	}
+	qsort(keep, nkeep, sizeof(WcRunSummary *), newest_first_cmp);
+	for (int i = 0; i < nkeep; i++)
+	{
+		Source	   *s = &it->sources[*ns];
+
+		if (keep[i]->st.max_write_ts < found)
+		{
+			it->own_stats.runs_skipped_newer++;
+			continue;
+		}
+		if (!open_run(it, s, keep[i], NULL))
+		{
+			memset(s, 0, sizeof(Source));	/* the slot is taken again */
+			continue;
+		}
+		s->started = true;
+		if (first_version(it, s) && is_the_key(it, s->cur))
+			found = Max(found, s->cur->write_ts);
+		(*ns)++;
 	}
 }
 
@@ -635,6 +716,11 @@ wc_merge_begin_with(Relation rel, Snapshot snapshot, const WcMetaData *metap,
 
 	/* runs: opened now, or when the merge reaches them */
 	it->lazy = palloc(sizeof(Source *) * Max(nkeep, 1));
+	if (reads_one_key(it))
+	{
+		open_runs_newest_first(it, keep, nkeep, &ns);
+		nkeep = 0;
+	}
 	for (int i = 0; i < nkeep; i++)
 	{
 		Source	   *s = &it->sources[ns];
@@ -1076,6 +1162,7 @@ wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats)
 	stats->runs_considered += it->own_stats.runs_considered;
 	stats->runs_skipped_range += it->own_stats.runs_skipped_range;
 	stats->runs_skipped_bloom += it->own_stats.runs_skipped_bloom;
+	stats->runs_skipped_newer += it->own_stats.runs_skipped_newer;
 	stats->bloom_checks += it->own_stats.bloom_checks;
 	stats->bloom_false_positives += it->own_stats.bloom_false_positives;
 	stats->l0_versions += it->l0_count;

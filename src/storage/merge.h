@@ -16,6 +16,7 @@ typedef struct WcMergeStats
 	int64		runs_considered;
 	int64		runs_skipped_range;
 	int64		runs_skipped_bloom;
+	int64		runs_skipped_newer; /* one key read: a newer version was found */
 	int64		blocks_read;	/* key pages */
 	int64		value_pages_read;
 	int64		l0_versions;
