@@ -49,8 +49,9 @@ SELECT bloom_checks - :checks_before AS checks, bloom_negatives > 150 AS mostly_
 SELECT bloom_false_positive_ratio < 0.5 AS ratio_low FROM widecol.table_stats('st');
 -- the false-positive rate: four runs of 5,000 partitions each over the same
 -- key range, then 5,000 lookups of absent keys within it (20,000 probes)
--- and 5,000 of keys in one of the runs (15,000 probes of the others); at
--- 16 bits per key about 0.1% pass (at 10 bits, about 1%: ~350)
+-- and 5,000 of keys in the second run (15,000 probes: its own and the two
+-- newer runs'; the oldest run is older than the version found, and not
+-- probed); at 16 bits per key about 0.1% pass (at 10 bits, about 1%: ~350)
 CREATE TABLE st_bloom (k int, v int) USING widecol WITH (widecol.partition_key = 'k');
 INSERT INTO st_bloom SELECT g * 8, g FROM generate_series(1, 5000) g;
 INSERT INTO st_bloom SELECT g * 8 + 2, g FROM generate_series(1, 5000) g;
@@ -62,7 +63,7 @@ SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT count(*) AS found FROM generate_series(1, 5000) g JOIN st_bloom ON k = g * 8 + 1;
 SELECT count(*) AS found FROM generate_series(1, 5000) g JOIN st_bloom ON k = g * 8 + 2;
-SELECT bloom_checks - :c0 > 39000 AS probed, bloom_false_positives - :f0 < 100 AS under_0_3_percent
+SELECT bloom_checks - :c0 BETWEEN 34000 AND 36000 AS probed, bloom_false_positives - :f0 < 100 AS under_0_3_percent
   FROM widecol.row_stats('st_bloom');
 RESET enable_hashjoin;
 RESET enable_mergejoin;
