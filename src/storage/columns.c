@@ -1238,11 +1238,13 @@ wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc, const bool 
 	/*
 	 * The columns not skipped, listed once a page: a report reading two of
 	 * nine columns walks two, not nine, per row.  The skipped ones are NULL.
+	 * Columns past the page's (added after its tuples were written) take
+	 * their defaults below.
 	 */
 	if (cp->want_skip != skip || cp->want_from != from || cp->want_upto != upto)
 	{
 		cp->nwant = 0;
-		for (int a = from; a < upto; a++)
+		for (int a = from; a < Min(upto, cp->ncols); a++)
 			if (!skip[a])
 				cp->want[cp->nwant++] = (int16) a;
 		cp->want_skip = skip;
@@ -1251,6 +1253,9 @@ wc_columns_fetch_row(WcColumnsPage *cp, int ordinal, TupleDesc desc, const bool 
 	}
 	nwant = cp->nwant;
 	memcpy(isnull + from, skip + from, upto - from);
+	for (int a = Max(from, cp->ncols); a < upto; a++)
+		if (!skip[a])
+			values[a] = getmissingattr(desc, a + 1, &isnull[a]);
 	for (int w = 0; w < nwant; w++)
 	{
 		int			a = want[w];
