@@ -234,6 +234,56 @@ SELECT count(*) AS differences FROM generate_series(0, 720) g
                        FROM ok_heap WHERE k = g AND (k % 2 = 0 OR k % 3 = 0)) h ON true
  WHERE x.v IS DISTINCT FROM h.v;
 SELECT explain_number($$SELECT v FROM okp WHERE k = 600$$, 'Runs Skipped by Write Time') AS skipped_through_parent;
+-- random upserts, updates, deletes, flushes and compactions (seeded),
+-- every key of the range read alone by a seek every 20 steps against a
+-- heap copy: the newest-first reads over 1 to a dozen runs and more
+CREATE TABLE fz (k bigint, v text, n int) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.autocompact = off);
+CREATE TABLE fz_h (k bigint PRIMARY KEY, v text, n int);
+CREATE TEMP TABLE fz_check (step int, runs bigint, bad bigint, skipped bigint);
+DO $$
+DECLARE op int; a int; b int;
+BEGIN
+  PERFORM setseed(-0.17);
+  FOR step IN 1..600 LOOP
+    op := (random() * 9)::int;
+    a := (random() * 2000)::int; b := a + (random() * 200)::int;
+    IF op <= 2 THEN
+      INSERT INTO fz SELECT g, 'i' || step, step FROM generate_series(a, b) g;
+      INSERT INTO fz_h SELECT g, 'i' || step, step FROM generate_series(a, b) g
+        ON CONFLICT (k) DO UPDATE SET v = excluded.v, n = excluded.n;
+    ELSIF op = 3 THEN
+      UPDATE fz SET v = 'u' || step, n = n + 1 WHERE k BETWEEN a AND b AND k % 3 = step % 3;
+      UPDATE fz_h SET v = 'u' || step, n = n + 1 WHERE k BETWEEN a AND b AND k % 3 = step % 3;
+    ELSIF op = 4 THEN
+      DELETE FROM fz WHERE k BETWEEN a AND a + 20 AND k % 2 = 0;
+      DELETE FROM fz_h WHERE k BETWEEN a AND a + 20 AND k % 2 = 0;
+    ELSIF op = 5 THEN
+      DELETE FROM fz WHERE k = a;
+      DELETE FROM fz_h WHERE k = a;
+    ELSIF op = 7 AND step % 7 = 0 THEN
+      PERFORM widecol.compact('fz');
+    ELSIF op = 8 AND step % 5 = 0 THEN
+      PERFORM widecol.compact('fz', true);
+    ELSE
+      PERFORM widecol.flush('fz');
+    END IF;
+    IF step % 20 = 0 THEN
+      INSERT INTO fz_check
+      SELECT step, (SELECT count(*) FROM widecol.runs('fz')), count(*),
+             explain_number('SELECT v FROM generate_series(0, 2300, 7) g, LATERAL (SELECT v FROM fz WHERE k = g) x',
+                            'Runs Skipped by Write Time')
+        FROM generate_series(0, 2300) g
+        LEFT JOIN LATERAL (SELECT v, n FROM fz WHERE k = g) x ON true
+        LEFT JOIN LATERAL (SELECT v, n FROM fz_h WHERE k = g) h ON true
+       WHERE x.v IS DISTINCT FROM h.v OR x.n IS DISTINCT FROM h.n;
+    END IF;
+  END LOOP;
+END $$;
+SELECT count(*) AS checks, sum(bad) AS differences, max(runs) >= 10 AS up_to_ten_runs_or_more,
+       count(*) FILTER (WHERE skipped > 0) > 10 AS runs_skipped_in_most
+  FROM fz_check;
+DROP TABLE fz, fz_h, fz_check;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_material;
