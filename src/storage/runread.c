@@ -757,7 +757,7 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 		return NULL;
 	v = block->cols_v;
 	at = (const char *) row + row->tupoff - block->raw;
-	if (v >= 0 && at >= block->value_off[v] &&
+	if (v >= 0 && block->cols != NULL && at >= block->value_off[v] &&
 		at - block->value_off[v] < block->values[v].rawsize && !block->value_loaded[v])
 		off = at - block->value_off[v];
 	else
