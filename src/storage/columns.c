@@ -117,6 +117,27 @@ nth_value(const ColumnInfo *c, const char *data, uint32 len, uint32 n, uint32 *p
 	return size;
 }
 
+/* Do the column's values lie back to back (fixed width, a multiple of the alignment)? */
+static inline bool
+back_to_back(const ColumnInfo *c)
+{
+	return c->attlen > 0 && att_align_nominal(c->attlen, c->attalign) == c->attlen;
+}
+
+/*
+ * Value k of data[0, len) holding a column's values: at its index times
+ * the width if they lie back to back, else walked to; its size, 0 if it is
+ * not there.
+ */
+static inline uint32
+kth_value(const ColumnInfo *c, const char *data, uint32 len, uint32 k, uint32 *pos)
+{
+	if (!back_to_back(c))
+		return nth_value(c, data, len, k, pos);
+	*pos = k * (uint32) c->attlen;
+	return *pos + c->attlen <= len ? c->attlen : 0;
+}
+
 /* A tuple's entry in chunk 0. */
 typedef struct TupleHead
 {
@@ -1056,8 +1077,7 @@ decode_column(WcColumnsPage *cp, int a, const char **problem)
 
 	if (data == NULL)
 		return false;
-	if (dense && c.attlen > 0 &&
-		att_align_nominal(c.attlen, c.attalign) == c.attlen)
+	if (dense && back_to_back(&c))
 	{
 		if (d->rawlen != (uint32) ntuples * (uint32) c.attlen)
 		{
@@ -1115,12 +1135,11 @@ lz4_prefix_value(WcColumnsPage *cp, int a, const ColumnInfo *c, uint32 k, uint32
 	const WcColumnChunk *d = &cp->dir[a + 1];
 	const char *src = cp->payload + cp->start[a + 1];
 	char	   *data = state_alloc(cp, Max(d->rawlen, 1));
-	bool		fixed = c->attlen > 0 && att_align_nominal(c->attlen, c->attalign) == c->attlen;
 	uint32		target;
 
 	if (data == NULL)
 		return NULL;
-	if (fixed)
+	if (back_to_back(c))
 		target = Min(d->rawlen, (k + 1) * (uint32) c->attlen);
 	else
 		target = Min(d->rawlen, (uint32) (((uint64) (k + 1) * d->rawlen) /
@@ -1132,11 +1151,7 @@ lz4_prefix_value(WcColumnsPage *cp, int a, const ColumnInfo *c, uint32 k, uint32
 
 		if (n < 0 || (uint32) n > d->rawlen)
 			break;
-		*size = fixed ? ((k + 1) * (uint32) c->attlen <= (uint32) n ? c->attlen : 0)
-			: nth_value(c, data, n, k, pos);
-		if (fixed)
-			*pos = k * (uint32) c->attlen;
-		if (*size > 0)
+		if ((*size = kth_value(c, data, n, k, pos)) > 0)
 		{
 			cp->data[a] = data;
 			cp->pt[a].partial = (uint32) n < d->rawlen ? (uint32) n : 0;
@@ -1254,14 +1269,7 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 	{
 		if ((data = column_data(cp, a, problem)) == NULL)
 			return NULL;
-		if (c.attlen > 0 && att_align_nominal(c.attlen, c.attalign) == c.attlen)
-		{
-			pos = k * (uint32) c.attlen;
-			size = pos + c.attlen <= d->rawlen ? c.attlen : 0;
-		}
-		else
-			size = nth_value(&c, data, d->rawlen, k, &pos);
-		if (size == 0)
+		if ((size = kth_value(&c, data, d->rawlen, k, &pos)) == 0)
 			goto corrupt;
 	}
 	pc->ord = ordinal;

@@ -149,6 +149,7 @@ typedef struct WcBlock
 	WcValueRef	values[WC_MAX_VALUE_REFS];
 	uint32		value_off[WC_MAX_VALUE_REFS];	/* where each goes in raw */
 	bool		value_loaded[WC_MAX_VALUE_REFS];
+	int			value_hint;		/* the value page a row was found in last */
 	int64		values_read;	/* value pages read into this block, ever */
 	bool		poolable;		/* buffers may come from the backend's pool;
 								 * the owner must wc_block_free it */
@@ -166,7 +167,6 @@ typedef struct WcBlock
 	Size		colstate_size;
 	struct WcColumnsPage *cols;
 	BlockNumber cols_blkno;		/* which page it is */
-	int			cols_v;			/* ... and which of this key block's, -1: not known */
 } WcBlock;
 
 #define WcBlockRow(b, i) ((WcRowHeader *) ((b)->raw + (b)->offsets[i]))

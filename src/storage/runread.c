@@ -358,7 +358,7 @@ decode_block(const char *payload, Size len, const WcPageOpaqueData *op,
 		area += block->values[i].rawsize;
 	}
 	block->nvalues = kh.nvalues;
-	block->cols_v = -1;
+	block->value_hint = 0;
 	frame = payload + hlen;
 	if (kh.flags & WC_KEYS_PACKED)
 	{
@@ -698,15 +698,21 @@ row_block(const WcRowHeader *row)
 	return block;
 }
 
-/* Which of the block's value pages holds the row's tuple; its offset there. */
+/*
+ * Which of the block's value pages holds the row's tuple; its offset there.
+ * The page found last is tried first: a read's rows come in order, most of
+ * them in the page of the row before.
+ */
 static inline int
-row_value_page(const WcBlock *block, const WcRowHeader *row, uint32 *off)
+row_value_page(WcBlock *block, const WcRowHeader *row, uint32 *off)
 {
 	Size		at = (const char *) row + row->tupoff - block->raw;
-	int			v = 0;
+	int			v = block->value_hint;
 
-	while (v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize)
-		v++;
+	if (at < block->value_off[v] || at - block->value_off[v] >= block->values[v].rawsize)
+		for (v = 0; v < block->nvalues - 1 && at >= block->value_off[v] + block->values[v].rawsize; v++)
+			;
+	block->value_hint = v;
 	*off = at - block->value_off[v];
 	return v;
 }
@@ -747,7 +753,6 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 {
 	WcBlock    *block;
 	uint32		off;
-	Size		at;
 	int			v;
 
 	if (!(row->flags & WC_ROW_IN_BLOCK))
@@ -755,25 +760,15 @@ wc_block_row_columns(WcRowHeader *row, int *ordinal)
 	block = row_block(row);
 	if (!block->poolable || block->rel == NULL)
 		return NULL;
-	v = block->cols_v;
-	at = (const char *) row + row->tupoff - block->raw;
-	if (v >= 0 && block->cols != NULL && at >= block->value_off[v] &&
-		at - block->value_off[v] < block->values[v].rawsize && !block->value_loaded[v])
-		off = at - block->value_off[v];
-	else
+	v = row_value_page(block, row, &off);
+	if (block->value_loaded[v])
+		return NULL;
+	if (block->cols == NULL || block->cols_blkno != block->values[v].blkno)
 	{
-		/* not in the page open (a scan's rows mostly are: one search a page) */
-		v = row_value_page(block, row, &off);
-		if (block->value_loaded[v])
-			return NULL;
-		if (block->cols == NULL || block->cols_blkno != block->values[v].blkno)
-		{
-			block->cols = load_values(block, v, true);
-			if (block->cols == NULL)
-				return NULL;	/* loaded as tuples */
-			block->cols_blkno = block->values[v].blkno;
-		}
-		block->cols_v = v;
+		block->cols = load_values(block, v, true);
+		if (block->cols == NULL)
+			return NULL;		/* loaded as tuples */
+		block->cols_blkno = block->values[v].blkno;
 	}
 	*ordinal = wc_columns_ordinal(block->cols, off);
 	if (*ordinal < 0)
@@ -822,7 +817,6 @@ wc_block_free(WcBlock *block)
 	block->colstate = NULL;
 	block->colstate_size = 0;
 	block->cols = NULL;
-	block->cols_v = -1;
 	block->rawcap = 0;
 }
 
