@@ -190,6 +190,18 @@ SELECT count(*) AS differences FROM (
    SELECT g, x.v FROM generate_series(0, 720) g LEFT JOIN LATERAL (SELECT v FROM ok WHERE k = g) x ON true)) d;
 -- (an older snapshot reading past a newer run's version:
 -- test/specs/one_key_reads.spec)
+-- a value over 8 kB (stored out of line) in the newest run decides its
+-- key; an UPDATE failing halfway leaves nothing in a newer run
+UPDATE ok SET v = repeat(md5(k::text), 400) WHERE k IN (30, 31);
+UPDATE ok_heap SET v = repeat(md5(k::text), 400) WHERE k IN (30, 31);
+SELECT widecol.flush('ok') > 0 AS flushed;
+UPDATE ok SET v = CASE WHEN k = 303 THEN (1 / (k - 303))::text ELSE 'failed' END WHERE k BETWEEN 25 AND 400;
+SELECT widecol.flush('ok') AS flushed_after_error;
+SELECT count(*) AS differences FROM generate_series(20, 40) g
+  LEFT JOIN LATERAL (SELECT v FROM ok WHERE k = g) x ON true
+  LEFT JOIN LATERAL (SELECT v FROM ok_heap WHERE k = g) h ON true
+ WHERE x.v IS DISTINCT FROM h.v;
+SELECT length(v) AS long_value FROM ok WHERE k = 30;
 -- a run's newest write is not its versions' age: a compaction merged an
 -- old version of keys 1-10 with writes newer than the run holding their
 -- newest versions (size-tiered: the small runs, not the large one).  The
