@@ -1198,7 +1198,12 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 	 */
 	if (pc->ord >= 0 && d->codec != WC_CODEC_ZSTD_DICT && d->codec != WC_CODEC_HEX)
 		return NULL;
-	/* its index among the column's values: the tuples before it that have one */
+	/*
+	 * its index among the column's values: the tuples before it that have
+	 * one; every tuple, for a column none of the page's tuples lacks
+	 */
+	if (a < cp->min_natts && !att_isnull(a, cp->common))
+		pc->kord = pc->kval = ordinal;
 	for (; pc->kord < ordinal; pc->kord++)
 		pc->kval += has_value(cp, a, pc->kord);
 	for (; pc->kord > ordinal; pc->kord--)
