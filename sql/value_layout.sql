@@ -374,6 +374,113 @@ SELECT bool_and(ok) AS verified FROM widecol.verify('vl_d');
 -- reads a run of format 8 beside one of format 9)
 DROP TABLE vl_d, vl_dh;
 
+-- Shared tuple headers (run format 12): the tuples of a page that differ
+-- only in length keep one header and their lengths (one for all, a byte
+-- over the shortest, or two bytes each); a page with NULLs in some tuples
+-- or tuples written before a column was added keeps a header per tuple.
+-- Each shape read by reports and lookups against a heap copy, beside the
+-- same rows in run format 11 (test-only widecol.debug_run_format = 11).
+CREATE TABLE vl_sh_h (k int, c int, a text, b int, n int);
+INSERT INTO vl_sh_h
+SELECT g % 4, g,
+       CASE WHEN g <= 3000 THEN md5(g::text)                 -- one length
+            WHEN g <= 6000 THEN repeat('x', 20 + g % 200)    -- within a byte
+            WHEN g <= 9000 THEN repeat('y', (g * 37) % 1800) -- further apart
+            ELSE md5(g::text) END,
+       g * 3,
+       CASE WHEN g > 9000 AND g % 17 = 0 THEN NULL           -- NULLs in some
+            WHEN g BETWEEN 4001 AND 5000 THEN NULL            -- or in every one
+            ELSE g END
+  FROM generate_series(1, 12000) g;
+CREATE TABLE vl_sh (k int, c int, a text, b int, n int) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+CREATE TABLE vl_sh11 (k int, c int, a text, b int, n int) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c',
+        widecol.min_threshold = 2, widecol.max_threshold = 2);
+INSERT INTO vl_sh SELECT * FROM vl_sh_h;
+INSERT INTO vl_sh11 SELECT * FROM vl_sh_h;
+SELECT widecol.compact('vl_sh', true) AS versions_compacted;
+SET ROLE NONE;
+SET widecol.debug_run_format = 11;
+RESET ROLE;
+SELECT widecol.compact('vl_sh11', true) AS versions_compacted;
+SET ROLE NONE;
+RESET widecol.debug_run_format;
+RESET ROLE;
+SELECT vl_same('vl_sh', 'vl_sh_h') AS same_rows, vl_same('vl_sh11', 'vl_sh_h') AS same_rows_11;
+SELECT vl_diff('SELECT k, count(*), sum(b), sum(n), count(n), sum(length(a)) FROM %s GROUP BY k',
+               'vl_sh', 'vl_sh_h') AS differences;
+-- a lookup of every 7th row, each column alone and all of them
+SET enable_seqscan = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT vl_diff('SELECT x.* FROM generate_series(1, 12000, 7) g, LATERAL (SELECT c, a FROM %s WHERE k = g %% 4 AND c = g) x',
+               'vl_sh', 'vl_sh_h') AS differences,
+       vl_diff('SELECT x.* FROM generate_series(3, 12000, 7) g, LATERAL (SELECT n FROM %s WHERE k = g %% 4 AND c = g) x',
+               'vl_sh', 'vl_sh_h') AS differences_n,
+       vl_diff('SELECT x.* FROM generate_series(5, 12000, 7) g, LATERAL (SELECT * FROM %s WHERE k = g %% 4 AND c = g) x',
+               'vl_sh', 'vl_sh_h') AS differences_all;
+-- and a few rows from each (a seek's page read row after row)
+SELECT vl_diff('SELECT s, (SELECT string_agg(x.c || coalesce(x.n::text, ''-'') || length(x.a), '','' ORDER BY x.c)
+                             FROM %s x WHERE x.k = s %% 4 AND x.c BETWEEN s AND s + 40)
+                  FROM generate_series(1, 12000, 89) s', 'vl_sh', 'vl_sh_h') AS differences;
+RESET enable_seqscan;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+-- one header and lengths take fewer bytes than lz4's header per tuple
+SELECT s12.bytes < s11.bytes AS fewer_bytes
+  FROM (SELECT sum(stored_bytes) AS bytes FROM widecol.run_pages('vl_sh') WHERE kind = 'value_columns') s12,
+       (SELECT sum(stored_bytes) AS bytes FROM widecol.run_pages('vl_sh11') WHERE kind = 'value_columns') s11;
+-- a column added: the older tuples have fewer columns than the newer ones
+-- of the same pages; a format-11 run and a format-12 run in one table
+ALTER TABLE vl_sh ADD COLUMN z int DEFAULT 7;
+ALTER TABLE vl_sh_h ADD COLUMN z int DEFAULT 7;
+INSERT INTO vl_sh SELECT k, c + 100000, a, b, n, c FROM vl_sh_h WHERE c % 3 = 0;
+INSERT INTO vl_sh_h SELECT k, c + 100000, a, b, n, c FROM vl_sh_h WHERE c % 3 = 0;
+SELECT widecol.compact('vl_sh', true) AS versions_compacted;
+-- (two runs of new rows, merged into one of format 12 beside the format-11 run)
+INSERT INTO vl_sh11 SELECT k, c, a, b, n FROM vl_sh_h WHERE c > 100000 AND c % 2 = 0;
+INSERT INTO vl_sh11 SELECT k, c, a, b, n FROM vl_sh_h WHERE c > 100000 AND c % 2 = 1;
+SELECT widecol.compact('vl_sh11') AS versions_compacted;
+SELECT vl_same('vl_sh', 'vl_sh_h') AS same_rows;
+SELECT vl_diff('SELECT k, count(*), sum(b), sum(z), count(n), sum(length(a)) FROM %s GROUP BY k',
+               'vl_sh', 'vl_sh_h') AS differences;
+SELECT vl_diff('SELECT k, c, a, b, n FROM %s', 'vl_sh11', 'vl_sh_h') AS differences_two_formats;
+SELECT count(*) AS runs FROM widecol.runs('vl_sh11');
+SET enable_seqscan = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT vl_diff('SELECT x.* FROM generate_series(1, 12000, 5) g,
+                  LATERAL (SELECT k, c, a, b, n FROM %s WHERE k = g %% 4 AND c IN (g, g + 100000)) x',
+               'vl_sh11', 'vl_sh_h') AS differences;
+RESET enable_seqscan;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+SELECT bool_and(ok) AS verified FROM widecol.verify('vl_sh');
+SELECT bool_and(ok) AS verified FROM widecol.verify('vl_sh11');
+-- on a widecol partition of a partitioned table, with a bigint key sought by int literals
+CREATE TABLE vl_shp (k bigint, c bigint, a text, b int, n int) PARTITION BY LIST (k);
+CREATE TABLE vl_shp_0 PARTITION OF vl_shp FOR VALUES IN (0, 1) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+CREATE TABLE vl_shp_1 PARTITION OF vl_shp FOR VALUES IN (2, 3) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+INSERT INTO vl_shp SELECT k, c, a, b, n FROM vl_sh_h WHERE c <= 12000;
+SELECT widecol.compact('vl_shp_0', true) + widecol.compact('vl_shp_1', true) AS versions_compacted;
+SELECT count(*) AS found,
+       count(*) FILTER (WHERE p.a = h.a AND p.n IS NOT DISTINCT FROM h.n) AS same
+  FROM generate_series(1, 12000, 11) g,
+       LATERAL (SELECT a, n FROM vl_shp WHERE k = (g % 4)::int AND c = g::int) p,
+       LATERAL (SELECT a, n FROM vl_sh_h WHERE c = g) h;
+-- a table without a key (hidden row ids): tuples without NULLs
+CREATE TABLE vl_shk (a text, b int) USING widecol;
+CREATE TABLE vl_shk_h (a text, b int);
+INSERT INTO vl_shk SELECT a, b FROM vl_sh_h WHERE c <= 12000;
+INSERT INTO vl_shk_h SELECT a, b FROM vl_sh_h WHERE c <= 12000;
+SELECT widecol.compact('vl_shk', true) AS versions_compacted;
+SELECT vl_same('vl_shk', 'vl_shk_h') AS same_rows;
+SELECT bool_and(ok) AS verified FROM widecol.verify('vl_shk');
+DROP TABLE vl_sh, vl_sh11, vl_sh_h, vl_shp, vl_shk, vl_shk_h;
+
 -- a table of key columns only: value pages of NULL headers, by column too
 CREATE TABLE vl_keys (a int, b int) USING widecol
   WITH (widecol.partition_key = 'a', widecol.clustering_key = 'b');

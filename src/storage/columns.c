@@ -182,6 +182,210 @@ read_tuple_head(const char *hdr, uint32 hdrlen, uint32 *hpos, int ncols, Size ro
 		th->hoff - MINIMAL_TUPLE_OFFSET <= th->len;
 }
 
+/*
+ * Shared tuple headers (WC_CODEC_HEADS, run format 12).  The tuples of a
+ * value page nearly always differ only in length: the same columns, NULL
+ * in the same places (the key columns, which the key stores).  Chunk 0 is
+ * then that header once and the tuples' lengths:
+ *   uint16 t_infomask2, uint16 t_infomask, uint8 t_hoff,
+ *   uint8 bitmap bytes (0: no NULLs), uint8 how the lengths are stored,
+ *   the null bitmap, then the lengths:
+ *     HEADS_SAME_LEN:  one uint16, every tuple's
+ *     HEADS_BYTE_LEN:  a uint16 base, then a byte per tuple added to it
+ *     HEADS_SHORT_LEN: a uint16 per tuple
+ * read without lz4 and without parsing a header per tuple when a page is
+ * opened (src/README.md, "Shared tuple headers").  Decoded (decode_chunk)
+ * it is every tuple's header one after the other, as chunk 0 is otherwise.
+ */
+#define HEADS_FIXED (2 * sizeof(uint16) + 3 * sizeof(uint8))
+#define HEADS_SAME_LEN	0
+#define HEADS_BYTE_LEN	1
+#define HEADS_SHORT_LEN 2
+
+typedef struct SharedHeads
+{
+	uint16		infomask2;
+	uint16		infomask;
+	uint8		hoff;
+	uint8		mode;			/* HEADS_*_LEN */
+	uint16		base;			/* SAME_LEN: the length; BYTE_LEN: added to each */
+	int			natts;
+	const bits8 *bits;			/* NULL: no NULLs */
+	const char *lens;			/* BYTE_LEN: a byte each; SHORT_LEN: a uint16 each */
+} SharedHeads;
+
+/* Bytes of the lengths of n tuples stored as `mode`. */
+static inline Size
+heads_lens_size(uint8 mode, int n)
+{
+	return mode == HEADS_SAME_LEN ? sizeof(uint16) :
+		mode == HEADS_BYTE_LEN ? sizeof(uint16) + n : sizeof(uint16) * n;
+}
+
+/* Chunk 0 of ntuples tuples as shared headers, src[0, len): NULL or what is wrong. */
+static const char *
+read_heads(const char *src, Size len, int ntuples, int ncols, SharedHeads *sh)
+{
+	uint8		nbits;
+	Size		o;
+
+	if (len < HEADS_FIXED)
+		return "column layout: short shared tuple header";
+	memcpy(&sh->infomask2, src, sizeof(uint16));
+	memcpy(&sh->infomask, src + 2, sizeof(uint16));
+	sh->hoff = (uint8) src[4];
+	nbits = (uint8) src[5];
+	sh->mode = (uint8) src[6];
+	sh->natts = sh->infomask2 & HEAP_NATTS_MASK;
+	o = HEADS_FIXED + nbits;
+	if (sh->mode > HEADS_SHORT_LEN || ntuples <= 0 ||
+		o + heads_lens_size(sh->mode, ntuples) != len ||
+		(nbits != 0) != ((sh->infomask & HEAP_HASNULL) != 0) ||
+		(nbits != 0 && nbits != BITMAPLEN(sh->natts)) || sh->natts > ncols ||
+		sh->hoff < SizeofHeapTupleHeader + nbits)
+		return "column layout: invalid shared tuple header";
+	sh->bits = nbits ? (const bits8 *) (src + HEADS_FIXED) : NULL;
+	sh->base = 0;
+	if (sh->mode != HEADS_SHORT_LEN)
+	{
+		memcpy(&sh->base, src + o, sizeof(uint16));
+		o += sizeof(uint16);
+	}
+	sh->lens = src + o;
+	return NULL;
+}
+
+static inline uint32
+head_len(const SharedHeads *sh, int i)
+{
+	uint16		l;
+
+	if (sh->mode == HEADS_SAME_LEN)
+		return sh->base;
+	if (sh->mode == HEADS_BYTE_LEN)
+		return (uint32) sh->base + (uint8) sh->lens[i];
+	memcpy(&l, sh->lens + sizeof(uint16) * i, sizeof(l));
+	return l;
+}
+
+/* Can a tuple of this length have the shared header (and fit `room`)? */
+static inline bool
+head_len_ok(const SharedHeads *sh, uint32 len, Size room)
+{
+	return len <= room && len >= SizeofMinimalTupleHeader &&
+		sh->hoff - MINIMAL_TUPLE_OFFSET <= len;
+}
+
+/*
+ * Chunk 0, hdr[0, hdrlen) holding ntuples headers, as shared headers into
+ * out (room bytes): false if the tuples differ in more than their length
+ * or it takes more room.
+ */
+static bool
+share_heads(const char *hdr, uint32 hdrlen, int ntuples, int ncols, char *out, Size room,
+			Size *outlen)
+{
+	uint32		hpos = 0;
+	TupleHead	first = {0};
+	uint32		minlen = PG_UINT32_MAX;
+	uint32		maxlen = 0;
+	uint8		nbits;
+	uint8		mode;
+	Size		o;
+
+	if (ntuples <= 0 || !read_tuple_head(hdr, hdrlen, &hpos, ncols, PG_UINT32_MAX, &first))
+		return false;
+	nbits = first.bits ? BITMAPLEN(first.natts) : 0;
+	hpos = 0;
+	for (int i = 0; i < ntuples; i++)
+	{
+		TupleHead	th = {0};
+
+		if (!read_tuple_head(hdr, hdrlen, &hpos, ncols, PG_UINT32_MAX, &th) ||
+			th.infomask2 != first.infomask2 || th.infomask != first.infomask ||
+			th.hoff != first.hoff || th.len > PG_UINT16_MAX ||
+			(nbits && memcmp(th.bits, first.bits, nbits) != 0))
+			return false;
+		minlen = Min(minlen, th.len);
+		maxlen = Max(maxlen, th.len);
+	}
+	if (hpos != hdrlen)
+		return false;
+	mode = minlen == maxlen ? HEADS_SAME_LEN :
+		maxlen - minlen <= PG_UINT8_MAX ? HEADS_BYTE_LEN : HEADS_SHORT_LEN;
+	o = HEADS_FIXED + nbits;
+	if (o + heads_lens_size(mode, ntuples) > room)
+		return false;
+	memcpy(out, &first.infomask2, sizeof(uint16));
+	memcpy(out + 2, &first.infomask, sizeof(uint16));
+	out[4] = (char) first.hoff;
+	out[5] = (char) nbits;
+	out[6] = (char) mode;
+	if (nbits)
+		memcpy(out + HEADS_FIXED, first.bits, nbits);
+	if (mode != HEADS_SHORT_LEN)
+	{
+		uint16		base = (uint16) minlen;
+
+		memcpy(out + o, &base, sizeof(base));
+		o += sizeof(base);
+	}
+	if (mode != HEADS_SAME_LEN)
+	{
+		hpos = 0;
+		for (int i = 0; i < ntuples; i++)
+		{
+			TupleHead	th = {0};
+			uint16		l;
+
+			(void) read_tuple_head(hdr, hdrlen, &hpos, ncols, PG_UINT32_MAX, &th);
+			if (mode == HEADS_BYTE_LEN)
+				out[o++] = (char) (uint8) (th.len - minlen);
+			else
+			{
+				l = (uint16) th.len;
+				memcpy(out + o, &l, sizeof(l));
+				o += sizeof(l);
+			}
+		}
+	}
+	*outlen = o;
+	return true;
+}
+
+/* Shared headers, src[0, len), back into a header per tuple: dst[0, rawlen). */
+static const char *
+unshare_heads(const char *src, Size len, char *dst, uint32 rawlen)
+{
+	SharedHeads sh;
+	uint32		each;
+	uint32		o = 0;
+	int			ntuples;
+
+	/* every tuple's header takes the same room: their number follows */
+	if (len < HEADS_FIXED)
+		return "column layout: short shared tuple header";
+	each = HDR_FIXED + (uint8) src[5];
+	if (rawlen % each != 0)
+		return "column layout: shared tuple headers of the wrong size";
+	ntuples = (int) (rawlen / each);
+	if (read_heads(src, len, ntuples, MaxTupleAttributeNumber, &sh) != NULL)
+		return "column layout: invalid shared tuple header";
+	for (int i = 0; i < ntuples; i++)
+	{
+		uint32		l = head_len(&sh, i);
+
+		memcpy(dst + o, &l, sizeof(uint32));
+		memcpy(dst + o + 4, &sh.infomask2, sizeof(uint16));
+		memcpy(dst + o + 6, &sh.infomask, sizeof(uint16));
+		dst[o + 8] = (char) sh.hoff;
+		if (sh.bits)
+			memcpy(dst + o + HDR_FIXED, sh.bits, each - HDR_FIXED);
+		o += each;
+	}
+	return NULL;
+}
+
 /* One tuple of the row layout, checked. */
 typedef struct TupleView
 {
@@ -455,8 +659,8 @@ hex_unpack(const char *src, Size len, char *dst, uint32 rawlen, const char *expe
  */
 WcColumnsResult
 wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, int level,
-				  bool hex_ok, WcDictBuilder *dict, Size capacity, char *scratch, char *out,
-				  Size *outlen)
+				  bool hex_ok, bool heads_ok, WcDictBuilder *dict, Size capacity, char *scratch,
+				  char *out, Size *outlen)
 {
 	int			ncols = 0;
 	int			ntuples = 0;
@@ -603,7 +807,15 @@ compress:
 				repeats = probe == WC_CODEC_LZ4 && probe_len * 10 < (Size) rawlen * 9;
 			}
 			z = NULL;
-			if (!packed || repeats)
+			/* shared headers, if they give back these headers exactly */
+			if (c == 0 && heads_ok && share_heads(src, rawlen, ntuples, ncols, zbuf, room, &zlen) &&
+				unshare_heads(zbuf, zlen, scratch + used, rawlen) == NULL &&
+				memcmp(scratch + used, src, rawlen) == 0)
+			{
+				z = zbuf;
+				zused = WC_CODEC_HEADS;
+			}
+			else if (!packed || repeats)
 				z = wc_compress(cc, level, src, rawlen, room, 0, zbuf, &zlen, &zused);
 			if (packed && (z == NULL || plen * 9 <= zlen * 10))
 			{
@@ -689,7 +901,8 @@ read_directory(const char *payload, Size len, WcColumnsHeader *h, WcColumnChunk 
 		start[c] = o;
 		o += dir[c].len;
 		if (o > len || dir[c].rawlen > MAX_CHUNK_RAW ||
-			(dir[c].rawlen == 0) != (dir[c].len == 0))
+			(dir[c].rawlen == 0) != (dir[c].len == 0) ||
+			(c > 0 && dir[c].codec == WC_CODEC_HEADS))
 			return "column layout: invalid chunk";
 		/* a column's description must be one a table column can have */
 		if (c > 0 &&
@@ -734,6 +947,8 @@ decode_chunk(const char *payload, const WcColumnChunk *d, uint32 start, char *ds
 		return hex_unpack(payload + start, d->len, dst, d->rawlen, NULL);
 	if (d->codec == WC_CODEC_ZSTD_DICT)
 		return wc_dict_decode(dict, payload + start, d->len, dst, d->rawlen);
+	if (d->codec == WC_CODEC_HEADS)
+		return unshare_heads(payload + start, d->len, dst, d->rawlen);
 	return wc_decompress((WcCodec) d->codec, payload + start, d->len, dst, d->rawlen);
 }
 
@@ -915,6 +1130,50 @@ wc_columns_state_size(const char *payload, Size len)
 }
 
 /*
+ * A page whose tuples share a header: each tuple's place from its length
+ * alone; every tuple has the same columns, NULL in the same places.
+ */
+static bool
+open_shared_heads(WcColumnsPage *cp, Size rawsize, const char **problem)
+{
+	SharedHeads sh;
+	Size		off = 0;
+
+	if ((*problem = read_heads(cp->payload + cp->start[0], cp->dir[0].len, cp->ntuples,
+							   cp->ncols, &sh)) != NULL)
+		return false;
+	if ((uint64) cp->ntuples * (HDR_FIXED + (sh.bits ? BITMAPLEN(sh.natts) : 0)) !=
+		cp->dir[0].rawlen)
+	{
+		*problem = "column layout: tuple headers do not match the page";
+		return false;
+	}
+	cp->min_natts = sh.natts;
+	if (sh.bits)
+		memcpy(cp->common, sh.bits, BITMAPLEN(sh.natts));
+	for (int i = 0; i < cp->ntuples; i++)
+	{
+		uint32		len = head_len(&sh, i);
+
+		if (off > rawsize || !head_len_ok(&sh, len, rawsize - off))
+		{
+			*problem = "column layout: tuple headers do not match the page";
+			return false;
+		}
+		cp->natts[i] = (uint16) sh.natts;
+		cp->bits[i] = sh.bits;
+		cp->tupoff[i] = off;
+		off = MAXALIGN(off + len);
+	}
+	if (off != rawsize)
+	{
+		*problem = "column layout: tuple headers do not match the page";
+		return false;
+	}
+	return true;
+}
+
+/*
  * Open a payload in column layout in `state` (`size` bytes, MAXALIGNed;
  * wc_columns_state_size says how many it needs): copies it and decodes the
  * tuple headers.  NULL with *problem set if it is corrupt, NULL alone if
@@ -929,7 +1188,7 @@ wc_columns_open(char *state, Size size, const char *payload, Size len, Size raws
 {
 	WcColumnsPage *cp = (WcColumnsPage *) state;
 	WcColumnsHeader h;
-	char	   *hdr;
+	char	   *hdr = NULL;
 	uint32		hpos = 0;
 	Size		off = 0;
 	bool		bad = false;
@@ -954,7 +1213,8 @@ wc_columns_open(char *state, Size size, const char *payload, Size len, Size raws
 	cp->ntuples = h.ntuples;
 	cp->ncols = h.nchunks - 1;
 	cp->last = -1;
-	if ((hdr = state_alloc(cp, cp->dir[0].rawlen)) == NULL ||
+	if ((cp->dir[0].codec != WC_CODEC_HEADS &&
+		 (hdr = state_alloc(cp, cp->dir[0].rawlen)) == NULL) ||
 		(cp->tupoff = state_alloc(cp, sizeof(uint32) * cp->ntuples)) == NULL ||
 		(cp->natts = state_alloc(cp, sizeof(uint16) * cp->ntuples)) == NULL ||
 		(cp->bits = state_alloc(cp, sizeof(bits8 *) * cp->ntuples)) == NULL ||
@@ -986,6 +1246,8 @@ wc_columns_open(char *state, Size size, const char *payload, Size len, Size raws
 		cp->dict = *dict;
 	else
 		memset(&cp->dict, 0, sizeof(cp->dict));
+	if (cp->dir[0].codec == WC_CODEC_HEADS)
+		return open_shared_heads(cp, rawsize, problem) ? cp : NULL;
 	if ((*problem = decode_chunk(cp->payload, &cp->dir[0], cp->start[0], hdr, &cp->dict)) != NULL)
 		return NULL;
 	for (int i = 0; i < cp->ntuples && !bad; i++)

@@ -56,7 +56,7 @@ typedef enum WcColumnsResult
 } WcColumnsResult;
 extern WcColumnsResult wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize,
 										 WcCodec codec, int level, bool hex_ok,
-										 WcDictBuilder *dict, Size capacity,
+										 bool heads_ok, WcDictBuilder *dict, Size capacity,
 										 char *scratch, char *out, Size *outlen);
 extern const char *wc_columns_assemble(const char *payload, Size len, char *dst,
 									   Size rawsize, const WcDictRef *dict);

@@ -204,6 +204,7 @@ wc_decompress(WcCodec codec, const char *src, Size len, char *dst, Size rawsize)
 			}
 		case WC_CODEC_HEX:
 		case WC_CODEC_ZSTD_DICT:
+		case WC_CODEC_HEADS:
 			break;				/* column chunks only (storage/columns.c) */
 	}
 	return "unknown compression codec";
@@ -225,6 +226,8 @@ wc_codec_name(WcCodec codec)
 			return "hex";
 		case WC_CODEC_ZSTD_DICT:
 			return "zstd_dict";
+		case WC_CODEC_HEADS:
+			return "heads";
 	}
 	return "unknown";
 }

@@ -25,9 +25,12 @@ typedef enum WcCodec
 	WC_CODEC_HEX = 3,			/* column chunks only, run format 8 on: short
 								 * text values of lowercase hex digits, two
 								 * digits a byte (storage/columns.c) */
-	WC_CODEC_ZSTD_DICT = 4		/* column chunks only, run format 9 on: zstd
+	WC_CODEC_ZSTD_DICT = 4,		/* column chunks only, run format 9 on: zstd
 								 * frames of a few values with the run's
 								 * dictionary (storage/dictionary.h) */
+	WC_CODEC_HEADS = 5			/* the tuple headers' chunk only, run format
+								 * 12 on: one header shared by every tuple,
+								 * and each tuple's length (storage/columns.c) */
 } WcCodec;
 
 #define WC_CODEC_MASK		0x000F	/* of a page's (or key block's) flags */

@@ -41,7 +41,7 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 11			/* 2: keys and tuples on separate pages;
+#define WC_RUN_VERSION 12			/* 2: keys and tuples on separate pages;
 									 * 3: out-of-line value count;
 									 * 4: key-column ranges;
 									 * 5: pages may be zstd-compressed;
@@ -50,8 +50,9 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 									 * 8: column chunks may be hex-packed;
 									 * 9: a zstd dictionary, chunks in frames;
 									 * 10: key blocks may be packed;
-									 * 11: ... in steps */
-#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 11 */
+									 * 11: ... in steps;
+									 * 12: tuple headers may be shared */
+#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 12 */
 #define WC_RUN_VERSION_ZSTD 5		/* first format whose pages may use zstd */
 #define WC_RUN_VERSION_COLUMNS 6	/* ... whose value pages may be by column */
 #define WC_RUN_VERSION_BLOOM_BLOCKS 7	/* ... whose bloom pages are checked blocks */
@@ -59,6 +60,7 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 #define WC_RUN_VERSION_DICT 9	/* ... whose header says where its dictionary is */
 #define WC_RUN_VERSION_PACKED 10	/* ... whose key blocks may be packed */
 #define WC_RUN_VERSION_STEPS 11	/* ... packed in steps (WC_KEYS_STEPS) */
+#define WC_RUN_VERSION_HEADS 12	/* ... whose value pages' tuples may share a header */
 #define WcRunBloomBlocked(hdr) ((hdr)->version >= WC_RUN_VERSION_BLOOM_BLOCKS)
 
 typedef struct WcRunWriter WcRunWriter;

@@ -179,12 +179,14 @@ wc_run_writer_begin(Relation rel, int level)
 		w->codec_level = 0;
 	}
 	else if (wc_debug_run_format == 6 || wc_debug_run_format == 8 ||
-			 wc_debug_run_format == 9 || wc_debug_run_format == 10)
+			 wc_debug_run_format == 9 || wc_debug_run_format == 10 ||
+			 wc_debug_run_format == 11)
 	{
 		/*
 		 * test only: 6, bloom pages as before format 7; 8, no dictionary, as
 		 * before format 9; 9, key blocks not packed, as before format 10; 10,
-		 * packed key blocks not in steps, as before format 11
+		 * packed key blocks not in steps, as before format 11; 11, every
+		 * tuple's header in the headers' chunk, as before format 12
 		 */
 		w->hdr.version = wc_debug_run_format;
 	}
@@ -491,7 +493,7 @@ write_values(WcRunWriter *w, int k)
 		if (w->value_columns)
 			cr = wc_columns_encode(RelationGetDescr(w->rel), w->vraw, bytes, w->value_codec,
 								   w->codec_level, w->hdr.version >= WC_RUN_VERSION_HEX,
-								   w->dict, WC_PAYLOAD_CAPACITY, w->colscratch,
+								   w->hdr.version >= WC_RUN_VERSION_HEADS, w->dict, WC_PAYLOAD_CAPACITY, w->colscratch,
 								   w->colout, &plen);
 		if (cr == WC_COLUMNS_OK)
 		{
