@@ -15,7 +15,8 @@
 # hex columns compaction packs; an index page with a malformed entry; a
 # run's zstd dictionary (format 9), read on both servers, then damaged;
 # packed key blocks (format 10) next to unpacked ones, then a packed row
-# damaged.
+# damaged; shared tuple headers (format 12) with their length mode, their
+# length and their null bitmap damaged.
 use strict;
 use warnings;
 
@@ -475,6 +476,68 @@ damage_reported(q{SELECT count(n) FROM ku}, 'ku',
 	qr/widecol: invalid packed key row in block $kublk of relation "ku" \(run $kurun\)/,
 	qr/block $kublk: invalid packed key row/,
 	'a scan over the damaged packed row fails', 'verify: the damaged packed row');
+$primary->stop;
+
+# (10) shared tuple headers (run format 12): the value pages of rows with
+# no NULL outside the key hold one tuple header and the tuples' lengths
+# (chunk 0, codec 5); its length mode damaged on one page, its length on
+# another, each under a recomputed checksum: reads and verify report the
+# page, naming relation, block and run
+$primary->start;
+p(q{CREATE TABLE sh (LIKE h) USING widecol
+  WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC, id');
+INSERT INTO sh SELECT dev, day, ts, id, key, coalesce(w, 0), hash FROM rows;
+SELECT widecol.compact('sh', true)});
+is(p(q{SELECT count(*), sum(w), sum(length(hash)) FROM sh}),
+	p(q{SELECT count(*), sum(coalesce(w, 0)), sum(length(hash)) FROM rows}), 'sh: the rows read back');
+p('CHECKPOINT');
+my ($shrun, $shpath, @shpages) = stopped_run_pages('sh', 8);
+cmp_ok(scalar @shpages, '>=', 2, 'sh: more than one value page');
+my $heads = 28 + 12 * unpack('v', substr($shpages[0][1], 26, 2));
+is(join(',', map { unpack('C', substr($_->[1], 28, 1)) } @shpages), join(',', (5) x @shpages),
+	'every value page stores its tuple headers shared (codec 5)');
+# (infomask2, infomask, hoff, bitmap bytes, length mode, the bitmap: the
+# key columns are NULL in a value tuple, the key holds them; then the length)
+is(unpack('C', substr($shpages[0][1], $heads + 5, 1)), 1, 'a null bitmap of one byte');
+is(unpack('C', substr($shpages[0][1], $heads + 7, 1)), 0x70, 'the three value columns not NULL');
+is(unpack('C', substr($shpages[0][1], $heads + 6, 1)), 0, 'one length for every tuple');
+my ($sha, $shapage) = @{ $shpages[0] };
+my $shaorig = $shapage;
+substr($shapage, $heads + 6, 1) = "\x09";		# no such length mode
+write_page_with_checksum($shpath, $sha, $shapage);
+$primary->start;
+damage_reported(q{SELECT count(w) FROM sh}, 'sh',
+	qr/widecol: column layout: invalid shared tuple header in block $sha of relation "sh" \(run $shrun\)/,
+	qr/block $sha: value page: column layout: invalid shared tuple header/,
+	'a report over the damaged header fails', 'verify: the damaged shared header');
+$primary->stop;
+write_page_with_checksum($shpath, $sha, $shaorig);
+my ($shb, $shbpage) = @{ $shpages[-1] };
+my $shborig = $shbpage;
+substr($shbpage, $heads + 8, 2) = pack('v', unpack('v', substr($shbpage, $heads + 8, 2)) + 8);
+write_page_with_checksum($shpath, $shb, $shbpage);
+$primary->start;
+damage_reported(q{SELECT count(*) FROM (SELECT * FROM sh) x WHERE hash IS NOT NULL}, 'sh',
+	qr/widecol: column layout: tuple headers do not match the page in block $shb of relation "sh" \(run $shrun\)/,
+	qr/block $shb: value page: column layout: invalid tuple header/,
+	'a read of whole rows over the damaged length fails', 'verify: the damaged length');
+unlike(p(q{SELECT problems FROM widecol.verify('sh') WHERE segment = 'run'}), qr/block $sha:/,
+	'the first page, restored, is whole again');
+# the bitmap claiming a value of a key column (id) in every tuple: a report
+# on w decodes only w's chunk and the headers, and is right (a read takes
+# the key columns from the key); verify finds the column that does not
+# match its tuples
+$primary->stop;
+$shbpage = $shborig;
+substr($shbpage, $heads + 7, 1) = "\x78";
+write_page_with_checksum($shpath, $shb, $shbpage);
+$primary->start;
+is(p(q{SELECT count(*), sum(w) FROM sh}), p(q{SELECT count(*), sum(coalesce(w, 0)) FROM rows}),
+	'a bitmap bit of a key column: a report on w is right');
+like(p(q{SELECT problems FROM widecol.verify('sh') WHERE segment = 'run'}),
+	qr/block $shb: value page: column layout: a column has fewer values than its tuples/,
+	'verify: the bitmap that does not match the columns');
+is(p('SELECT 1'), '1', 'server still up');
 $primary->stop;
 
 done_testing();
