@@ -481,6 +481,60 @@ SELECT vl_same('vl_shk', 'vl_shk_h') AS same_rows;
 SELECT bool_and(ok) AS verified FROM widecol.verify('vl_shk');
 DROP TABLE vl_sh, vl_sh11, vl_sh_h, vl_shp, vl_shk, vl_shk_h;
 
+-- the runs flushes and bulk writes write are by column too
+-- (widecol.ingest_value_layout, default columns): read before any
+-- compaction by reports, seeks of one row and whole partitions, against the
+-- heap copy, beside a run written with the setting at rows and a run
+-- flushed from level 0; a bulk write failing halfway leaves nothing
+SHOW widecol.ingest_value_layout;
+CREATE TABLE vl_in (LIKE vl_h) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+INSERT INTO vl_in SELECT * FROM vl_h WHERE c % 3 = 0;
+SET widecol.ingest_value_layout = rows;
+INSERT INTO vl_in SELECT * FROM vl_h WHERE c % 3 = 1;
+RESET widecol.ingest_value_layout;
+DO $$ DECLARE r record;
+BEGIN
+  FOR r IN SELECT c FROM vl_h WHERE c % 3 = 2 AND c < 600 LOOP
+    INSERT INTO vl_in SELECT * FROM vl_h WHERE c = r.c;
+  END LOOP;
+END $$;
+SELECT widecol.flush('vl_in') > 0 AS flushed;
+INSERT INTO vl_in SELECT * FROM vl_h WHERE c % 3 = 2 AND c >= 600;
+SELECT count(*) AS runs FROM widecol.runs('vl_in');
+SELECT kind, count(DISTINCT run_id) AS runs FROM widecol.run_pages('vl_in')
+ WHERE kind LIKE 'value%' GROUP BY kind ORDER BY kind;
+SELECT count(*), vl_same('vl_in', 'vl_h') AS same FROM vl_in;
+SELECT vl_diff('SELECT d, count(*), sum(i8), sum(length(t)), count(u), max(nm::text), bool_or(flag), sum(length(big)) FROM %s GROUP BY d', 'vl_in', 'vl_h') AS differences;
+SET enable_seqscan = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT vl_diff('SELECT x.* FROM generate_series(1, 6000, 7) g,
+                  LATERAL (SELECT c, t, b, u, big, extra FROM %s WHERE k = g %% 7 AND c = g) x', 'vl_in', 'vl_h') AS differences;
+SELECT vl_diff('SELECT x.* FROM generate_series(0, 6) g, LATERAL (SELECT * FROM %s WHERE k = g) x', 'vl_in', 'vl_h') AS differences;
+RESET enable_seqscan;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+INSERT INTO vl_in SELECT * FROM vl_h WHERE c < 3000 OR 1 / (c - 5000) > 0;
+SELECT count(*) AS runs, sum(nrows) AS versions FROM widecol.runs('vl_in');
+SELECT bool_and(ok) AS verified FROM widecol.verify('vl_in');
+-- through a partitioned parent, int literals against a bigint key
+CREATE TABLE vl_inp (k bigint, c bigint, t text, w int) PARTITION BY LIST (k);
+CREATE TABLE vl_inp_0 PARTITION OF vl_inp FOR VALUES IN (0, 1, 2) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+CREATE TABLE vl_inp_1 PARTITION OF vl_inp FOR VALUES IN (3, 4, 5, 6) USING widecol
+  WITH (widecol.partition_key = 'k', widecol.clustering_key = 'c');
+INSERT INTO vl_inp SELECT k, c, t, c % 1000 FROM vl_h;
+SELECT count(DISTINCT run_id) AS runs_by_column FROM widecol.run_pages('vl_inp_1') WHERE kind = 'value_columns';
+SELECT count(*) AS found, count(*) FILTER (WHERE p.t IS NOT DISTINCT FROM h.t AND p.w = h.c % 1000) AS same
+  FROM generate_series(1, 6000, 13) g,
+       LATERAL (SELECT t, w FROM vl_inp WHERE k = (g % 7)::int AND c = g::int) p,
+       LATERAL (SELECT t, c FROM vl_h WHERE c = g) h;
+CREATE VIEW vl_inp_h AS SELECT k, c, t, c % 1000 AS w FROM vl_h;
+SELECT vl_diff('SELECT k, sum(w), count(t), sum(c) FROM %s GROUP BY k', 'vl_inp', 'vl_inp_h') AS differences;
+DROP VIEW vl_inp_h;
+DROP TABLE vl_in, vl_inp;
+
 -- a table of key columns only: value pages of NULL headers, by column too
 CREATE TABLE vl_keys (a int, b int) USING widecol
   WITH (widecol.partition_key = 'a', widecol.clustering_key = 'b');

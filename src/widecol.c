@@ -364,6 +364,11 @@ _PG_init(void)
 							 "By column, a read that uses a few non-key columns decodes only theirs; other reads get the rows back as they were.",
 							 &wc_compaction_value_layout, WC_LAYOUT_COLUMNS, value_layouts,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("widecol.ingest_value_layout",
+							 "Layout of the value pages of the runs flushes and bulk writes (COPY) write: rows or columns.",
+							 "By column (the default), a lookup or a report on a run not compacted yet decodes only the columns it reads, as on the runs compaction writes.",
+							 &wc_ingest_value_layout, WC_LAYOUT_COLUMNS, value_layouts,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("widecol.compaction_zstd_dictionary",
 							 "Compaction and VACUUM FULL train a zstd dictionary per run and compress its text columns in frames of 16 values with it.",
 							 "A lookup by key then decodes 16 values of a column, not the page's 100 or more, for about a tenth more bytes in those columns.",

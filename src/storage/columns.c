@@ -22,6 +22,7 @@
 #include "storage/columns.h"
 
 int			wc_compaction_value_layout = WC_LAYOUT_COLUMNS;
+int			wc_ingest_value_layout = WC_LAYOUT_COLUMNS;
 
 /* chunk 0, per tuple: t_len, t_infomask2, t_infomask, t_hoff, bitmap */
 #define HDR_FIXED (sizeof(uint32) + 2 * sizeof(uint16) + sizeof(uint8))
@@ -553,44 +554,47 @@ assemble(const char *hdr, uint32 hdrlen, char **chunk, const uint32 *chunklen,
  */
 static const char hex_digits[] = "0123456789abcdef";
 static uint16 hex_pairs[256];	/* byte -> its two digits (hex_unpack) */
-static bool hex_pairs_ready = false;
+static uint8 hex_nibbles[256];	/* character -> its digit's value, HEX_NOT if none */
+static bool hex_tables_ready = false;
 
-/* each byte's two digits, as they lie in memory */
+#define HEX_NOT 0x10			/* not a lowercase hex digit */
+
+/* each byte's two digits, as they lie in memory, and each digit's value */
 static inline void
 init_hex_pairs(void)
 {
-	if (hex_pairs_ready)
+	if (hex_tables_ready)
 		return;
 	for (int b = 0; b < 256; b++)
 	{
 		char		pair[2] = {hex_digits[b >> 4], hex_digits[b & 0x0f]};
 
 		memcpy(&hex_pairs[b], pair, 2);
+		hex_nibbles[b] = HEX_NOT;
 	}
-	hex_pairs_ready = true;
+	for (int d = 0; d < 16; d++)
+		hex_nibbles[(uint8) hex_digits[d]] = (uint8) d;
+	hex_tables_ready = true;
 }
 
-static inline int
-hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Pack a chunk into dst (room for rawlen bytes); false if it does not qualify. */
+/*
+ * Pack a chunk into dst (room for rawlen bytes); false if it does not
+ * qualify.  Digits by table, a value's checked once (HEX_NOT or'ed in):
+ * every page compaction writes packs its hashes, so this is per byte.
+ */
 static bool
 hex_pack(const char *src, uint32 rawlen, char *dst, Size *len)
 {
 	uint32		i = 0;
 	Size		o = 0;
 
+	init_hex_pairs();
 	while (i < rawlen)
 	{
 		uint8		h = (uint8) src[i];
 		uint32		size;
+		uint8		bad = 0;
+		const uint8 *digit;
 
 		if (!VARATT_IS_1B(&src[i]) || VARATT_IS_1B_E(&src[i]))
 			return false;
@@ -598,15 +602,17 @@ hex_pack(const char *src, uint32 rawlen, char *dst, Size *len)
 		if (size < 1 || (size - 1) % 2 != 0 || i + size > rawlen)
 			return false;
 		dst[o++] = (char) h;
-		for (uint32 k = i + 1; k < i + size; k += 2)
+		digit = (const uint8 *) src + i + 1;
+		for (uint32 k = 0; k < size - 1; k += 2)
 		{
-			int			hi = hex_value(src[k]);
-			int			lo = hex_value(src[k + 1]);
+			uint8		hi = hex_nibbles[digit[k]];
+			uint8		lo = hex_nibbles[digit[k + 1]];
 
-			if (hi < 0 || lo < 0)
-				return false;
+			bad |= hi | lo;
 			dst[o++] = (char) ((hi << 4) | lo);
 		}
+		if (bad & HEX_NOT)
+			return false;
 		i += size;
 	}
 	*len = o;

@@ -29,6 +29,7 @@ typedef enum WcValueLayout
 	WC_LAYOUT_COLUMNS
 } WcValueLayout;
 extern int	wc_compaction_value_layout;
+extern int	wc_ingest_value_layout;
 
 /* the payload: this header, a directory entry per chunk, then the chunks */
 typedef struct WcColumnsHeader

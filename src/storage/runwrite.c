@@ -145,6 +145,18 @@ int			wc_debug_fail_run_write = 0;
 /* test only: 4 = write runs in format 4 (lz4 pages), as earlier builds did */
 int			wc_debug_run_format = 0;
 
+/* Value pages by column (layout WC_LAYOUT_COLUMNS) where the format has them. */
+static void
+set_value_layout(WcRunWriter *w, int layout)
+{
+	w->value_columns = w->hdr.version >= WC_RUN_VERSION_COLUMNS && layout == WC_LAYOUT_COLUMNS;
+	if (w->value_columns && w->colscratch == NULL)
+	{
+		w->colscratch = MemoryContextAlloc(w->cxt, WC_COLUMNS_SCRATCH_SIZE);
+		w->colout = MemoryContextAlloc(w->cxt, BLCKSZ);
+	}
+}
+
 WcRunWriter *
 wc_run_writer_begin(Relation rel, int level)
 {
@@ -190,6 +202,8 @@ wc_run_writer_begin(Relation rel, int level)
 		 */
 		w->hdr.version = wc_debug_run_format;
 	}
+	/* by column if widecol.ingest_value_layout says so; compaction sets its own */
+	set_value_layout(w, wc_ingest_value_layout);
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
@@ -317,13 +331,7 @@ wc_run_writer_set_zstd(WcRunWriter *w, int level)
 	w->key_codec = wc_compaction_key_codec == WC_CODEC_ZSTD ? w->value_codec : WC_CODEC_LZ4;
 	w->codec_level = level;
 	/* and, as widecol.compaction_value_layout says, by column */
-	w->value_columns = w->hdr.version >= WC_RUN_VERSION_COLUMNS &&
-		wc_compaction_value_layout == WC_LAYOUT_COLUMNS;
-	if (w->value_columns && w->colscratch == NULL)
-	{
-		w->colscratch = MemoryContextAlloc(w->cxt, WC_COLUMNS_SCRATCH_SIZE);
-		w->colout = MemoryContextAlloc(w->cxt, BLCKSZ);
-	}
+	set_value_layout(w, wc_compaction_value_layout);
 	/* and, as widecol.compaction_zstd_dictionary says, with a dictionary */
 	if (w->value_columns && w->value_codec == WC_CODEC_ZSTD && w->dict == NULL &&
 		w->hdr.version >= WC_RUN_VERSION_DICT && wc_compaction_zstd_dictionary)

@@ -2,7 +2,9 @@
 # (lz4 pages, as builds before format 5 wrote it), on a primary with
 # wal_consistency_checking and a streaming standby.  The format-5 runs mix
 # codecs by page kind: by default a bulk write's key pages are lz4 and its
-# value pages zstd; with widecol.ingest_key_codec = zstd both are zstd.
+# value pages zstd, by column (one run here by row: widecol.
+# ingest_value_layout = rows); with widecol.ingest_key_codec = zstd both
+# are zstd.
 # The standby reads all three kinds of run and the compaction that merges
 # them into zstd pages.  Then damage: a zstd value page with bytes flipped
 # fails its checksum, naming relation, block and run; a zstd frame damaged
@@ -56,7 +58,9 @@ CREATE VIEW rows AS
 SET widecol.debug_run_format = 4;
 INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g <= 10000;
 RESET widecol.debug_run_format;
+SET widecol.ingest_value_layout = rows;
 INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g > 10000 AND g <= 20000;
+RESET widecol.ingest_value_layout;
 SET widecol.ingest_key_codec = zstd;
 INSERT INTO t SELECT dev, day, ts, id, key, w, hash FROM rows WHERE g > 20000;
 RESET widecol.ingest_key_codec;
@@ -64,13 +68,15 @@ INSERT INTO h SELECT dev, day, ts, id, key, w, hash FROM rows;
 DELETE FROM t WHERE w % 100 = 7;
 DELETE FROM h WHERE w % 100 = 7;
 });
-is(p(q{SELECT string_agg(DISTINCT codec, ',' ORDER BY codec) FROM widecol.run_pages('t') WHERE kind = 'value'}),
+is(p(q{SELECT string_agg(DISTINCT codec, ',' ORDER BY codec) FROM widecol.run_pages('t') WHERE kind LIKE 'value%' AND kind <> 'value_dir'}),
 	'lz4,zstd', 'a run of lz4 pages next to runs of zstd pages');
+is(p(q{SELECT string_agg(DISTINCT kind, ',' ORDER BY kind) FROM widecol.run_pages('t') WHERE kind LIKE 'value%' AND kind <> 'value_dir'}),
+	'value,value_columns', 'value pages by row (format 4, widecol.ingest_value_layout = rows) and by column (the default)');
 # codecs per run, key pages / value pages (a page that does not shrink is
 # stored as is: 'none', left out)
 my $percodec = q{SELECT string_agg(DISTINCT k.codec || '/' || v.codec, ',' ORDER BY k.codec || '/' || v.codec)
   FROM (SELECT run_id, codec FROM widecol.run_pages('t') WHERE kind = 'key' AND codec <> 'none') k
-  JOIN (SELECT run_id, codec FROM widecol.run_pages('t') WHERE kind = 'value' AND codec <> 'none') v USING (run_id)};
+  JOIN (SELECT run_id, codec FROM widecol.run_pages('t') WHERE kind IN ('value', 'value_columns') AND codec <> 'none') v USING (run_id)};
 is(p($percodec), 'lz4/lz4,lz4/zstd,zstd/zstd',
 	'runs of lz4 pages, of lz4 key pages and zstd value pages, of zstd pages');
 my $same = q{SELECT (SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) FROM t x) =
@@ -214,8 +220,8 @@ p(q{CREATE TABLE k (LIKE h) USING widecol
   WITH (widecol.partition_key = 'dev, day', widecol.clustering_key = 'ts DESC, id');
 INSERT INTO k SELECT dev, day, ts, id, key, w, hash FROM rows});
 is(p(q{SELECT string_agg(kind || ' ' || codec, ',' ORDER BY kind) FROM widecol.run_pages('k')
-  WHERE kind IN ('key', 'value') AND codec <> 'none'}), 'key lz4,value zstd',
-	'a bulk write: lz4 key pages, zstd value pages');
+  WHERE kind IN ('key', 'value', 'value_columns') AND codec <> 'none'}), 'key lz4,value_columns zstd',
+	'a bulk write: lz4 key pages, zstd value pages by column');
 is(p(q{SELECT bool_and(ok) FROM widecol.verify('k')}), 't', 'verify ok before the damage');
 p('CHECKPOINT');
 my ($krun, $kpath, @kpages) = stopped_run_pages('k', 4);
