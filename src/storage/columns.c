@@ -561,7 +561,7 @@ static bool hex_tables_ready = false;
 
 /* each byte's two digits, as they lie in memory, and each digit's value */
 static inline void
-init_hex_pairs(void)
+init_hex_tables(void)
 {
 	if (hex_tables_ready)
 		return;
@@ -588,7 +588,7 @@ hex_pack(const char *src, uint32 rawlen, char *dst, Size *len)
 	uint32		i = 0;
 	Size		o = 0;
 
-	init_hex_pairs();
+	init_hex_tables();
 	while (i < rawlen)
 	{
 		uint8		h = (uint8) src[i];
@@ -632,7 +632,7 @@ hex_unpack(const char *src, Size len, char *dst, uint32 rawlen, const char *expe
 	char		v[VARATT_SHORT_MAX];
 	char	   *out;
 
-	init_hex_pairs();
+	init_hex_tables();
 	while (i < len)
 	{
 		uint32		size;
@@ -1506,7 +1506,7 @@ point_value(WcColumnsPage *cp, int a, int ordinal, const char **problem)
 		if (pc->framebuf == NULL && (pc->framebuf = state_alloc(cp, VARATT_SHORT_MAX)) == NULL)
 			goto no_room;
 		v = pc->framebuf;
-		init_hex_pairs();
+		init_hex_tables();
 		v[0] = src[pos];
 		for (uint32 o = 1, i = pos + 1; o < size; o += 2)
 			memcpy(v + o, &hex_pairs[(uint8) src[i++]], 2);
