@@ -374,6 +374,11 @@ _PG_init(void)
 							 "A lookup by key then decodes 16 values of a column, not the page's 100 or more, for about a tenth more bytes in those columns.",
 							 &wc_compaction_zstd_dictionary, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("widecol.debug_check_columns",
+							 "Test only: every value page written by column is rebuilt and compared with its tuples, and a page that passed the per-tuple check but does not compare equal is an ERROR.",
+							 "Writers otherwise rebuild the first pages of a run and one in 16 of the rest.",
+							 &wc_debug_check_columns, false,
+							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomStringVariable("widecol.write_time",
 							   "Write time of the versions this session writes ('' = the clock).",
 							   "Cassandra's USING TIMESTAMP: last-write-wins then orders replays by this time (SET LOCAL for one transaction).",

@@ -35,13 +35,21 @@
  * the key first, before the version takes its write time (baselocks.c).
  */
 static WcRowHeader *
-form_row_at(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
-			int pklen, bool tombstone, CommandId cid, int64 write_ts)
+form_row_in(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
+			int pklen, bool tombstone, CommandId cid, int64 write_ts,
+			WcRowAllocator alloc, void *arg)
 {
 	if (pklen > 0)
 		wc_base_lock_key(rel, key, keylen);
 	wc_note_write(rel, cid);
-	return wc_form_row(rel, slot, key, keylen, pklen, tombstone, cid, write_ts);
+	return wc_form_row_in(rel, slot, key, keylen, pklen, tombstone, cid, write_ts, alloc, arg);
+}
+
+static WcRowHeader *
+form_row_at(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
+			int pklen, bool tombstone, CommandId cid, int64 write_ts)
+{
+	return form_row_in(rel, slot, key, keylen, pklen, tombstone, cid, write_ts, NULL, NULL);
 }
 
 static WcRowHeader *
@@ -335,38 +343,62 @@ bulk_forget(BulkState *s)
 	pfree(s);
 }
 
-/* A copy of row into the buffer. */
+/* The row at the end of the buffer (s->arena + s->used) is buffered. */
 static void
-bulk_append(Relation rel, BulkState *s, const WcRowHeader *row)
+bulk_keep(BulkState *s)
 {
-	Size		need = MAXALIGN(row->len);
+	WcRowHeader *row = (WcRowHeader *) (s->arena + s->used);
 
-	bulk_make_room(rel, s, need);
-	wc_row_copy((WcRowHeader *) (s->arena + s->used), row);
 	if (s->n == s->cap)
 	{
 		s->cap *= 2;
 		s->rows = repalloc_huge(s->rows, sizeof(WcRowHeader *) * s->cap);
 	}
-	s->rows[s->n++] = (WcRowHeader *) (s->arena + s->used);
-	s->used += need;
+	s->rows[s->n++] = row;
+	s->used += MAXALIGN(row->len);
+}
+
+/* A copy of row into the buffer. */
+static void
+bulk_append(Relation rel, BulkState *s, const WcRowHeader *row)
+{
+	bulk_make_room(rel, s, MAXALIGN(row->len));
+	wc_row_copy((WcRowHeader *) (s->arena + s->used), row);
+	bulk_keep(s);
+}
+
+typedef struct BulkRoom
+{
+	Relation	rel;
+	BulkState  *s;
+} BulkRoom;
+
+/* WcRowAllocator: room at the end of the buffer (which may write a run) */
+static void *
+bulk_room(void *arg, Size len)
+{
+	BulkRoom   *r = (BulkRoom *) arg;
+
+	bulk_make_room(r->rel, r->s, MAXALIGN(len));
+	return r->s->arena + r->s->used;
 }
 
 /*
  * Rows are packed into one arena that is reused run after run: touching
- * fresh memory for every row (page faults) cost more than sorting.
+ * fresh memory for every row (page faults) cost more than sorting.  Each
+ * is formed there.
  */
 static void
 bulk_add(Relation rel, BulkState *s, TupleTableSlot *slot, CommandId cid, int64 write_ts)
 {
 	int			pklen;
-	WcRowHeader *row;
+	BulkRoom	room = {rel, s};
 
 	row_key(rel, slot, &s->key, &pklen);
-	row = form_row_at(rel, slot, s->key.data, s->key.len, pklen, false, cid, write_ts);
+	(void) form_row_in(rel, slot, s->key.data, s->key.len, pklen, false, cid, write_ts,
+					   bulk_room, &room);
+	bulk_keep(s);
 	wc_note_inserted_key(rel, s->key.data, s->key.len, pklen, cid);
-	bulk_append(rel, s, row);
-	pfree(row);
 	ItemPointerSetInvalid(&slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 }

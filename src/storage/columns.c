@@ -29,6 +29,13 @@ int			wc_ingest_value_layout = WC_LAYOUT_COLUMNS;
 #define MAX_CHUNK_RAW (4 * 64 * 1024)
 #define WC_COLUMNS_SMALL_CHUNK 2048
 
+/* test only: every page rebuilt and compared, a miss of the per-tuple check an ERROR */
+bool		wc_debug_check_columns = false;
+
+/* pages of a run rebuilt and compared whole: the first few, then one in 16 */
+#define WC_COLUMNS_VERIFY_FIRST 4
+#define WC_COLUMNS_VERIFY_EVERY 16
+
 typedef struct ColumnInfo
 {
 	int16		attlen;
@@ -427,7 +434,7 @@ view_tuple(const char *raw, Size rawsize, Size off, int maxnatts, TupleView *t)
  */
 typedef void (*ValueFn) (void *arg, int attnum, const char *value, uint32 size);
 
-static bool
+static pg_attribute_always_inline bool
 walk_values(const TupleView *t, const ColumnInfo *cols, ValueFn fn, void *arg)
 {
 	uint32		off = 0;
@@ -461,12 +468,28 @@ size_value(void *arg, int a, const char *value, uint32 size)
 	s->len[a] = place_value(s->len[a], &s->cols[a], value) + size;
 }
 
-/* pass 2: copy each value to its chunk */
+static inline bool
+all_zero(const char *p, Size n)
+{
+	for (Size i = 0; i < n; i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+/*
+ * pass 2: copy each value to its chunk, and check that the tuple is as
+ * assemble() will rebuild it: each value where heap_fill_tuple puts it
+ * after the one before, zeros between them (assemble starts from zeros).
+ */
 typedef struct CopyState
 {
 	const ColumnInfo *cols;
 	char	  **chunk;
 	uint32	   *pos;
+	const char *data;			/* the tuple's values */
+	uint32		doff;			/* where the next one may start */
+	bool		canonical;
 } CopyState;
 
 static void
@@ -474,9 +497,33 @@ copy_value(void *arg, int a, const char *value, uint32 size)
 {
 	CopyState  *s = arg;
 	uint32		at = place_value(s->pos[a], &s->cols[a], value);
+	uint32		here = (uint32) (value - s->data);
 
 	memcpy(s->chunk[a] + at, value, size);
 	s->pos[a] = at + size;
+	if (here != place_value(s->doff, &s->cols[a], value) ||
+		!all_zero(s->data + s->doff, here - s->doff))
+		s->canonical = false;
+	s->doff = here + size;
+}
+
+/*
+ * Is the tuple's header as assemble() rebuilds it from chunk 0: zeros
+ * where the header has no field (MinimalTuple's padding, after the null
+ * bitmap up to t_hoff), and its MAXALIGN padding zeros?
+ */
+static bool
+canonical_head(const char *raw, Size rawsize, Size off, const TupleView *t)
+{
+	const char *mt = raw + off;
+	Size		fields = offsetof(MinimalTupleData, t_bits) +
+		(t->hasnulls ? BITMAPLEN(t->natts) : 0);
+	Size		hoff = ((MinimalTuple) mt)->t_hoff - MINIMAL_TUPLE_OFFSET;
+	Size		end = MAXALIGN(off + t->len);
+
+	return all_zero(mt + offsetof(MinimalTupleData, mt_padding), MINIMAL_TUPLE_PADDING) &&
+		hoff >= fields && all_zero(mt + fields, hoff - fields) &&
+		end <= rawsize && all_zero(raw + off + t->len, end - off - t->len);
 }
 
 #define RETURN_PROBLEM(what) do { pfree(pos); return (what); } while (0)
@@ -662,10 +709,12 @@ hex_unpack(const char *src, Size len, char *dst, uint32 rawlen, const char *expe
  * if they do not fit `capacity` bytes, WC_COLUMNS_UNSUITABLE if they cannot
  * be laid out by column (too many or too wide columns); the page is then
  * written as rows.  scratch: WC_COLUMNS_SCRATCH_SIZE bytes.
+ * memo: what the writer learned from its pages before (NULL: nothing).
  */
 WcColumnsResult
 wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, int level,
-				  bool hex_ok, bool heads_ok, WcDictBuilder *dict, Size capacity, char *scratch,
+				  bool hex_ok, bool heads_ok, WcDictBuilder *dict, WcColumnsMemo *memo,
+				  Size capacity, char *scratch,
 				  char *out, Size *outlen)
 {
 	int			ncols = 0;
@@ -687,6 +736,13 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 	WcColumnsResult result = WC_COLUMNS_UNSUITABLE;
 	char	   *framed = NULL;	/* a chunk in frames (dictionary.h) */
 	bool		framed_any = false;
+	uint32	   *hex_probe_misses = memo ? memo->hex_probe_misses : NULL;
+	bool		verify = wc_debug_check_columns || memo == NULL ||
+		memo->pages < WC_COLUMNS_VERIFY_FIRST ||
+		memo->pages % WC_COLUMNS_VERIFY_EVERY == 0;
+
+	if (memo)
+		memo->pages++;
 
 	cols = palloc(sizeof(ColumnInfo) * Max(desc->natts, 1));
 	len = palloc0(sizeof(uint32) * Max(desc->natts, 1));
@@ -742,12 +798,15 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 	cs.cols = cols;
 	cs.chunk = chunk;
 	cs.pos = pos;
+	cs.canonical = true;
 	hdrlen = 0;
 	for (Size off = 0; off < rawsize; off = MAXALIGN(off + t.len))
 	{
 		const MinimalTuple mt = (MinimalTuple) (raw + off);
 
 		(void) view_tuple(raw, rawsize, off, desc->natts, &t);
+		if (!canonical_head(raw, rawsize, off, &t))
+			goto done;
 		memcpy(hdr + hdrlen, &mt->t_len, sizeof(uint32));
 		memcpy(hdr + hdrlen + 4, &mt->t_infomask2, sizeof(uint16));
 		memcpy(hdr + hdrlen + 6, &mt->t_infomask, sizeof(uint16));
@@ -758,13 +817,28 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 			memcpy(hdr + hdrlen, t.bits, BITMAPLEN(t.natts));
 			hdrlen += BITMAPLEN(t.natts);
 		}
+		cs.data = t.data;
+		cs.doff = 0;
 		(void) walk_values(&t, cols, copy_value, &cs);
+		if (!cs.canonical || !all_zero(t.data + cs.doff, t.datalen - cs.doff))
+			goto done;
 	}
 
-	/* the layout must give back exactly these bytes */
-	if (assemble(hdr, hdrlen, chunk, len, cols, ncols, ntuples, scratch + used, rawsize) != NULL ||
-		memcmp(scratch + used, raw, rawsize) != 0)
+	/*
+	 * The layout must give back exactly these bytes.  Each tuple was just
+	 * checked to be as assemble() rebuilds it; on the first pages of a run
+	 * and a sample of the rest (the whole check was 3% of a COPY's
+	 * instructions) the page is rebuilt and compared as well, so that a
+	 * flaw of the layout itself shows on any run it writes.
+	 */
+	if (verify &&
+		(assemble(hdr, hdrlen, chunk, len, cols, ncols, ntuples, scratch + used, rawsize) != NULL ||
+		 memcmp(scratch + used, raw, rawsize) != 0))
+	{
+		if (wc_debug_check_columns)
+			elog(ERROR, "widecol: a value page passed the per-tuple check of the column layout but does not rebuild byte for byte");
 		goto done;
+	}
 
 	/* compress: header, directory, chunks */
 compress:
@@ -803,8 +877,8 @@ compress:
 			 */
 			packed = hex_ok && c > 0 && codec == WC_CODEC_ZSTD && cols[c - 1].attlen == -1 &&
 				hex_pack(src, rawlen, scratch + used, &plen) && plen <= room &&
-				hex_unpack(scratch + used, plen, NULL, rawlen, src) == NULL;
-			if (packed)
+				(!verify || hex_unpack(scratch + used, plen, NULL, rawlen, src) == NULL);
+			if (packed && (hex_probe_misses == NULL || wc_probe_due(hex_probe_misses[c - 1])))
 			{
 				Size		probe_len;
 				WcCodec		probe;
@@ -812,11 +886,13 @@ compress:
 				(void) wc_compress(WC_CODEC_LZ4, level, src, rawlen, rawlen, 0, zbuf, &probe_len, &probe);
 				repeats = probe == WC_CODEC_LZ4 && probe_len * 10 < (Size) rawlen * 9;
 			}
+			if (packed && hex_probe_misses)
+				wc_probe_note(&hex_probe_misses[c - 1], repeats);
 			z = NULL;
 			/* shared headers, if they give back these headers exactly */
 			if (c == 0 && heads_ok && share_heads(src, rawlen, ntuples, ncols, zbuf, room, &zlen) &&
-				unshare_heads(zbuf, zlen, scratch + used, rawlen) == NULL &&
-				memcmp(scratch + used, src, rawlen) == 0)
+				(!verify || (unshare_heads(zbuf, zlen, scratch + used, rawlen) == NULL &&
+							 memcmp(scratch + used, src, rawlen) == 0)))
 			{
 				z = zbuf;
 				zused = WC_CODEC_HEADS;

@@ -9,9 +9,9 @@
  * own: a read that knows which columns it needs (the widecol slot, told by
  * the plan) decodes only those frames, and anything else gets the tuples
  * back byte for byte (wc_columns_assemble), so the rest of widecol never
- * sees the difference.  Compaction writes this layout; flushes and bulk
- * writes keep the row layout, cheaper to write (src/README.md, "Value
- * pages in column layout").
+ * sees the difference.  Compaction writes this layout, and so do flushes
+ * and bulk writes unless widecol.ingest_value_layout = rows (src/README.md,
+ * "Value pages in column layout").
  */
 #ifndef WC_STORAGE_COLUMNS_H
 #define WC_STORAGE_COLUMNS_H
@@ -30,6 +30,7 @@ typedef enum WcValueLayout
 } WcValueLayout;
 extern int	wc_compaction_value_layout;
 extern int	wc_ingest_value_layout;
+extern bool wc_debug_check_columns;
 
 /* the payload: this header, a directory entry per chunk, then the chunks */
 typedef struct WcColumnsHeader
@@ -49,6 +50,19 @@ typedef struct WcColumnChunk
 } WcColumnChunk;
 
 #define WC_COLUMNS_SCRATCH_SIZE (6 * 64 * 1024)
+/*
+ * What a run writer carries from one value page to the next: pages it
+ * encoded (the first pages, then one in WC_COLUMNS_VERIFY_EVERY, are
+ * decoded again and compared byte for byte: columns.c, "the layout must
+ * give back exactly these bytes"), and per column, hex chunks in a row
+ * whose values did not repeat (compression.h, wc_probe_due).
+ */
+typedef struct WcColumnsMemo
+{
+	uint32		pages;
+	uint32	   *hex_probe_misses;
+} WcColumnsMemo;
+
 typedef enum WcColumnsResult
 {
 	WC_COLUMNS_OK,
@@ -57,7 +71,8 @@ typedef enum WcColumnsResult
 } WcColumnsResult;
 extern WcColumnsResult wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize,
 										 WcCodec codec, int level, bool hex_ok,
-										 bool heads_ok, WcDictBuilder *dict, Size capacity,
+										 bool heads_ok, WcDictBuilder *dict,
+										 WcColumnsMemo *memo, Size capacity,
 										 char *scratch, char *out, Size *outlen);
 extern const char *wc_columns_assemble(const char *payload, Size len, char *dst,
 									   Size rawsize, const WcDictRef *dict);

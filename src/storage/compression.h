@@ -51,4 +51,30 @@ extern const char *wc_decompressed(WcCodec codec, const char *src, Size len,
 								   char *dst, Size rawsize, const char **problem);
 extern const char *wc_codec_name(WcCodec codec);
 
+/*
+ * A codec a writer keeps trying on pages of one kind and keeps throwing
+ * away (packed keys it does not shrink by a sixteenth, hex chunks whose
+ * lz4 probe finds no repeats) is, after WC_PROBE_TRUST such pages in a
+ * row, tried only on one page in WC_PROBE_EVERY; one success and it is
+ * tried on every page again.  Only the writer's CPU changes: a page it
+ * does not try is stored as the failed tries stored the pages before it.
+ * (Ingest of device_daily_images rows: the lz4 of every key page and of
+ * every hash chunk's probe was 3% of a COPY's CPU, all of it discarded.)
+ */
+#define WC_PROBE_TRUST	4
+#define WC_PROBE_EVERY	16
+
+static inline bool
+wc_probe_due(uint32 misses)
+{
+	return misses < WC_PROBE_TRUST || misses % WC_PROBE_EVERY == 0;
+}
+
+/* After a page: the codec found something (or was tried and did not). */
+static inline void
+wc_probe_note(uint32 *misses, bool found)
+{
+	*misses = found ? 0 : *misses + 1;
+}
+
 #endif

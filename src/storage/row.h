@@ -80,6 +80,12 @@ WcRowIsSettledLive(const WcRowHeader *row)
 extern WcRowHeader *wc_form_row(Relation rel, TupleTableSlot *slot,
 								const char *key, int keylen, int pklen,
 								bool tombstone, CommandId cid, int64 write_ts);
+/* the same, formed in the `len` bytes alloc(arg, len) gives (palloc if NULL) */
+typedef void *(*WcRowAllocator) (void *arg, Size len);
+extern WcRowHeader *wc_form_row_in(Relation rel, TupleTableSlot *slot,
+								   const char *key, int keylen, int pklen,
+								   bool tombstone, CommandId cid, int64 write_ts,
+								   WcRowAllocator alloc, void *arg);
 /* values out of line (outofline.c) */
 extern Size wc_move_values_out_of_line(Relation rel, Datum *values, bool *isnull,
 									   Size data_len, Size fixed, bool *moved);

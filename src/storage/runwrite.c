@@ -78,12 +78,14 @@ struct WcRunWriter
 	int			nclosed;
 	double		kratio;			/* running estimate of raw/compressed */
 	WcCodec		key_codec;		/* of its key pages (zstd: run format 5) */
+	uint32		key_codec_misses;	/* key pages in a row it did not shrink */
 	WcCodec		value_codec;	/* of its value pages */
 	int			codec_level;	/* zstd's level */
 	bool		value_columns;	/* value pages in column layout (columns.h) */
 	int			column_misses;	/* pages in a row whose columns did not fit */
 	char	   *colscratch;		/* for it: WC_COLUMNS_SCRATCH_SIZE bytes */
 	char	   *colout;			/* and a page's payload */
+	WcColumnsMemo colmemo;		/* wc_columns_encode's, page to page */
 	WcDictBuilder *dict;		/* the run's zstd dictionary (format 9) */
 	WcRunDict	dictloc;		/* where it went */
 
@@ -154,6 +156,8 @@ set_value_layout(WcRunWriter *w, int layout)
 	{
 		w->colscratch = MemoryContextAlloc(w->cxt, WC_COLUMNS_SCRATCH_SIZE);
 		w->colout = MemoryContextAlloc(w->cxt, BLCKSZ);
+		w->colmemo.hex_probe_misses =
+			MemoryContextAllocZero(w->cxt, sizeof(uint32) * Max(RelationGetDescr(w->rel)->natts, 1));
 	}
 }
 
@@ -501,7 +505,8 @@ write_values(WcRunWriter *w, int k)
 		if (w->value_columns)
 			cr = wc_columns_encode(RelationGetDescr(w->rel), w->vraw, bytes, w->value_codec,
 								   w->codec_level, w->hdr.version >= WC_RUN_VERSION_HEX,
-								   w->hdr.version >= WC_RUN_VERSION_HEADS, w->dict, WC_PAYLOAD_CAPACITY, w->colscratch,
+								   w->hdr.version >= WC_RUN_VERSION_HEADS, w->dict, &w->colmemo,
+								   WC_PAYLOAD_CAPACITY, w->colscratch,
 								   w->colout, &plen);
 		if (cr == WC_COLUMNS_OK)
 		{
@@ -615,6 +620,9 @@ write_keys(WcRunWriter *w, int k)
 	int			nvalues = 0;
 	WcKeyPageHeader kh = {0};
 	Size		hlen;
+	const char *src;
+	Size		srclen;
+	WcCodec		codec;
 	const char *frame;
 	Size		flen;
 	uint32		plen = 0;
@@ -664,11 +672,18 @@ write_keys(WcRunWriter *w, int k)
 	 * page would decompress it: packed rows a codec does not shrink by a
 	 * sixteenth are stored as they are, and read straight from the page.
 	 */
-	frame = compress_for_page(w, w->key_codec, plen > 0 ? w->packed : w->image,
-							  plen > 0 ? plen : rawsize, WC_PAYLOAD_CAPACITY - hlen,
+	src = plen > 0 ? w->packed : w->image;
+	srclen = plen > 0 ? plen : rawsize;
+	codec = wc_probe_due(w->key_codec_misses) ? w->key_codec : WC_CODEC_NONE;
+	frame = compress_for_page(w, codec, src, srclen, WC_PAYLOAD_CAPACITY - hlen,
 							  plen / 16, &flen, &kh.flags);
+	if (frame == NULL && codec != w->key_codec)
+		/* too big as they are: the codec may make them fit */
+		frame = compress_for_page(w, w->key_codec, src, srclen, WC_PAYLOAD_CAPACITY - hlen,
+								  plen / 16, &flen, &kh.flags);
 	if (frame == NULL)
 		return false;
+	wc_probe_note(&w->key_codec_misses, WcFlagsCodec(kh.flags) != WC_CODEC_NONE);
 	if (plen > 0)
 		kh.flags |= WC_KEYS_PACKED | (steps ? WC_KEYS_STEPS : 0);
 	kh.nvalues = nvalues;
