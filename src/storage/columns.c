@@ -737,6 +737,7 @@ wc_columns_encode(TupleDesc desc, const char *raw, Size rawsize, WcCodec codec, 
 	char	   *framed = NULL;	/* a chunk in frames (dictionary.h) */
 	bool		framed_any = false;
 	uint32	   *hex_probe_misses = memo ? memo->hex_probe_misses : NULL;
+	uint32	   *plain_misses = memo ? memo->plain_misses : NULL;
 	bool		verify = wc_debug_check_columns || memo == NULL ||
 		memo->pages < WC_COLUMNS_VERIFY_FIRST ||
 		memo->pages % WC_COLUMNS_VERIFY_EVERY == 0;
@@ -864,6 +865,7 @@ compress:
 			Size		room = Min(capacity - o, PG_UINT16_MAX);
 			char	   *zbuf = scratch + used + MAXALIGN(rawsize);
 			bool		packed;
+			bool		frameable;
 			bool		repeats = false;
 
 			/*
@@ -888,6 +890,16 @@ compress:
 			}
 			if (packed && hex_probe_misses)
 				wc_probe_note(&hex_probe_misses[c - 1], repeats);
+			/*
+			 * A text chunk that may go in frames with the run's dictionary
+			 * (below): where frames have won on the last pages of this
+			 * column, they are tried first and plain zstd only on a sample
+			 * of pages (compression.h, wc_probe_due).
+			 */
+			frameable = dict && c > 0 && cc == WC_CODEC_ZSTD && !packed &&
+				cols[c - 1].attlen == -1 && plain_misses != NULL;
+			if (dict && c > 0 && framed == NULL)
+				framed = palloc(capacity);
 			z = NULL;
 			/* shared headers, if they give back these headers exactly */
 			if (c == 0 && heads_ok && share_heads(src, rawlen, ntuples, ncols, zbuf, room, &zlen) &&
@@ -896,6 +908,14 @@ compress:
 			{
 				z = zbuf;
 				zused = WC_CODEC_HEADS;
+			}
+			else if (frameable && !wc_probe_due(plain_misses[c - 1]) &&
+					 wc_dict_encode(dict, src, rawlen, framed, room, &zlen))
+			{
+				/* frames keep winning in this column: plain zstd not tried */
+				z = framed;
+				zused = WC_CODEC_ZSTD_DICT;
+				framed_any = true;
 			}
 			else if (!packed || repeats)
 				z = wc_compress(cc, level, src, rawlen, room, 0, zbuf, &zlen, &zused);
@@ -915,8 +935,6 @@ compress:
 				 */
 				Size		flen;
 
-				if (framed == NULL)
-					framed = palloc(capacity);
 				if (wc_dict_encode(dict, src, rawlen, framed, room, &flen) &&
 					flen * 5 <= zlen * 6)
 				{
@@ -926,6 +944,8 @@ compress:
 					framed_any = true;
 				}
 			}
+			if (frameable)
+				wc_probe_note(&plain_misses[c - 1], zused != WC_CODEC_ZSTD_DICT);
 			if (z == NULL && framed_any)
 			{
 				/* frames take more room: without them, the page may fit */

@@ -55,12 +55,15 @@ typedef struct WcColumnChunk
  * encoded (the first pages, then one in WC_COLUMNS_VERIFY_EVERY, are
  * decoded again and compared byte for byte: columns.c, "the layout must
  * give back exactly these bytes"), and per column, hex chunks in a row
- * whose values did not repeat (compression.h, wc_probe_due).
+ * whose values did not repeat and text chunks in a row that went in
+ * frames with the run's dictionary rather than plain zstd (compression.h,
+ * wc_probe_due).
  */
 typedef struct WcColumnsMemo
 {
 	uint32		pages;
 	uint32	   *hex_probe_misses;
+	uint32	   *plain_misses;
 } WcColumnsMemo;
 
 typedef enum WcColumnsResult

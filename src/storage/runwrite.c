@@ -154,10 +154,12 @@ set_value_layout(WcRunWriter *w, int layout)
 	w->value_columns = w->hdr.version >= WC_RUN_VERSION_COLUMNS && layout == WC_LAYOUT_COLUMNS;
 	if (w->value_columns && w->colscratch == NULL)
 	{
+		Size		percol = sizeof(uint32) * Max(RelationGetDescr(w->rel)->natts, 1);
+
 		w->colscratch = MemoryContextAlloc(w->cxt, WC_COLUMNS_SCRATCH_SIZE);
 		w->colout = MemoryContextAlloc(w->cxt, BLCKSZ);
-		w->colmemo.hex_probe_misses =
-			MemoryContextAllocZero(w->cxt, sizeof(uint32) * Max(RelationGetDescr(w->rel)->natts, 1));
+		w->colmemo.hex_probe_misses = MemoryContextAllocZero(w->cxt, percol);
+		w->colmemo.plain_misses = MemoryContextAllocZero(w->cxt, percol);
 	}
 }
 
