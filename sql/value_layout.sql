@@ -545,8 +545,8 @@ SELECT bool_and(ok) AS verified FROM widecol.verify('vl_keys');
 -- Writers rebuild and compare whole only the first value pages of a run
 -- and one in 16 of the rest; every tuple is checked to be as the reader
 -- rebuilds it (storage/columns.c).  The suites set the test-only
--- widecol.debug_check_columns (every page compared, a page the per-tuple
--- check let through that does not compare equal an ERROR); without it, as
+-- widecol.debug_check_columns (every page compared, a page on which the
+-- two checks disagree an ERROR); without it, as
 -- users run, the rows of vl_h and hex columns, written and compacted: the
 -- same rows, verify agrees
 SHOW widecol.debug_check_columns;

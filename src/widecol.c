@@ -375,7 +375,7 @@ _PG_init(void)
 							 &wc_compaction_zstd_dictionary, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("widecol.debug_check_columns",
-							 "Test only: every value page written by column is rebuilt and compared with its tuples, and a page that passed the per-tuple check but does not compare equal is an ERROR.",
+							 "Test only: every value page written by column is rebuilt and compared with its tuples, and a page on which that comparison and the per-tuple check disagree is an ERROR.",
 							 "Writers otherwise rebuild the first pages of a run and one in 16 of the rest.",
 							 &wc_debug_check_columns, false,
 							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
