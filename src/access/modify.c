@@ -33,6 +33,7 @@
  * command: reads of the table inside a query-table trigger may be asked to
  * see it as it was before (beforestmt.c).  A base with derived data locks
  * the key first, before the version takes its write time (baselocks.c).
+ * Formed in the room alloc(arg, len) gives, palloc'd if alloc is NULL.
  */
 static WcRowHeader *
 form_row_in(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
@@ -46,17 +47,10 @@ form_row_in(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 }
 
 static WcRowHeader *
-form_row_at(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
-			int pklen, bool tombstone, CommandId cid, int64 write_ts)
-{
-	return form_row_in(rel, slot, key, keylen, pklen, tombstone, cid, write_ts, NULL, NULL);
-}
-
-static WcRowHeader *
 form_row(Relation rel, TupleTableSlot *slot, const char *key, int keylen,
 		 int pklen, bool tombstone, CommandId cid)
 {
-	return form_row_at(rel, slot, key, keylen, pklen, tombstone, cid, WC_WRITE_TS_NEXT);
+	return form_row_in(rel, slot, key, keylen, pklen, tombstone, cid, WC_WRITE_TS_NEXT, NULL, NULL);
 }
 
 /*
@@ -671,8 +665,8 @@ wc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 			int			pklen;
 
 			row_key(rel, slots[i], &key, &pklen);
-			rows[i] = form_row_at(rel, slots[i], key.data, key.len, pklen, false, cid,
-								  batch_row_ts(ts, i));
+			rows[i] = form_row_in(rel, slots[i], key.data, key.len, pklen, false, cid,
+								  batch_row_ts(ts, i), NULL, NULL);
 			wc_note_inserted_key(rel, key.data, key.len, pklen, cid);
 			tids[i] = &slots[i]->tts_tid;
 			slots[i]->tts_tableOid = RelationGetRelid(rel);

@@ -468,6 +468,20 @@ size_value(void *arg, int a, const char *value, uint32 size)
 	s->len[a] = place_value(s->len[a], &s->cols[a], value) + size;
 }
 
+/* wc_probe_due and wc_probe_note for column a of a memo's counters (NULL: none) */
+static inline bool
+column_probe_due(const uint32 *misses, int a)
+{
+	return misses == NULL || wc_probe_due(misses[a]);
+}
+
+static inline void
+column_probe_note(uint32 *misses, int a, bool found)
+{
+	if (misses)
+		wc_probe_note(&misses[a], found);
+}
+
 static inline bool
 all_zero(const char *p, Size n)
 {
@@ -889,7 +903,7 @@ compress:
 			packed = hex_ok && c > 0 && codec == WC_CODEC_ZSTD && cols[c - 1].attlen == -1 &&
 				hex_pack(src, rawlen, scratch + used, &plen) && plen <= room &&
 				(!verify || hex_unpack(scratch + used, plen, NULL, rawlen, src) == NULL);
-			if (packed && (hex_probe_misses == NULL || wc_probe_due(hex_probe_misses[c - 1])))
+			if (packed && column_probe_due(hex_probe_misses, c - 1))
 			{
 				Size		probe_len;
 				WcCodec		probe;
@@ -897,8 +911,8 @@ compress:
 				(void) wc_compress(WC_CODEC_LZ4, level, src, rawlen, rawlen, 0, zbuf, &probe_len, &probe);
 				repeats = probe == WC_CODEC_LZ4 && probe_len * 10 < (Size) rawlen * 9;
 			}
-			if (packed && hex_probe_misses)
-				wc_probe_note(&hex_probe_misses[c - 1], repeats);
+			if (packed)
+				column_probe_note(hex_probe_misses, c - 1, repeats);
 			/*
 			 * A text chunk that may go in frames with the run's dictionary
 			 * (below): where frames have won on the last pages of this
@@ -906,7 +920,7 @@ compress:
 			 * of pages (compression.h, wc_probe_due).
 			 */
 			frameable = dict && c > 0 && cc == WC_CODEC_ZSTD && !packed &&
-				cols[c - 1].attlen == -1 && plain_misses != NULL;
+				cols[c - 1].attlen == -1;
 			if (dict && c > 0 && framed == NULL)
 				framed = palloc(capacity);
 			z = NULL;
@@ -918,7 +932,7 @@ compress:
 				z = zbuf;
 				zused = WC_CODEC_HEADS;
 			}
-			else if (frameable && !wc_probe_due(plain_misses[c - 1]) &&
+			else if (frameable && !column_probe_due(plain_misses, c - 1) &&
 					 wc_dict_encode(dict, src, rawlen, framed, room, &zlen))
 			{
 				/* frames keep winning in this column: plain zstd not tried */
@@ -954,7 +968,7 @@ compress:
 				}
 			}
 			if (frameable)
-				wc_probe_note(&plain_misses[c - 1], zused != WC_CODEC_ZSTD_DICT);
+				column_probe_note(plain_misses, c - 1, zused != WC_CODEC_ZSTD_DICT);
 			if (z == NULL && framed_any)
 			{
 				/* frames take more room: without them, the page may fit */

@@ -54,7 +54,8 @@ extern const char *wc_codec_name(WcCodec codec);
 /*
  * A codec a writer keeps trying on pages of one kind and keeps throwing
  * away (packed keys it does not shrink by a sixteenth, hex chunks whose
- * lz4 probe finds no repeats) is, after WC_PROBE_TRUST such pages in a
+ * lz4 probe finds no repeats, plain zstd of a text column whose chunks go
+ * in dictionary frames) is, after WC_PROBE_TRUST such pages in a
  * row, tried only on one page in WC_PROBE_EVERY; one success and it is
  * tried on every page again.  Only the writer's CPU changes: a page it
  * does not try is stored as the failed tries stored the pages before it.
