@@ -64,6 +64,8 @@ typedef struct WcColumnsMemo
 	uint32		pages;
 	uint32	   *hex_probe_misses;
 	uint32	   *plain_misses;
+	bool		frames_no_room;	/* the last page went without frames: with
+								 * them it did not fit */
 } WcColumnsMemo;
 
 typedef enum WcColumnsResult

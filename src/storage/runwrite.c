@@ -39,6 +39,16 @@
 #define WC_MAX_CLOSED_BLOCKS 64
 #define NO_VALUE PG_UINT32_MAX
 
+/*
+ * A value page is cut when its tuples, compressed as the pages before were,
+ * would fill this much of it: 0.97 leaves room for a page compressing a
+ * little worse.  Text in frames with the run's dictionary varies more from
+ * page to page; each page that had to go without them lowers the fill
+ * (down to the minimum), each that did not raises it a little again.
+ */
+#define WC_VALUE_FILL_MAX 0.97
+#define WC_VALUE_FILL_MIN 0.80
+
 /* What a built page is, until the batch it is in gets block numbers. */
 typedef struct PendingPage
 {
@@ -96,6 +106,9 @@ struct WcRunWriter
 	int			vstart;
 	uint32		next_vpno;
 	double		vratio;
+	double		vfill;			/* of a value page's capacity its tuples are
+								 * cut at, by vratio's estimate: lowered where
+								 * frames did not fit (write_values) */
 
 	/* every value page of the run: raw size, and block once written */
 	uint32	   *vp_raw;
@@ -235,6 +248,7 @@ wc_run_writer_begin(Relation rel, int level)
 	w->packed = palloc(rawmax);
 	w->payload = palloc(BLCKSZ);
 	w->kratio = w->vratio = 2.0;
+	w->vfill = WC_VALUE_FILL_MAX;
 	w->pending = palloc_extended((Size) WC_PENDING_PAGES * BLCKSZ, MCXT_ALLOC_HUGE);
 	w->pending_tids = palloc0(sizeof(ItemPointer) * WC_PENDING_PAGES * WC_MAX_ROWS_PER_BLOCK);
 	w->redo_at_start = GetRedoRecPtr();
@@ -515,6 +529,16 @@ write_values(WcRunWriter *w, int k)
 			payload = w->colout;
 			flags = (uint16) w->value_codec | WC_VALUES_COLUMNS;
 			w->column_misses = 0;
+			/*
+			 * Its text went without frames (a lookup decodes a whole chunk,
+			 * not a frame) because with them the page did not fit: fill the
+			 * next pages less.  Learning the ratio from its plain chunks
+			 * instead would fill them more, and every page would end so.
+			 */
+			if (w->colmemo.frames_no_room)
+				w->vfill = Max(WC_VALUE_FILL_MIN, w->vfill * 0.97);
+			else
+				w->vfill = Min(WC_VALUE_FILL_MAX, w->vfill + 0.002);
 		}
 		else if (w->value_columns)
 		{
@@ -559,7 +583,7 @@ write_values(WcRunWriter *w, int k)
 		w->hdr.nvalue_pages++;
 		w->hdr.st.raw_bytes += bytes;
 		w->hdr.st.compressed_bytes += plen;
-		if (cr == WC_COLUMNS_OK || !w->value_columns)
+		if ((cr == WC_COLUMNS_OK && !w->colmemo.frames_no_room) || !w->value_columns)
 			w->vratio = 0.7 * w->vratio + 0.3 * ((double) bytes / (double) plen);
 	}
 	else
@@ -908,7 +932,7 @@ wc_run_writer_add(WcRunWriter *w, const WcRowHeader *row, ItemPointer tid_out)
 	if (vrows > 0 &&
 		(vrows + 1 > WC_MAX_ROWS_PER_BLOCK ||
 		 w->vrawlen + tupneed > WC_MAX_RAW_BLOCK ||
-		 (double) (w->vrawlen + tupneed) / w->vratio > WC_PAYLOAD_CAPACITY * 0.97 ||
+		 (double) (w->vrawlen + tupneed) / w->vratio > WC_PAYLOAD_CAPACITY * w->vfill ||
 		 w->nclosed == WC_MAX_CLOSED_BLOCKS))
 		cut_values(w);
 

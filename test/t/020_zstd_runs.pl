@@ -421,6 +421,15 @@ is(unpack('C', substr($dvpages[-1][1], 24 + 4 + 12 * 2, 1)), 4,
 	'the last value page holds its paths in frames (codec 4)');
 is(unpack('C', substr($dvpages[0][1], 24 + 4 + 12 * 2, 1)), 2,
 	'the first one, written before the dictionary was trained, in one zstd frame (codec 2)');
+# and the pages after training hold them in frames too, full as they are:
+# the writer cuts a page where its frames fit, not where one zstd frame per
+# chunk would (which left every full page without frames before stop 45)
+my @dcodecs = map { unpack('C', substr($_->[1], 24 + 4 + 12 * 2, 1)) } @dvpages;
+my $dfirst = (grep { $dcodecs[$_] == 4 } 0 .. $#dcodecs)[0] // scalar(@dcodecs);
+my $dafter = scalar(@dcodecs) - $dfirst;
+my $dframed = grep { $_ == 4 } @dcodecs[$dfirst .. $#dcodecs];
+cmp_ok($dafter, '>=', 20, "value pages after training ($dafter of " . scalar(@dcodecs) . ')');
+cmp_ok($dframed, '>=', 0.9 * $dafter, "at least 9 in 10 of them in frames ($dframed of $dafter)");
 my ($dblk, $dpage) = @{ $dpages[0] };
 xor_bytes($dpath, $dblk, 1000, "\x01");
 $primary->start;
