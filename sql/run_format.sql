@@ -484,6 +484,16 @@ SELECT count(*) AS ranges,
        count(*) FILTER (WHERE (SELECT string_agg(s.c || s.v, ',') FROM (SELECT w.c, w.v FROM rf_kb_rep10 w WHERE w.id = h.id AND w.c >= h.c ORDER BY w.c LIMIT 40) s) =
                               (SELECT string_agg(s.c || s.v, ',') FROM (SELECT x.c, x.v FROM rf_kb_rep_h x WHERE x.id = h.id AND x.c >= h.c ORDER BY x.c LIMIT 40) s)) AS same_format_10
   FROM rf_kb_rep_h h WHERE c % 3 = 0;
+-- each row by its whole key, and the key after it (a row of another
+-- partition: missing from this one, between two of its rows): a lookup
+-- follows the rows before its key without laying them out and lays out
+-- up to the first row past it (keypack.c skip_below, lay_out's exact_hi)
+SELECT count(*) AS lookups,
+       count(*) FILTER (WHERE (SELECT string_agg(w.c || w.v, ',') FROM rf_kb_rep w WHERE w.id = h.id AND w.c = h.c) = h.c || h.v
+                          AND NOT EXISTS (SELECT 1 FROM rf_kb_rep w WHERE w.id = h.id AND w.c = h.c + 1)
+                          AND (SELECT string_agg(w.c || w.v, ',') FROM rf_kb_rep10 w WHERE w.id = h.id AND w.c = h.c) = h.c || h.v
+                          AND NOT EXISTS (SELECT 1 FROM rf_kb_rep10 w WHERE w.id = h.id AND w.c = h.c + 1)) AS same
+  FROM rf_kb_rep_h h;
 -- the first n rows of each partition (LIMIT n): a read laid out a step of
 -- rows at first and asks for more as it reads on (a step, then twice as
 -- many each time), across the key pages a partition spans
