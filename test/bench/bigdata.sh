@@ -9,7 +9,8 @@
 # latency by key, right after the load (the workers still compacting) and
 # once the workers have settled, with what a lookup costs the backend that
 # serves it (Linux /proc: user and system CPU time, bytes read from storage
-# rather than the page cache), which tells CPU from I/O in the latency.
+# rather than the page cache, read system calls: buffer-pool misses), which
+# tells CPU from I/O in the latency.
 #
 #   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
 #                              [--seconds S] [--settle S] [--data-checksums] [--out DIR]
@@ -278,14 +279,18 @@ for t in heap_image_metadata wc_image_metadata; do
 	[ "$got" = 1 ] || wc_die "$t: the key of row $ROWS is not found"
 done
 
-# proc_sample PID: "epoch_seconds utime_ticks stime_ticks read_bytes" of a
-# backend (Linux /proc; the backend runs as this user): its CPU time and the
-# bytes it had fetched from storage (page-cache misses), not from memory
+# proc_sample PID: "epoch_seconds utime_ticks stime_ticks read_bytes syscr"
+# of a backend (Linux /proc; the backend runs as this user): its CPU time,
+# the bytes it had fetched from storage (page-cache misses), not from
+# memory, and its read system calls (a buffer-pool miss is a pread, from
+# the page cache or storage; the client's socket is read with recv, which
+# syscr does not count)
 proc_sample() {
 	local t
 	t=$(date +%s.%N)
 	awk -v t="$t" 'FNR == 1 && FILENAME ~ /stat$/ { sub(/^.*\) /, ""); u = $12; s = $13 }
-		FILENAME ~ /io$/ && $1 == "read_bytes:" { r = $2 } END { print t, u, s, r }' "/proc/$1/stat" "/proc/$1/io"
+		FILENAME ~ /io$/ && $1 == "read_bytes:" { r = $2 } FILENAME ~ /io$/ && $1 == "syscr:" { c = $2 }
+		END { print t, u, s, r, c }' "/proc/$1/stat" "/proc/$1/io"
 }
 # run_lookups TABLE ROUND SECONDS: pgbench per-transaction log into
 # $inst/log/TABLE/ROUND, and proc.0 / proc.1, samples of the backend serving
@@ -323,23 +328,23 @@ latency() {
 		{ v[NR] = $1 } END {
 			printf "%.1f %.3f %.3f %.3f\n", NR / s, v[int(NR * 0.50) + 1], v[int(NR * 0.95) + 1], v[int(NR * 0.99) + 1] }'
 }
-# backend_costs TABLE PHASE -> "user_us sys_us storage_kb" per lookup
+# backend_costs TABLE PHASE -> "user_us sys_us storage_kb reads" per lookup
 # between the samples of each round (the lookups pgbench logged as completed
-# between them), over the rounds; "n/a n/a n/a" without samples (rounds
+# between them), over the rounds; "n/a n/a n/a n/a" without samples (rounds
 # shorter than 5 s take none)
 backend_costs() {
-	local d t0 u0 s0 r0 t1 u1 s1 r1 n tk
+	local d t0 u0 s0 r0 c0 t1 u1 s1 r1 c1 n tk
 	tk=$(getconf CLK_TCK)
 	for d in "$inst/log/$1/$2".*; do
 		[ -f "$d/proc.0" ] && [ -f "$d/proc.1" ] || continue
-		read -r t0 u0 s0 r0 <"$d/proc.0"
-		read -r t1 u1 s1 r1 <"$d/proc.1"
+		read -r t0 u0 s0 r0 c0 <"$d/proc.0"
+		read -r t1 u1 s1 r1 c1 <"$d/proc.1"
 		# CPU time comes in clock ticks (10 ms): a few seconds at least
 		awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 3) }' || continue
 		n=$(cat "$d"/pgbench_log.* | awk -v t0="$t0" -v t1="$t1" '{ t = $5 + $6 / 1e6 } t >= t0 && t <= t1 { n++ } END { print n + 0 }')
-		echo "$n $((u1 - u0)) $((s1 - s0)) $((r1 - r0))"
-	done | awk -v tk="$tk" '{ n += $1; u += $2; s += $3; r += $4 } END {
-		if (n == 0) print "n/a n/a n/a"; else printf "%.1f %.1f %.2f\n", u / tk / n * 1e6, s / tk / n * 1e6, r / n / 1024 }'
+		echo "$n $((u1 - u0)) $((s1 - s0)) $((r1 - r0)) $((c1 - c0))"
+	done | awk -v tk="$tk" '{ n += $1; u += $2; s += $3; r += $4; c += $5 } END {
+		if (n == 0) print "n/a n/a n/a n/a"; else printf "%.1f %.1f %.2f %.2f\n", u / tk / n * 1e6, s / tk / n * 1e6, r / n / 1024, c / n }'
 }
 half=$(((SECONDS_EACH + 1) / 2))
 wc_section "Point lookups by key right after loading, the workers still compacting (pgbench, 1 client, prepared, random existing keys; 2 alternating rounds of ${half}s per table)"
@@ -347,8 +352,8 @@ lookup_rounds load
 runs_after=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
 read -r hq h50 h95 h99 < <(latency heap_image_metadata load)
 read -r wq w50 w95 w99 < <(latency wc_image_metadata load)
-read -r hcu hcs hkb < <(backend_costs heap_image_metadata load)
-read -r wcu wcs wkb < <(backend_costs wc_image_metadata load)
+read -r hcu hcs hkb hrc < <(backend_costs heap_image_metadata load)
+read -r wcu wcs wkb wrc < <(backend_costs wc_image_metadata load)
 
 # The same once the workers have nothing left to merge (no pending runs in
 # two polls 10 s apart), as a table is between loads; at most SETTLE s.
@@ -369,11 +374,12 @@ wc_section "Point lookups by key, the workers settled"
 lookup_rounds settled
 read -r shq sh50 sh95 sh99 < <(latency heap_image_metadata settled)
 read -r swq sw50 sw95 sw99 < <(latency wc_image_metadata settled)
-read -r shcu shcs shkb < <(backend_costs heap_image_metadata settled)
-read -r swcu swcs swkb < <(backend_costs wc_image_metadata settled)
-for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99 $hcu $hcs $hkb $shcu $shcs $shkb" \
-	"widecol $wq $w50 $w95 $w99 $swq $sw50 $sw95 $sw99 $wcu $wcs $wkb $swcu $swcs $swkb"; do
+read -r shcu shcs shkb shrc < <(backend_costs heap_image_metadata settled)
+read -r swcu swcs swkb swrc < <(backend_costs wc_image_metadata settled)
+for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99 $hcu $hcs $hkb $shcu $shcs $shkb $hrc $shrc" \
+	"widecol $wq $w50 $w95 $w99 $swq $sw50 $sw95 $sw99 $wcu $wcs $wkb $swcu $swcs $swkb $wrc $swrc"; do
 	set -- $k
+	echo "lookup,$1,$m,read_calls,${16}"; echo "settled,$1,$m,read_calls,${17}"
 	echo "lookup,$1,$m,user_us,${10}"; echo "lookup,$1,$m,sys_us,${11}"; echo "lookup,$1,$m,storage_kb,${12}"
 	echo "settled,$1,$m,user_us,${13}"; echo "settled,$1,$m,sys_us,${14}"; echo "settled,$1,$m,storage_kb,${15}"
 	echo "lookup,$1,$m,qps,$2"; echo "lookup,$1,$m,p50_ms,$3"; echo "lookup,$1,$m,p95_ms,$4"; echo "lookup,$1,$m,p99_ms,$5"
@@ -395,14 +401,14 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
-	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" { cost[$1, $2, $4] = $5 }
+	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" || $4 == "read_calls" { cost[$1, $2, $4] = $5 }
 	# backend CPU and storage reads per lookup of a phase (lookup, settled)
 	function cost_rows(phase,   m, names, fmt, j, h, w) {
-		split("user_us sys_us storage_kb", m, " ")
-		split("backend CPU per lookup, user (us)|backend CPU per lookup, sys (us)|storage reads per lookup (kB)", names, "|")
-		for (j = 1; j <= 3; j++) {
+		split("user_us sys_us storage_kb read_calls", m, " ")
+		split("backend CPU per lookup, user (us)|backend CPU per lookup, sys (us)|storage reads per lookup (kB)|read calls per lookup (pread)", names, "|")
+		for (j = 1; j <= 4; j++) {
 			h = cost[phase, "heap", m[j]]; w = cost[phase, "widecol", m[j]]
-			fmt = j == 3 ? "%14.2f %14.2f" : "%14.1f %14.1f"
+			fmt = j >= 3 ? "%14.2f %14.2f" : "%14.1f %14.1f"
 			if (h == "n/a" || w == "n/a" || h + 0 == 0)
 				printf "  %-32s %14s %14s\n", names[j], h, w
 			else
