@@ -717,13 +717,13 @@ lay_out(WcKeysCursor *c, char *dst, const char *hi, int hilen, int min_rows,
  * *first to *unpacked: the unpacking follows the rows without laying them
  * out up to the step before the first one starting at or past lo (no row
  * before that step is in the read's range), and stops once the last row
- * of a step is past hi (no row after it is).  With more too, it lays out
- * one step, with more->pending if rows are left: the read's first row is
- * in it or right after it (the step the unpacking starts at is the one
- * before the first starting at or past lo), so a lookup by key, or a read
- * of the first rows of a partition (LIMIT), lays out a step or two of its
- * key page, and a longer read asks for the rest as it gets there
- * (wc_keys_unpack_more, from *more, with [more->p, more->end) moved where
+ * of a step is past hi (no row after it is).  With more too, it follows
+ * that step's rows below lo without laying them out either (skip_below)
+ * and lays out from the read's first row to the end of its step, or to
+ * the first row past hi, with more->pending if rows are left: a lookup by
+ * key lays out its row and the next, a read of the first rows of a
+ * partition (LIMIT) a step or two, and a longer read asks for the rest as
+ * it gets there (wc_keys_unpack_more, from *more, with [more->p, more->end) moved where
  * the caller keeps it).  Without more, the rows are laid out to the end or
  * to hi's step.  The rows not laid out are not checked past what following
  * them needs.
