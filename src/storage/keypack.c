@@ -723,8 +723,8 @@ lay_out(WcKeysCursor *c, char *dst, const char *hi, int hilen, int min_rows,
  * the first row past hi, with more->pending if rows are left: a lookup by
  * key lays out its row and the next, a read of the first rows of a
  * partition (LIMIT) a step or two, and a longer read asks for the rest as
- * it gets there (wc_keys_unpack_more, from *more, with [more->p, more->end) moved where
- * the caller keeps it).  Without more, the rows are laid out to the end or
+ * it gets there (wc_keys_unpack_more, from *more, with [more->p,
+ * more->end) moved where the caller keeps it).  Without more, the rows are laid out to the end or
  * to hi's step.  The rows not laid out are not checked past what following
  * them needs.
  */
