@@ -724,9 +724,9 @@ lay_out(WcKeysCursor *c, char *dst, const char *hi, int hilen, int min_rows,
  * key lays out its row and the next, a read of the first rows of a
  * partition (LIMIT) a step or two, and a longer read asks for the rest as
  * it gets there (wc_keys_unpack_more, from *more, with [more->p,
- * more->end) moved where the caller keeps it).  Without more, the rows are laid out to the end or
- * to hi's step.  The rows not laid out are not checked past what following
- * them needs.
+ * more->end) moved where the caller keeps it).  Without more, the rows
+ * are laid out to the end or to hi's step.  The rows not laid out are not
+ * checked past what following them needs.
  */
 const char *
 wc_keys_unpack(const char *packed, Size plen, int nrows, bool steps, char *dst,
