@@ -407,74 +407,6 @@ parse_row(const char **pp, const char *end, const Prediction *pr, PackedRow *out
 	return NULL;
 }
 
-/* A cursor kept at a step's first row, with the key its pr.key points to. */
-typedef struct UnpackMark
-{
-	WcKeysCursor c;
-	char		key[WC_MAX_KEY_SIZE + 8];
-} UnpackMark;
-
-static inline void
-mark_state(UnpackMark *m, const WcKeysCursor *c)
-{
-	m->c = *c;
-	if (c->pr.key)
-	{
-		memcpy(m->key, c->pr.key, c->pr.keylen);
-		m->c.pr.key = m->key;
-	}
-}
-
-/*
- * Follow the rows from c without laying them out, to the step before the
- * first one whose first row is >= lo (the last step if there is none):
- * rows before it are below lo, and a forward read from lo never looks at
- * them.  A lookup then lays out the rows of one or two steps of its key
- * page, not the half of it up to the key.  On return c is at that step's
- * first row, its pr.key in marks[].
- */
-static const char *
-skim_to(WcKeysCursor *c, const char *lo, int lolen, UnpackMark *marks)
-{
-	char		key[WC_MAX_KEY_SIZE + 8];
-	int			step = 0;
-	const char *end = c->end;	/* locals, as in lay_out */
-	Size		rowsend = c->rowsend;
-	int			nrows = c->nrows;
-
-	mark_state(&marks[0], c);
-	while (c->row < nrows)
-	{
-		PackedRow	pk;
-		const char *problem = parse_row(&c->p, end, &c->pr, &pk);
-		bool		step_start = c->row % UNPACK_STEP == 0;
-
-		if (problem)
-			return problem;
-		if (c->off + pk.keypart > rowsend)
-			return "packed key rows overrun their block";
-		/* the previous key is in key[] already: a row changes its suffix */
-		if (likely(end - pk.suffix >= pk.h.keylen - pk.shared + 8))
-			copy_words(key + pk.shared, pk.suffix, pk.h.keylen - pk.shared);
-		else
-			memcpy(key + pk.shared, pk.suffix, pk.h.keylen - pk.shared);
-		follow_row(&c->pr, &pk.h, pk.keypart);
-		c->pr.key = key;
-		c->off += pk.keypart;
-		c->row++;
-		if (step_start && wc_compare_keys(key, pk.h.keylen, lo, lolen) >= 0)
-		{
-			/* this step starts at or past lo: lay out from the one before */
-			*c = marks[Max(step - 1, 0) & 1].c;
-			return NULL;
-		}
-		if (c->row % UNPACK_STEP == 0 && c->row < nrows)
-			mark_state(&marks[++step & 1], c);
-	}
-	*c = marks[step & 1].c;
-	return NULL;
-}
-
 /* Where step s (>= 1) of a format 11 block starts. */
 static inline WcKeysStep
 step_at(const WcKeysCursor *c, int s)
@@ -483,6 +415,24 @@ step_at(const WcKeysCursor *c, int s)
 
 	memcpy(&st, c->table + (s - 1) * sizeof(WcKeysStep), sizeof(st));
 	return st;
+}
+
+/*
+ * Format 11: the row at c->row starts a step (not the first): it is
+ * predicted from the block's first row, put into *pr, and it must be
+ * where the step table says (whole-page decodings and a lazy read's first
+ * layout check that; later layouts have no table).  NULL or what is wrong.
+ */
+static inline const char *
+restart_step(const WcKeysCursor *c, WcKeysPrediction *pr)
+{
+	if (!c->stepped || c->row == 0 || c->row % UNPACK_STEP != 0)
+		return NULL;
+	if (c->table && (c->p != c->origin + step_at(c, c->row / UNPACK_STEP).packed ||
+					 c->off != step_at(c, c->row / UNPACK_STEP).row))
+		return "packed key steps do not match their rows";
+	*pr = c->base;
+	return NULL;
 }
 
 /* Where step s (>= 1) starts, if that is inside the block. */
@@ -517,8 +467,8 @@ read_base(WcKeysCursor *c)
 
 /*
  * Format 11: put c at the first row of the step before the first one whose
- * first row is >= lo (the last step if there is none), as skim_to does,
- * reading the first rows of a few steps (binary search).
+ * first row is >= lo (the last step if there is none), reading the first
+ * rows of a few steps (binary search); skip_below goes on from there.
  */
 static const char *
 seek_step(WcKeysCursor *c, const char *lo, int lolen)
@@ -560,11 +510,12 @@ seek_step(WcKeysCursor *c, const char *lo, int lolen)
 }
 
 /*
- * A lazy forward read's rows below lo, from c on (the step seek_step or
- * skim_to put it at), followed without being laid out: no forward read
- * from lo looks at them.  A lookup by key then lays out its row and the
- * one after (lay_out's exact_hi), not the step of 32 rows around it:
- * about 5k of a cached lookup's 100k instructions (stop 45).  On return c
+ * A forward read's rows below lo, from c on (the step seek_step put it at;
+ * format 10, which has no steps, the block's first row), followed without
+ * being laid out: no forward read from lo looks at them.  A lookup by key
+ * then lays out its row and the one after (lay_out's exact_hi), not the
+ * step of 32 rows around it: about 5k of a cached lookup's 100k
+ * instructions (stop 45).  On return c
  * is at the first row >= lo (or past the last row), and c->pr.key points
  * at that row's shared prefix: in key (WC_MAX_KEY_SIZE + 8 bytes, the
  * caller's), or in the packed rows.
@@ -582,15 +533,8 @@ skip_below(WcKeysCursor *c, const char *lo, int lolen, char *key)
 		PackedRow	pk;
 		const char *problem;
 
-		if (c->stepped && c->row > 0 && c->row % UNPACK_STEP == 0)
-		{
-			/* as in lay_out: a step's first row is predicted from the first */
-			if (c->table && (p != c->origin + step_at(c, c->row / UNPACK_STEP).packed ||
-							 c->off != step_at(c, c->row / UNPACK_STEP).row))
-				return "packed key steps do not match their rows";
-			pr = c->base;
-		}
-		if ((problem = parse_row(&p, end, &pr, &pk)) != NULL)
+		if ((problem = restart_step(c, &pr)) != NULL ||
+			(problem = parse_row(&p, end, &pr, &pk)) != NULL)
 			return problem;
 		if (c->off + pk.keypart > c->rowsend)
 			return "packed key rows overrun their block";
@@ -639,16 +583,9 @@ lay_out(WcKeysCursor *c, char *dst, const char *hi, int hilen, int min_rows,
 		uint16		keylen,
 					shared;
 
-		if (c->stepped && i > 0 && i % UNPACK_STEP == 0)
-		{
-			/* format 11: a step's first row is predicted from the first row */
-			if (c->table && (c->p != c->origin + step_at(c, i / UNPACK_STEP).packed ||
-							 c->off != step_at(c, i / UNPACK_STEP).row))
-				return "packed key steps do not match their rows";
-			c->pr = c->base;
-		}
-		problem = parse_row(&c->p, end, &c->pr, &pk);
-		if (problem)
+		/* c->row is i: it moves on with each row laid out */
+		if ((problem = restart_step(c, &c->pr)) != NULL ||
+			(problem = parse_row(&c->p, end, &c->pr, &pk)) != NULL)
 			return problem;
 		keylen = pk.h.keylen;
 		shared = pk.shared;
@@ -715,12 +652,11 @@ lay_out(WcKeysCursor *c, char *dst, const char *hi, int hilen, int min_rows,
  * With lo and hi (a forward read's bounds, compared as the merge's
  * below_lo and above_hi do), the rows laid out may be only the ones from
  * *first to *unpacked: the unpacking follows the rows without laying them
- * out up to the step before the first one starting at or past lo (no row
- * before that step is in the read's range), and stops once the last row
- * of a step is past hi (no row after it is).  With more too, it follows
- * that step's rows below lo without laying them out either (skip_below)
- * and lays out from the read's first row to the end of its step, or to
- * the first row past hi, with more->pending if rows are left: a lookup by
+ * out up to the read's first row, the first at or past lo (no row before
+ * it is in the read's range: seek_step, skip_below), and stops once the
+ * last row of a step is past hi (no row after it is).  With more too, it
+ * lays out from there to the end of that row's step, or to the first row
+ * past hi, with more->pending if rows are left: a lookup by
  * key lays out its row and the next, a read of the first rows of a
  * partition (LIMIT) a step or two, and a longer read asks for the rest as
  * it gets there (wc_keys_unpack_more, from *more, with [more->p,
@@ -735,7 +671,6 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, bool steps, char *dst,
 {
 	WcKeysCursor local;
 	WcKeysCursor *c = more ? more : &local;
-	UnpackMark	marks[2];
 	char		key[WC_MAX_KEY_SIZE + 8];	/* skip_below's */
 	const char *problem = NULL;
 	Size		tablelen = table_bytes(nrows, steps);
@@ -760,9 +695,7 @@ wc_keys_unpack(const char *packed, Size plen, int nrows, bool steps, char *dst,
 		problem = read_base(c);
 	if (problem == NULL && lo && c->stepped)
 		problem = seek_step(c, lo, lolen);
-	else if (problem == NULL && lo && nrows > UNPACK_STEP)
-		problem = skim_to(c, lo, lolen, marks);
-	if (problem == NULL && lo && more)
+	if (problem == NULL && lo)
 		problem = skip_below(c, lo, lolen, key);
 	if (problem)
 		return problem;

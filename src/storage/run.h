@@ -133,7 +133,7 @@ typedef struct WcBlock
 	uint64		run_id;
 	int			first;			/* rows laid out: [first, nrows), first > 0
 								 * only where a forward read seeks a key past
-								 * the page's first step (wc_keys_unpack) */
+								 * the page's first row (wc_keys_unpack) */
 	int			nrows;
 	bool		partial;		/* ... not up to the page's last row, but one
 								 * step past a forward read's bound */
