@@ -487,6 +487,56 @@ check_settled(RunCheck *c, BlockNumber dblk, uint32 count)
 	}
 }
 
+static bool
+same_key(const WcRowHeader *a, const WcRowHeader *b)
+{
+	return wc_compare_keys(WcRowKey(a), a->keylen, WcRowKey(b), b->keylen) == 0;
+}
+
+/*
+ * A leaf entry's value hint (run format 13): it names the key page's value
+ * pages, and for the key of every row with a tuple (the only version of its
+ * key on the page) the value page that tuple is in.  Reads only use hints
+ * as advice, but a wrong one would cost every lookup of its keys a read.
+ */
+static void
+check_hint(RunCheck *c, BlockNumber dblk, const WcIndexEntry *e)
+{
+	BlockNumber blocks[WC_MAX_VALUE_REFS];
+	int			n;
+
+	if (e->hint == NULL)
+		return;
+	n = wc_hint_pages(e->hint, blocks);
+	if (n != c->block.nvalues)
+	{
+		problem(c->r, dblk, "value hint names %d value pages, the key page %d",
+				n, c->block.nvalues);
+		return;
+	}
+	for (int j = 0; j < n; j++)
+		if (blocks[j] != c->block.values[j].blkno)
+		{
+			problem(c->r, dblk, "value hint names block %u for value page %d, where the key page names %u",
+					blocks[j], j + 1, c->block.values[j].blkno);
+			return;
+		}
+	for (int i = 0; i < c->block.nrows; i++)
+	{
+		const WcRowHeader *row = WcBlockRow(&c->block, i);
+		int			v = wc_block_row_value_page(&c->block, row);
+
+		if (v < 0 || (i > 0 && same_key(row, WcBlockRow(&c->block, i - 1))) ||
+			(i + 1 < c->block.nrows && same_key(row, WcBlockRow(&c->block, i + 1))))
+			continue;
+		if (wc_hinted_value_page(e->hint, WcRowKey(row), row->keylen) != blocks[v])
+		{
+			problem(c->r, dblk, "value hint names the wrong value page for row %d", i + 1);
+			return;
+		}
+	}
+}
+
 /* Leaves, and through them every key page and its value pages, in key order. */
 static void
 check_leaves(RunCheck *c)
@@ -507,6 +557,10 @@ check_leaves(RunCheck *c)
 			p = "malformed leaf index page";
 		if (p == NULL)
 			p = wc_leaf_counts_soft(lpayload.data, llen, lop.count, entries, lop.flags, counts);
+		if (p == NULL)
+			p = wc_leaf_hints_soft(lpayload.data, llen, lop.count, entries, lop.flags);
+		if (p == NULL && c->hdr.version >= WC_RUN_VERSION_HINTS && !(lop.flags & WC_LEAF_HINTS))
+			p = "leaf index page without value hints";
 		if (p)
 		{
 			problem(c->r, leaf, "%s", p);
@@ -540,6 +594,7 @@ check_leaves(RunCheck *c)
 				c->bad_key_pages++;
 				continue;
 			}
+			check_hint(c, dblk, &entries[e]);
 			check_value_pages(c, dblk);
 			check_settled(c, dblk, counts[e]);
 			check_rows(c, dblk, &entries[e]);

@@ -1216,9 +1216,12 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->analyze)
 	{
 		int64		blocks = s->stats.blocks_read;
-		int64		values = s->stats.value_pages_read;
+		WcMergeStats values = {0};
 		int64		unopened = s->stats.runs_unopened;
 
+		values.value_pages_read = s->stats.value_pages_read;
+		values.value_prefetches = s->stats.value_prefetches;
+		values.value_prefetch_hits = s->stats.value_prefetch_hits;
 		for (int i = 0; i < s->nparts; i++)
 			if (s->parts[i].iter)
 			{
@@ -1234,7 +1237,12 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (unopened > 0 || es->format != EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyInteger("Runs Not Reached", NULL, unopened, es);
 		ExplainPropertyInteger("Key Pages Read", NULL, blocks, es);
-		ExplainPropertyInteger("Value Pages Read", NULL, values, es);
+		ExplainPropertyInteger("Value Pages Read", NULL, values.value_pages_read, es);
+		if (values.value_prefetches > 0)
+		{
+			ExplainPropertyInteger("Value Pages Prefetched", NULL, values.value_prefetches, es);
+			ExplainPropertyInteger("Value Prefetches Used", NULL, values.value_prefetch_hits, es);
+		}
 		ExplainPropertyInteger("Level 0 Versions", NULL, s->stats.l0_versions, es);
 		ExplainPropertyInteger("Versions Merged", NULL, s->stats.versions, es);
 		ExplainPropertyInteger("Tombstones Skipped", NULL, s->stats.tombstones, es);

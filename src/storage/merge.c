@@ -1177,17 +1177,24 @@ wc_merge_return_dead(WcMergeIter *it)
 	it->return_dead = true;
 }
 
-/* Key pages (and value pages) read so far by the runs of a live iterator. */
+/*
+ * Key pages read so far by the runs of a live iterator; their value pages
+ * read and prefetched are added to *values.
+ */
 int64
-wc_merge_live_blocks(WcMergeIter *it, int64 *value_pages)
+wc_merge_live_blocks(WcMergeIter *it, WcMergeStats *values)
 {
 	int64		n = 0;
 
 	for (int i = 0; i < it->nsources; i++)
 		if (it->sources[i].is_run)
 		{
+			const WcBlock *b = &it->sources[i].reader.block;
+
 			n += it->sources[i].reader.blocks_read;
-			*value_pages += it->sources[i].reader.block.values_read;
+			values->value_pages_read += b->values_read;
+			values->value_prefetches += b->values_prefetched;
+			values->value_prefetch_hits += b->hints_used;
 		}
 	return n;
 }
@@ -1275,7 +1282,7 @@ wc_merge_end(WcMergeIter *it)
 	wc_stats_count_bloom(it->storage_id, it->own_stats.bloom_checks,
 						 it->own_stats.runs_skipped_bloom,
 						 it->own_stats.bloom_false_positives);
-	it->stats->blocks_read += wc_merge_live_blocks(it, &it->stats->value_pages_read);
+	it->stats->blocks_read += wc_merge_live_blocks(it, it->stats);
 	it->stats->runs_unopened += it->nlazy - it->next_lazy;
 	MemoryContextDelete(it->cxt);
 }

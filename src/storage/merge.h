@@ -19,6 +19,8 @@ typedef struct WcMergeStats
 	int64		runs_skipped_newer; /* one key read: a newer version was found */
 	int64		blocks_read;	/* key pages */
 	int64		value_pages_read;
+	int64		value_prefetches;	/* value pages asked for by leaf hints */
+	int64		value_prefetch_hits;	/* ... that the read then loaded */
 	int64		l0_versions;
 	int64		versions;
 	int64		tombstones;
@@ -65,7 +67,7 @@ extern void wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats);
 extern void wc_merge_return_dead(WcMergeIter *it);
 extern WcMergeIter *wc_merge_begin_runs(Relation rel, WcRunSummary *runs, int nruns);
 extern int	wc_gc_grace_seconds;
-extern int64 wc_merge_live_blocks(WcMergeIter *it, int64 *value_pages);
+extern int64 wc_merge_live_blocks(WcMergeIter *it, WcMergeStats *values);
 extern WcRowHeader *wc_merge_next(WcMergeIter *it, ItemPointer tid);
 extern int64 wc_merge_count(WcMergeIter *it);
 extern bool wc_merge_peek_bound(WcMergeIter *it, const char **key, int *keylen);

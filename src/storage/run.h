@@ -41,7 +41,7 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 				 "run header layout changed");
 
 #define WC_RUN_MAGIC 0x5752554E		/* "WRUN" */
-#define WC_RUN_VERSION 12			/* 2: keys and tuples on separate pages;
+#define WC_RUN_VERSION 13			/* 2: keys and tuples on separate pages;
 									 * 3: out-of-line value count;
 									 * 4: key-column ranges;
 									 * 5: pages may be zstd-compressed;
@@ -51,8 +51,9 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 									 * 9: a zstd dictionary, chunks in frames;
 									 * 10: key blocks may be packed;
 									 * 11: ... in steps;
-									 * 12: tuple headers may be shared */
-#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 12 */
+									 * 12: tuple headers may be shared;
+									 * 13: leaf entries hint value pages */
+#define WC_RUN_VERSION_MIN 3		/* read: 3 (no key-column ranges) to 13 */
 #define WC_RUN_VERSION_ZSTD 5		/* first format whose pages may use zstd */
 #define WC_RUN_VERSION_COLUMNS 6	/* ... whose value pages may be by column */
 #define WC_RUN_VERSION_BLOOM_BLOCKS 7	/* ... whose bloom pages are checked blocks */
@@ -61,6 +62,7 @@ StaticAssertDecl(offsetof(WcRunHeader, st) == 72 && sizeof(WcRunHeader) == 152,
 #define WC_RUN_VERSION_PACKED 10	/* ... whose key blocks may be packed */
 #define WC_RUN_VERSION_STEPS 11	/* ... packed in steps (WC_KEYS_STEPS) */
 #define WC_RUN_VERSION_HEADS 12	/* ... whose value pages' tuples may share a header */
+#define WC_RUN_VERSION_HINTS 13	/* ... whose leaf index entries hint value pages */
 #define WcRunBloomBlocked(hdr) ((hdr)->version >= WC_RUN_VERSION_BLOOM_BLOCKS)
 
 typedef struct WcRunWriter WcRunWriter;
@@ -84,11 +86,28 @@ extern bool wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary);
 #define WC_LEAF_COUNTS		0x0100	/* index page opaque flag */
 #define WC_UNSETTLED		PG_UINT32_MAX
 
+/*
+ * A leaf index page flagged WC_LEAF_HINTS (run format 13) has, after its
+ * entries and counts, one value hint per entry: which value pages that key
+ * page's tuples are in, and where the page changes, so that a point read
+ * can ask the kernel for the value page it will need while it reads the
+ * key page (src/README.md, "Value hints").  A hint is
+ *   uint8 n                  value pages the key page references (<= 32)
+ *   n x uint32               their blocks, in order
+ *   n - 1 x (uint8 len, len bytes)  where page i (1..n-1) starts: the
+ *                            shortest prefix of its first row's key that
+ *                            sorts after the row before (len 0: none)
+ * Hints are advice: a wrong one costs a useless read, never an answer.
+ */
+#define WC_LEAF_HINTS		0x0200	/* index page opaque flag */
+#define WC_HINT_MAX_SEP		64		/* bytes of a separator, at most */
+
 typedef struct WcIndexEntry
 {
 	BlockNumber child;
 	uint16		keylen;
 	const char *key;
+	const char *hint;			/* leaves flagged WC_LEAF_HINTS, else NULL */
 } WcIndexEntry;
 
 #define WC_MAX_INDEX_ENTRIES (BLCKSZ / 6)
@@ -98,6 +117,10 @@ extern bool wc_parse_index_soft(const char *payload, Size len, uint32 count,
 extern const char *wc_leaf_counts_soft(const char *payload, Size len, uint32 count,
 									   const WcIndexEntry *entries, uint16 flags,
 									   uint32 *counts);
+extern const char *wc_leaf_hints_soft(const char *payload, Size len, uint32 count,
+									  WcIndexEntry *entries, uint16 flags);
+extern BlockNumber wc_hinted_value_page(const char *hint, const char *key, int keylen);
+extern int	wc_hint_pages(const char *hint, BlockNumber *blocks);
 
 /*
  * A run's versions are split in two page streams (src/README.md, "Sorted
@@ -153,6 +176,11 @@ typedef struct WcBlock
 	bool		value_loaded[WC_MAX_VALUE_REFS];
 	int			value_hint;		/* the value page a row was found in last */
 	int64		values_read;	/* value pages read into this block, ever */
+	BlockNumber hinted;			/* the value page a leaf's hint prefetched for
+								 * the read, until it loads one (WC_META_BLOCK,
+								 * 0: none) */
+	int64		values_prefetched;	/* value pages prefetched by hints, ever */
+	int64		hints_used;		/* ... that were the page the read loaded */
 	bool		poolable;		/* buffers may come from the backend's pool;
 								 * the owner must wc_block_free it */
 	bool		point;			/* a seek's: rows are read one or few at a time */
@@ -186,6 +214,7 @@ extern const char *wc_decode_values(const char *payload, Size len,
 									const WcPageOpaqueData *op, WcBlock *block,
 									int v);
 extern void wc_block_free(WcBlock *block);
+extern int	wc_block_row_value_page(WcBlock *block, const WcRowHeader *row);
 extern BufferAccessStrategy wc_value_page_ring(void);
 extern struct WcColumnsPage *wc_block_row_columns(WcRowHeader *row, int *ordinal);
 extern int	wc_block_row_values(WcRowHeader *row, struct WcColumnsPage *cp, int ordinal,

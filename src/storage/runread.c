@@ -613,6 +613,11 @@ load_values(WcBlock *block, int v, bool by_column)
 
 	if (blkno == WC_META_BLOCK || blkno == InvalidBlockNumber)
 		corrupt(block->rel, block->blkno, block->run_id, "invalid value page reference");
+	if (block->hinted != WC_META_BLOCK)
+	{
+		block->hints_used += (blkno == block->hinted);
+		block->hinted = WC_META_BLOCK;
+	}
 	buf = ReadBufferExtended(block->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
 							 block->value_strategy ? block->value_strategy : block->strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -715,6 +720,17 @@ row_value_page(WcBlock *block, const WcRowHeader *row, uint32 *off)
 	block->value_hint = v;
 	*off = at - block->value_off[v];
 	return v;
+}
+
+/* Which value page of a decoded block holds a row's tuple (-1: none). */
+int
+wc_block_row_value_page(WcBlock *block, const WcRowHeader *row)
+{
+	uint32		off;
+
+	if (!(row->flags & WC_ROW_IN_BLOCK) || block->nvalues == 0)
+		return -1;
+	return row_value_page(block, row, &off);
 }
 
 /*
@@ -993,6 +1009,7 @@ index_entry_at(const char *payload, Size len, Size *pos, WcIndexEntry *e)
 	memcpy(&e->child, payload + *pos, sizeof(uint32));
 	memcpy(&e->keylen, payload + *pos + sizeof(uint32), sizeof(uint16));
 	e->key = payload + *pos + sizeof(uint32) + sizeof(uint16);
+	e->hint = NULL;
 	*pos += sizeof(uint32) + sizeof(uint16) + e->keylen;
 	return *pos <= len;
 }
@@ -1028,13 +1045,90 @@ wc_leaf_counts_soft(const char *payload, Size len, uint32 count,
 			counts[i] = WC_UNSETTLED;
 		return NULL;
 	}
-	if (end + sizeof(uint32) * count != len)
+	if ((flags & WC_LEAF_HINTS) ? end + sizeof(uint32) * count > len :
+		end + sizeof(uint32) * count != len)
 		return "malformed leaf counts";
 	memcpy(counts, payload + end, sizeof(uint32) * count);
 	for (uint32 i = 0; i < count; i++)
 		if (counts[i] != WC_UNSETTLED && (counts[i] == 0 || counts[i] > WC_MAX_ROWS_PER_BLOCK))
 			return "invalid leaf count";
 	return NULL;
+}
+
+/*
+ * The value hints of a leaf page's entries (WC_LEAF_HINTS, after the
+ * entries and their counts) into entries[i].hint, left NULL if the page
+ * has none.  NULL, or what is wrong.
+ */
+const char *
+wc_leaf_hints_soft(const char *payload, Size len, uint32 count,
+				   WcIndexEntry *entries, uint16 flags)
+{
+	Size		pos = count == 0 ? 0 :
+		(entries[count - 1].key - payload) + entries[count - 1].keylen;
+
+	if (!(flags & WC_LEAF_HINTS))
+		return NULL;
+	if (flags & WC_LEAF_COUNTS)
+		pos += sizeof(uint32) * count;
+	for (uint32 i = 0; i < count; i++)
+	{
+		int			n;
+
+		if (pos >= len)
+			return "malformed value hints";
+		entries[i].hint = payload + pos;
+		n = (unsigned char) payload[pos];
+		if (n > WC_MAX_VALUE_REFS)
+			return "malformed value hints";
+		pos += 1 + sizeof(BlockNumber) * n;
+		for (int j = 1; j < n; j++)
+		{
+			if (pos >= len)
+				return "malformed value hints";
+			pos += 1 + (unsigned char) payload[pos];
+		}
+		if (pos > len)
+			return "malformed value hints";
+	}
+	return pos == len ? NULL : "malformed value hints";
+}
+
+/* The value pages of a hint (WC_MAX_VALUE_REFS room) into blocks; how many. */
+int
+wc_hint_pages(const char *hint, BlockNumber *blocks)
+{
+	int			n = (unsigned char) hint[0];
+
+	memcpy(blocks, hint + 1, sizeof(BlockNumber) * n);
+	return n;
+}
+
+/*
+ * The value page a hint says holds the tuple of key, if the key page has
+ * it: the last page whose separator is <= key (InvalidBlockNumber: none).
+ */
+BlockNumber
+wc_hinted_value_page(const char *hint, const char *key, int keylen)
+{
+	int			n = (unsigned char) hint[0];
+	const char *sep = hint + 1 + sizeof(BlockNumber) * n;
+	int			chosen = 0;
+	BlockNumber blk;
+
+	if (n == 0)
+		return InvalidBlockNumber;
+	for (int j = 1; j < n; j++)
+	{
+		int			len = (unsigned char) sep[0];
+
+		if (len == 0 || wc_compare_keys(sep + 1, len, key, keylen) > 0)
+			break;
+		chosen = j;
+		sep += 1 + len;
+	}
+	memcpy(&blk, hint + 1 + sizeof(BlockNumber) * chosen, sizeof(BlockNumber));
+	return blk;
 }
 
 static int
@@ -1063,10 +1157,17 @@ cached_index(WcRunReader *r, BlockNumber blk, WcPageOpaqueData *op, int *n)
 		Size		size = sizeof(IndexEntry) * Max(c->op.count, 1);
 		IndexEntry *entries = MemoryContextAlloc(wc_cache_memory(page_cache), size);
 
+		const char *problem = NULL;
+
 		if (!wc_parse_index_soft(c->payload, c->len, c->op.count, entries))
+			problem = "malformed index page";
+		else if (c->op.aux == 0)
+			problem = wc_leaf_hints_soft(c->payload, c->len, c->op.count, entries,
+										 c->op.flags);
+		if (problem)
 		{
 			pfree(entries);
-			corrupt(r->rel, blk, r->hdr.run_id, "malformed index page");
+			corrupt(r->rel, blk, r->hdr.run_id, problem);
 		}
 		c->entries = entries;
 		wc_cache_account(page_cache, c, sizeof(CachedPage) + size);
@@ -1171,6 +1272,29 @@ wc_run_reader_open(WcRunReader *r, Relation rel, WcRunSummary *summary,
 }
 
 /*
+ * A point read of a run whose value pages come from storage (they go
+ * through the ring: see wc_merge_begin_with) would read the key page, then
+ * the value page it names, one wait after the other.  The leaf's hint
+ * (run format 13) names the value page first: the kernel is asked for it
+ * (PrefetchBuffer) before the key page is read, so both reads are in
+ * flight at once and the second finds its page in the page cache.
+ */
+static void
+prefetch_hinted(WcRunReader *r, const IndexEntry *e, const char *key, int keylen)
+{
+	BlockNumber blk;
+
+	if (e->hint == NULL || !r->block.point || r->block.value_strategy == NULL)
+		return;
+	blk = wc_hinted_value_page(e->hint, key, keylen);
+	if (blk == InvalidBlockNumber || blk == WC_META_BLOCK)
+		return;
+	(void) PrefetchBuffer(r->rel, MAIN_FORKNUM, blk);
+	r->block.hinted = blk;
+	r->block.values_prefetched++;
+}
+
+/*
  * Descend the run index to a leaf entry and load that leaf.  Forward: the
  * last entry whose first key is < key (versions of a key may straddle
  * pages).  Backward: the last entry whose first key, cut to keylen bytes, is
@@ -1210,6 +1334,8 @@ descend(WcRunReader *r, const char *key, int keylen, bool backward)
 		chosen = key ? Max(lo - 1, 0) : Max(n - 1, 0);
 		if (level > 1)
 			blk = entries[chosen].child;
+		else if (key && !backward && n > 0)
+			prefetch_hinted(r, &entries[chosen], key, keylen);
 	}
 	r->data_pos = chosen;
 	r->block_valid = false;

@@ -128,6 +128,12 @@ struct WcRunWriter
 	uint32	   *leaf_count;		/* rows of a settled key page (WC_LEAF_COUNTS) */
 	int			nleaf;
 	int			leafcap;
+	/* value hints (WC_LEAF_HINTS): value pages, and where each starts */
+	bool		hints;
+	uint32	   *leaf_vfirst;	/* ordinal of the key page's first value page */
+	uint8	   *leaf_nv;		/* value pages it references */
+	uint32	   *leaf_sep_off;	/* its separators from here in leafseps */
+	StringInfoData leafseps;
 
 	/* bloom: hashes of distinct partition keys */
 	uint64	   *pkhash;
@@ -211,13 +217,14 @@ wc_run_writer_begin(Relation rel, int level)
 	}
 	else if (wc_debug_run_format == 6 || wc_debug_run_format == 8 ||
 			 wc_debug_run_format == 9 || wc_debug_run_format == 10 ||
-			 wc_debug_run_format == 11)
+			 wc_debug_run_format == 11 || wc_debug_run_format == 12)
 	{
 		/*
 		 * test only: 6, bloom pages as before format 7; 8, no dictionary, as
 		 * before format 9; 9, key blocks not packed, as before format 10; 10,
 		 * packed key blocks not in steps, as before format 11; 11, every
-		 * tuple's header in the headers' chunk, as before format 12
+		 * tuple's header in the headers' chunk, as before format 12; 12, no
+		 * value hints in leaf index pages, as before format 13
 		 */
 		w->hdr.version = wc_debug_run_format;
 	}
@@ -258,6 +265,11 @@ wc_run_writer_begin(Relation rel, int level)
 	w->leaf_len = palloc(sizeof(uint16) * w->leafcap);
 	w->leaf_blk = palloc(sizeof(BlockNumber) * w->leafcap);
 	w->leaf_count = palloc(sizeof(uint32) * w->leafcap);
+	w->hints = w->hdr.version >= WC_RUN_VERSION_HINTS;
+	w->leaf_vfirst = palloc(sizeof(uint32) * w->leafcap);
+	w->leaf_nv = palloc(sizeof(uint8) * w->leafcap);
+	w->leaf_sep_off = palloc(sizeof(uint32) * (w->leafcap + 1));
+	initStringInfo(&w->leafseps);
 	w->pkcap = 1024;
 	w->pkhash = palloc(sizeof(uint64) * w->pkcap);
 	initStringInfo(&w->lastpk);
@@ -311,12 +323,64 @@ add_leaf(WcRunWriter *w, const char *key, int keylen, BlockNumber blk)
 		w->leaf_len = repalloc(w->leaf_len, sizeof(uint16) * w->leafcap);
 		w->leaf_blk = repalloc(w->leaf_blk, sizeof(BlockNumber) * w->leafcap);
 		w->leaf_count = repalloc(w->leaf_count, sizeof(uint32) * w->leafcap);
+		w->leaf_vfirst = repalloc(w->leaf_vfirst, sizeof(uint32) * w->leafcap);
+		w->leaf_nv = repalloc(w->leaf_nv, sizeof(uint8) * w->leafcap);
+		w->leaf_sep_off = repalloc(w->leaf_sep_off, sizeof(uint32) * (w->leafcap + 1));
 	}
+	w->leaf_nv[w->nleaf] = 0;
+	w->leaf_sep_off[w->nleaf] = w->leaf_sep_off[w->nleaf + 1] = w->leafseps.len;
 	w->leaf_off[w->nleaf] = w->leafkeys.len;
 	w->leaf_len[w->nleaf] = keylen;
 	w->leaf_blk[w->nleaf] = blk;
 	appendBinaryStringInfo(&w->leafkeys, key, keylen);
 	w->nleaf++;
+}
+
+/*
+ * The value hint of the key page of rows [0, k) (WC_LEAF_HINTS): its value
+ * pages from ordinal vfirst on, and for each after the first the shortest
+ * prefix of the key of the page's first row that sorts after the key of
+ * the row before it (the versions of one key split over two pages: that
+ * key, which points a read of it at the later page).
+ */
+static void
+add_leaf_hint(WcRunWriter *w, int k, uint32 vfirst, int nvalues)
+{
+	int			leaf = w->nleaf - 1;
+	int			j = 1;
+
+	w->leaf_vfirst[leaf] = vfirst;
+	w->leaf_nv[leaf] = (uint8) nvalues;
+	for (int i = 1; i < k && j < nvalues; i++)
+	{
+		const WcRowHeader *prev,
+				   *row;
+		const char *a,
+				   *b;
+		int			len;
+
+		if (w->kvp[i] == NO_VALUE || w->kvp[i] < vfirst + j)
+			continue;
+		prev = (const WcRowHeader *) (w->kraw + w->koff[i - 1]);
+		row = (const WcRowHeader *) (w->kraw + w->koff[i]);
+		a = WcRowKey(prev);
+		b = WcRowKey(row);
+		for (len = 0; len < prev->keylen && len < row->keylen && a[len] == b[len]; len++)
+			;
+		len = Min(len + 1, (int) row->keylen);
+		if (len > WC_HINT_MAX_SEP)
+			len = 0;			/* none: a read of a key past it is not hinted
+								 * this page, and an entry with its hint fits
+								 * in an index page whatever the keys */
+		for (; j < nvalues && vfirst + j <= w->kvp[i]; j++)
+		{
+			appendStringInfoChar(&w->leafseps, (char) len);
+			appendBinaryStringInfo(&w->leafseps, b, len);
+		}
+	}
+	for (; j < nvalues; j++)
+		appendStringInfoChar(&w->leafseps, 0);
+	w->leaf_sep_off[leaf + 1] = w->leafseps.len;
 }
 
 /* A key page's value references, now that the value pages have blocks. */
@@ -735,6 +799,8 @@ write_keys(WcRunWriter *w, int k)
 	add_leaf(w, WcRowKey((WcRowHeader *) w->kraw), ((WcRowHeader *) w->kraw)->keylen,
 			 InvalidBlockNumber);
 	w->leaf_count[w->nleaf - 1] = keys_settled(w, k) ? (uint32) k : WC_UNSETTLED;
+	if (w->hints)
+		add_leaf_hint(w, k, vfirst, nvalues);
 	remember_last_key(w, k);
 	for (int i = 0; i < k; i++)
 		w->pending_tids[w->npending * WC_MAX_ROWS_PER_BLOCK + i] = w->tidptrs[i];
@@ -990,6 +1056,7 @@ typedef struct IndexLevel
 	uint16	   *keylens;
 	BlockNumber *children;
 	uint32	   *counts;			/* leaves: settled rows per key page */
+	WcRunWriter *hints;			/* leaves of format 13: the value hints */
 	int			npages;
 	int		   *page_start;		/* first entry of each page */
 } IndexLevel;
@@ -1000,11 +1067,20 @@ entry_size(int keylen)
 	return sizeof(uint32) + sizeof(uint16) + keylen;
 }
 
-/* An entry's bytes on a page of this level (a leaf's count included). */
+/* Bytes of leaf entry i's value hint (WC_LEAF_HINTS). */
+static Size
+hint_size(const WcRunWriter *w, int i)
+{
+	return 1 + sizeof(BlockNumber) * w->leaf_nv[i] +
+		(w->leaf_sep_off[i + 1] - w->leaf_sep_off[i]);
+}
+
+/* An entry's bytes on a page of this level (a leaf's count and hint included). */
 static Size
 level_entry_size(const IndexLevel *lv, int i)
 {
-	return entry_size(lv->keylens[i]) + (lv->counts ? sizeof(uint32) : 0);
+	return entry_size(lv->keylens[i]) + (lv->counts ? sizeof(uint32) : 0) +
+		(lv->hints ? hint_size(lv->hints, i) : 0);
 }
 
 static void
@@ -1051,8 +1127,24 @@ write_index_page(WcRunWriter *w, Buffer buf, IndexLevel *lv, int page, int level
 		memcpy(payload + len, lv->counts + first, sizeof(uint32) * (last - first));
 		len += sizeof(uint32) * (last - first);
 	}
-	write_page(w, buf, WC_PAGE_RUN_INDEX, lv->counts ? WC_LEAF_COUNTS : 0, payload, len,
-			   last - first, level);
+	for (int i = first; lv->hints && i < last; i++)
+	{
+		uint32		from = w->leaf_sep_off[i];
+
+		payload[len++] = (char) w->leaf_nv[i];
+		for (int j = 0; j < w->leaf_nv[i]; j++)
+		{
+			Assert(w->vp_blk[w->leaf_vfirst[i] + j] != InvalidBlockNumber);
+			memcpy(payload + len, &w->vp_blk[w->leaf_vfirst[i] + j], sizeof(BlockNumber));
+			len += sizeof(BlockNumber);
+		}
+		memcpy(payload + len, w->leafseps.data + from, w->leaf_sep_off[i + 1] - from);
+		len += w->leaf_sep_off[i + 1] - from;
+	}
+	Assert(len <= WC_PAYLOAD_CAPACITY);
+	write_page(w, buf, WC_PAGE_RUN_INDEX,
+			   (lv->counts ? WC_LEAF_COUNTS : 0) | (lv->hints ? WC_LEAF_HINTS : 0),
+			   payload, len, last - first, level);
 }
 
 /*
@@ -1113,6 +1205,7 @@ build_index_levels(WcRunWriter *w, uint32 *npages)
 	lv->keylens = w->leaf_len;
 	lv->children = w->leaf_blk;
 	lv->counts = w->leaf_count;
+	lv->hints = w->hints ? w : NULL;
 	for (int i = 0; i < w->nleaf; i++)
 		lv->keys[i] = w->leafkeys.data + w->leaf_off[i];
 	paginate(lv);

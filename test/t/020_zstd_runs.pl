@@ -18,7 +18,8 @@
 # run's zstd dictionary (format 9), read on both servers, then damaged;
 # packed key blocks (format 10) next to unpacked ones, then a packed row
 # damaged; shared tuple headers (format 12) with their length mode, their
-# length and their null bitmap damaged.
+# length and their null bitmap damaged; value hints in a leaf index page
+# (format 13) naming a wrong block, then malformed.
 use strict;
 use warnings;
 
@@ -553,6 +554,56 @@ like(p(q{SELECT problems FROM widecol.verify('sh') WHERE segment = 'run'}),
 	qr/block $shb: value page: column layout: a column has fewer values than its tuples/,
 	'verify: the bitmap that does not match the columns');
 is(p('SELECT 1'), '1', 'server still up');
+$primary->stop;
+
+# (11) value hints (run format 13): after a leaf index page's entries and
+# counts, each entry's hint names its key page's value pages and where each
+# starts.  A hint naming the wrong block under a recomputed checksum is
+# only bad advice: every read is right, and verify reports it; a hint whose
+# page count is past the limit makes the leaf malformed: a seek fails
+# naming relation, block and run, and verify reports the page.
+$primary->start;
+p(q{CREATE TABLE vh (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
+INSERT INTO vh SELECT g, repeat(md5(g::text), 6) FROM generate_series(1, 6000) g;
+CHECKPOINT});
+my ($vhrun, $vhpath, @vhleaves) = stopped_run_pages('vh', 5);
+is(scalar(@vhleaves), 1, 'vh: one index page');
+my ($vhblk, $vhpage) = @{ $vhleaves[0] };
+my $vhorig = $vhpage;
+my $vhflags = unpack('v', substr($vhpage, 8192 - 24 + 2, 2));
+my $vhcount = unpack('V', substr($vhpage, 8192 - 24 + 16, 4));
+is($vhflags & 0x0200, 0x0200, 'the leaf carries value hints');
+# past the entries (child, key length, key) and their counts
+my $at = 24;
+$at += 6 + unpack('v', substr($vhpage, $at + 4, 2)) for 1 .. $vhcount;
+$at += 4 * $vhcount if $vhflags & 0x0100;
+my $nv = unpack('C', substr($vhpage, $at, 1));
+cmp_ok($nv, '>', 1, "the first key page's tuples are in several value pages ($nv)");
+my $hinted = unpack('V', substr($vhpage, $at + 1, 4));
+my $keyblk = unpack('V', substr($vhpage, 24, 4));
+substr($vhpage, $at + 1, 4) = pack('V', $keyblk);
+write_page_with_checksum($vhpath, $vhblk, $vhpage);
+$primary->start;
+is(p(q{SET enable_seqscan = off; SELECT count(*) FROM generate_series(1, 6000) g, vh
+	WHERE vh.k = g AND vh.v = repeat(md5(g::text), 6)}), '6000', 'a wrong hint: every lookup is right');
+like(p(q{SELECT problems FROM widecol.verify('vh') WHERE segment = 'run'}),
+	qr/block $keyblk: value hint names block $keyblk for value page 1, where the key page names $hinted/,
+	'verify: the hint naming the wrong block');
+$primary->stop;
+$vhpage = $vhorig;
+substr($vhpage, $at, 1) = pack('C', 200);
+write_page_with_checksum($vhpath, $vhblk, $vhpage);
+$primary->start;
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SET enable_seqscan = off; SELECT v FROM vh WHERE k = 17},
+	on_error_stop => 0);
+like($stderr, qr/widecol: malformed value hints in block $vhblk of relation "vh" \(run $vhrun\)/,
+	'a hint past the limit: a seek fails, naming relation, block and run');
+like(p(q{SELECT problems FROM widecol.verify('vh') WHERE segment = 'run'}),
+	qr/block $vhblk: malformed value hints/, 'verify: the malformed hints');
+$primary->stop;
+write_page_with_checksum($vhpath, $vhblk, $vhorig);
+$primary->start;
+is(p(q{SELECT bool_and(ok) FROM widecol.verify('vh')}), 't', 'the leaf restored: verify is clean');
 $primary->stop;
 
 done_testing();

@@ -230,4 +230,51 @@ is($node->safe_psql('postgres', "SET ROLE reader; SELECT count(*), sum(w) FROM m
 my $meta_cached = cached_value_pages('meta');
 cmp_ok($meta_cached, '<=', 32, "the large table's value pages went through the ring ($meta_cached)");
 
+# Value hints (run format 13): a point read of a run the pool cannot hold
+# asks the kernel for the value page its leaf entry names (PrefetchBuffer)
+# before it reads the key page; the page it then loads is that one.  500
+# lookups in a nested loop, as reader, counted by EXPLAIN ANALYZE.
+sub hinted
+{
+	my ($table, $n, $max) = @_;
+	my $plan = $node->safe_psql('postgres', qq{
+SET ROLE reader;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT t.* FROM generate_series(1, $n) g, $table t
+ WHERE t.image_id = md5('img-' || (1 + (g * 7919) % $max))::uuid});
+	my ($pre, $used) = (0, 0);
+	$pre += $_ for $plan =~ /Value Pages Prefetched: (\d+)/g;
+	$used += $_ for $plan =~ /Value Prefetches Used: (\d+)/g;
+	my ($rows) = $plan =~ /Nested Loop \(actual rows=(\d+)/;
+	return ($pre, $used, $rows // -1);
+}
+my ($pre, $used, $found) = hinted('meta', 500, 60000);
+is("$found $pre $used", '500 500 500',
+	'one run larger than the pool: every lookup prefetched the value page it then read');
+($pre, $used, $found) = hinted('split', 500, 60000);
+is("$found $used", '500 500', 'four bulk-written runs: each lookup used its prefetch');
+cmp_ok($pre, '<=', 520, "prefetches past them only for bloom false positives ($pre)");
+# through the parent, the keys of the default partition, whose run the pool
+# cannot hold (the other partition's it can)
+my $in_rest = p(q{SELECT count(*) FROM generate_series(1, 500) g WHERE (1 + (g * 7919) % 60000) % 7 <> 1});
+($pre, $used, $found) = hinted('parted', 500, 60000);
+is("$found $pre $used", "500 $in_rest $in_rest", 'through the partitioned parent: the large partition\'s lookups');
+($pre, $used, $found) = hinted('small', 500, 12000);
+is("$found $pre", '500 0', 'a run the pool holds: no prefetches');
+is(p(q{SELECT string_agg(problems, '; ') FROM widecol.verify('meta') WHERE NOT ok}), '',
+	'verify checks every hint of the large run against its key pages');
+
+# a run written as format 12 did (no hints) reads the same, without them
+p(q{CREATE TABLE old12 (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id');
+GRANT SELECT ON old12 TO reader;
+SET widecol.debug_run_format = 12;
+COPY old12 FROM '} . $big . q{';
+RESET widecol.debug_run_format});
+is(lookups('old12', 3000, 60000), '0 3000', 'format 12: 3,000 lookups return the heap rows');
+($pre, $used, $found) = hinted('old12', 500, 60000);
+is("$found $pre", '500 0', 'format 12: no hints, no prefetches');
+is(p(q{SELECT bool_and(ok) FROM widecol.verify('old12')}), 't', 'verify: format 12');
+
 done_testing();
