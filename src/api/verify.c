@@ -455,6 +455,12 @@ check_rows(RunCheck *c, BlockNumber dblk, const WcIndexEntry *entry)
 	}
 }
 
+static bool
+same_key(const WcRowHeader *a, const WcRowHeader *b)
+{
+	return wc_compare_keys(WcRowKey(a), a->keylen, WcRowKey(b), b->keylen) == 0;
+}
+
 /*
  * A key page its leaf entry counts as settled (WC_LEAF_COUNTS): that many
  * rows, each frozen, live and the only version of its key (the previous
@@ -477,20 +483,13 @@ check_settled(RunCheck *c, BlockNumber dblk, uint32 count)
 	{
 		const WcRowHeader *row = WcBlockRow(&c->block, i);
 
-		if (!WcRowIsSettledLive(row) ||
-			(prev && wc_compare_keys(WcRowKey(prev), prev->keylen, WcRowKey(row), row->keylen) == 0))
+		if (!WcRowIsSettledLive(row) || (prev && same_key(prev, row)))
 		{
 			problem(c->r, dblk, "row %d of a page counted as settled is not", i + 1);
 			return;
 		}
 		prev = row;
 	}
-}
-
-static bool
-same_key(const WcRowHeader *a, const WcRowHeader *b)
-{
-	return wc_compare_keys(WcRowKey(a), a->keylen, WcRowKey(b), b->keylen) == 0;
 }
 
 /*

@@ -1215,17 +1215,13 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (es->analyze)
 	{
-		int64		blocks = s->stats.blocks_read;
-		WcMergeStats values = {0};
+		WcMergeStats total = s->stats;	/* with the live iterators' pages */
 		int64		unopened = s->stats.runs_unopened;
 
-		values.value_pages_read = s->stats.value_pages_read;
-		values.value_prefetches = s->stats.value_prefetches;
-		values.value_prefetch_hits = s->stats.value_prefetch_hits;
 		for (int i = 0; i < s->nparts; i++)
 			if (s->parts[i].iter)
 			{
-				blocks += wc_merge_live_blocks(s->parts[i].iter, &values);
+				total.blocks_read += wc_merge_live_blocks(s->parts[i].iter, &total);
 				unopened += wc_merge_live_unopened(s->parts[i].iter);
 			}
 		ExplainPropertyInteger("Partitions Read", NULL, s->total_parts, es);
@@ -1236,12 +1232,12 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Runs Skipped by Write Time", NULL, s->stats.runs_skipped_newer, es);
 		if (unopened > 0 || es->format != EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyInteger("Runs Not Reached", NULL, unopened, es);
-		ExplainPropertyInteger("Key Pages Read", NULL, blocks, es);
-		ExplainPropertyInteger("Value Pages Read", NULL, values.value_pages_read, es);
-		if (values.value_prefetches > 0)
+		ExplainPropertyInteger("Key Pages Read", NULL, total.blocks_read, es);
+		ExplainPropertyInteger("Value Pages Read", NULL, total.value_pages_read, es);
+		if (total.value_prefetches > 0)
 		{
-			ExplainPropertyInteger("Value Pages Prefetched", NULL, values.value_prefetches, es);
-			ExplainPropertyInteger("Value Prefetches Used", NULL, values.value_prefetch_hits, es);
+			ExplainPropertyInteger("Value Pages Prefetched", NULL, total.value_prefetches, es);
+			ExplainPropertyInteger("Value Prefetches Used", NULL, total.value_prefetch_hits, es);
 		}
 		ExplainPropertyInteger("Level 0 Versions", NULL, s->stats.l0_versions, es);
 		ExplainPropertyInteger("Versions Merged", NULL, s->stats.versions, es);

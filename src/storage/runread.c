@@ -1156,7 +1156,6 @@ cached_index(WcRunReader *r, BlockNumber blk, WcPageOpaqueData *op, int *n)
 	{
 		Size		size = sizeof(IndexEntry) * Max(c->op.count, 1);
 		IndexEntry *entries = MemoryContextAlloc(wc_cache_memory(page_cache), size);
-
 		const char *problem = NULL;
 
 		if (!wc_parse_index_soft(c->payload, c->len, c->op.count, entries))
