@@ -266,6 +266,23 @@ is("$found $pre", '500 0', 'a run the pool holds: no prefetches');
 is(p(q{SELECT string_agg(problems, '; ') FROM widecol.verify('meta') WHERE NOT ok}), '',
 	'verify checks every hint of the large run against its key pages');
 
+# a bigint key sought with int literals, and values over 8 kB (out of
+# line) among the rows: the hint names the page of the row's tuple
+p(q{CREATE TABLE b8 (id bigint, v text) USING widecol WITH (widecol.partition_key = 'id');
+GRANT SELECT ON b8 TO reader;
+INSERT INTO b8 SELECT g, CASE WHEN g % 1000 = 0 THEN repeat(md5(g::text), 700) ELSE repeat(md5(g::text), 4) END
+  FROM generate_series(1, 60000) g;
+SELECT widecol.compact('b8')});
+cmp_ok(p(q{SELECT sum(npages) FROM widecol.runs('b8')}), '>', $nbuffers, 'b8: its run is larger than the pool');
+my $b8 = $node->safe_psql('postgres', q{
+SET ROLE reader;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT length(v) FROM b8 WHERE id = 7000;
+SELECT length(v) FROM b8 WHERE id = 7000;
+SELECT length(v) FROM b8 WHERE id = 7001});
+like($b8, qr/Value Pages Prefetched: 1\s+Value Prefetches Used: 1/,
+	'an int literal against a bigint key: the lookup prefetched the page it read');
+like($b8, qr/\n22400\n128$/, 'the value over 8 kB and its neighbour read back whole');
+
 # a run written as format 12 did (no hints) reads the same, without them
 p(q{CREATE TABLE old12 (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id');
 GRANT SELECT ON old12 TO reader;
