@@ -561,7 +561,9 @@ $primary->stop;
 # starts.  A hint naming the wrong block under a recomputed checksum is
 # only bad advice: every read is right, and verify reports it; a hint whose
 # page count is past the limit makes the leaf malformed: a seek fails
-# naming relation, block and run, and verify reports the page.
+# naming relation, block and run, and verify reports the page.  A hint
+# sending a page's rows to the wrong value page, and a format-13 leaf
+# without hints, leave every lookup right; verify reports each.
 $primary->start;
 p(q{CREATE TABLE vh (k int, v text) USING widecol WITH (widecol.partition_key = 'k');
 INSERT INTO vh SELECT g, repeat(md5(g::text), 6) FROM generate_series(1, 6000) g;
@@ -600,6 +602,33 @@ like($stderr, qr/widecol: malformed value hints in block $vhblk of relation "vh"
 	'a hint past the limit: a seek fails, naming relation, block and run');
 like(p(q{SELECT problems FROM widecol.verify('vh') WHERE segment = 'run'}),
 	qr/block $vhblk: malformed value hints/, 'verify: the malformed hints');
+$primary->stop;
+# the first separator made smaller than every key (int keys start 0x80):
+# the hint sends the page's first rows to its second value page
+$vhpage = $vhorig;
+my $sepat = $at + 1 + 4 * $nv;
+cmp_ok(unpack('C', substr($vhpage, $sepat, 1)), '>', 0, 'the second value page has a separator');
+substr($vhpage, $sepat + 1, 1) = "\x00";
+write_page_with_checksum($vhpath, $vhblk, $vhpage);
+$primary->start;
+is(p(q{SET enable_seqscan = off; SELECT count(*) FROM generate_series(1, 6000) g, vh
+	WHERE vh.k = g AND vh.v = repeat(md5(g::text), 6)}), '6000', 'a hint placing rows on the wrong page: every lookup is right');
+like(p(q{SELECT problems FROM widecol.verify('vh') WHERE segment = 'run'}),
+	qr/block $keyblk: value hint names the wrong value page for row 1/,
+	'verify: the hint naming the wrong page for a row');
+$primary->stop;
+# a format-13 leaf without hints: its flag cleared, its payload ending
+# where they started (pd_lower)
+$vhpage = $vhorig;
+substr($vhpage, 8192 - 24 + 2, 2) = pack('v', $vhflags & ~0x0200);
+substr($vhpage, 12, 2) = pack('v', $at);
+write_page_with_checksum($vhpath, $vhblk, $vhpage);
+$primary->start;
+is(p(q{SET enable_seqscan = off; SELECT count(*) FROM generate_series(1, 6000) g, vh
+	WHERE vh.k = g AND vh.v = repeat(md5(g::text), 6)}), '6000', 'a leaf without hints: every lookup is right');
+like(p(q{SELECT problems FROM widecol.verify('vh') WHERE segment = 'run'}),
+	qr/block $vhblk: leaf index page without value hints/,
+	'verify: a format-13 leaf without hints');
 $primary->stop;
 write_page_with_checksum($vhpath, $vhblk, $vhorig);
 $primary->start;
