@@ -364,6 +364,8 @@ make_lazy(WcMergeIter *it, Source *s, WcRunSummary *run)
 static bool
 open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *range)
 {
+	bool		may = true;		/* may the run hold a partition read? */
+
 	s->is_run = true;
 	wc_run_reader_open(&s->reader, it->rel, run, it->strategy);
 	s->reader.block.poolable = true;
@@ -378,14 +380,14 @@ open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *rang
 	if (one_partition(it))
 	{
 		BUMP(it, bloom_checks);
-		if (!wc_run_may_contain_partition(it->rel, &s->reader, it->lo, it->bloom_pklen))
-		{
-			BUMP(it, runs_skipped_bloom);
-			return false;
-		}
-		s->bloom_hit = true;
+		may = wc_run_may_contain_partition(it->rel, &s->reader, it->lo, it->bloom_pklen);
+		s->bloom_hit = may;
 	}
-	else if (range && range->nbloom_keys > 0 && !run_may_contain_any(it, &s->reader, range))
+	else if (range && range->nbloom_keys > 0)
+		may = run_may_contain_any(it, &s->reader, range);
+	if (s->reader.bloom_read_ahead)
+		BUMP(it, bloom_read_aheads);
+	if (!may)
 	{
 		BUMP(it, runs_skipped_bloom);
 		return false;
@@ -1165,6 +1167,7 @@ wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats)
 	stats->runs_skipped_newer += it->own_stats.runs_skipped_newer;
 	stats->bloom_checks += it->own_stats.bloom_checks;
 	stats->bloom_false_positives += it->own_stats.bloom_false_positives;
+	stats->bloom_read_aheads += it->own_stats.bloom_read_aheads;
 	stats->l0_versions += it->l0_count;
 	stats->versions += it->own_stats.versions;
 	it->stats = stats;

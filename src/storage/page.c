@@ -8,10 +8,17 @@
 
 #include <isa-l/crc.h>
 
+#include <fcntl.h>
+
 #include "access/xlog.h"
+#include "common/relpath.h"
 #include "port/pg_crc32c.h"
 #include "storage/bufmgr.h"
+#include "storage/fd.h"
 #include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
+#include "utils/wait_event.h"
 
 #include "widecol.h"
 #include "storage/metapage.h"
@@ -85,6 +92,39 @@ wc_page_init_free(Page page)
 {
 	PageInit(page, BLCKSZ, sizeof(WcPageOpaqueData));
 	WcPageGetOpaque(page)->type = WC_PAGE_FREE;
+}
+
+/*
+ * Ask the kernel for blocks [first, first + n) of the relation's main fork
+ * in one request per 1 GB segment (posix_fadvise WILLNEED through
+ * FilePrefetch): it reads a range in a few large reads where a
+ * PrefetchBuffer per block would ask for each block by itself.  Advice
+ * only: nothing waits for it, and a file that cannot be opened is skipped.
+ */
+void
+wc_read_ahead(Relation rel, BlockNumber first, BlockNumber n)
+{
+	char	   *path = relpath(RelationGetSmgr(rel)->smgr_rnode, MAIN_FORKNUM);
+
+	while (n > 0)
+	{
+		BlockNumber segno = first / RELSEG_SIZE;
+		BlockNumber start = first % RELSEG_SIZE;
+		BlockNumber count = Min(n, RELSEG_SIZE - start);
+		char	   *segpath = segno == 0 ? pstrdup(path) : psprintf("%s.%u", path, segno);
+		File		file = PathNameOpenFile(segpath, O_RDONLY | PG_BINARY);
+
+		if (file >= 0)
+		{
+			(void) FilePrefetch(file, (off_t) start * BLCKSZ, (int) Min((uint64) count * BLCKSZ, PG_INT32_MAX),
+								WAIT_EVENT_DATA_FILE_PREFETCH);
+			FileClose(file);
+		}
+		pfree(segpath);
+		first += count;
+		n -= count;
+	}
+	pfree(path);
 }
 
 /*

@@ -58,6 +58,7 @@ extern bool wc_page_crc_covered(void);
 extern void wc_check_page(Relation rel, Buffer buf, uint16 expected_type);
 extern void wc_page_init_free(Page page);
 extern Buffer wc_extend_page(Relation rel, BufferAccessStrategy strategy);
+extern void wc_read_ahead(Relation rel, BlockNumber first, BlockNumber n);
 extern void wc_stamp_extent_page(Page page, uint64 run_id);
 
 #endif

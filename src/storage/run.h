@@ -251,6 +251,7 @@ typedef struct WcRunReader
 	int64		values_seen;	/* block.values_read at the last key page:
 								 * prefetch_ahead's test for a keys-only read */
 	char	   *bloom;			/* whole filter, from wc_run_bloom_load, or NULL */
+	bool		bloom_read_ahead;	/* a probe asked for the whole filter */
 } WcRunReader;
 
 extern bool wc_run_header_dict(const char *payload, Size len, const WcRunHeader *hdr,

@@ -4,6 +4,7 @@
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "executor/instrument.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/hsearch.h"
@@ -853,20 +854,24 @@ typedef struct HeaderEntry
 	HeaderKey	key;
 	WcRunHeader hdr;
 	WcRunDict	dict;
+	bool		bloom_read_ahead;	/* see read_ahead_bloom */
 } HeaderEntry;
 
 static HTAB *header_cache = NULL;
 
 #define HEADER_CACHE_MAX 4096
 
-static void
-read_header(WcRunReader *r)
+/* The run's header entry, from the cache or read and checked on a miss. */
+static HeaderEntry *
+cached_header(Relation rel, WcRunSummary *summary, BufferAccessStrategy strategy)
 {
 	PGAlignedBlock payload;
 	WcPageOpaqueData op;
 	Size		len;
 	HeaderKey	key;
 	HeaderEntry *e;
+	WcRunHeader hdr;
+	WcRunDict	dict;
 	bool		found;
 
 	if (header_cache == NULL || hash_get_num_entries(header_cache) >= HEADER_CACHE_MAX)
@@ -882,35 +887,41 @@ read_header(WcRunReader *r)
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	memset(&key, 0, sizeof(key));
-	key.node = r->rel->rd_node;
-	key.run_id = r->summary->run_id;
-	key.header_block = r->summary->header_block;
+	key.node = rel->rd_node;
+	key.run_id = summary->run_id;
+	key.header_block = summary->header_block;
 	e = hash_search(header_cache, &key, HASH_FIND, NULL);
 	if (e)
-	{
-		r->hdr = e->hdr;
-		r->block.dict = e->dict;
-		r->block.dict_run = e->hdr.run_id;
-		return;
-	}
+		return e;
 
-	len = read_run_page(r->rel, r->summary->header_block, WC_PAGE_RUN_HEADER,
-						r->summary->run_id, payload.data, &op, r->strategy);
+	len = read_run_page(rel, summary->header_block, WC_PAGE_RUN_HEADER,
+						summary->run_id, payload.data, &op, strategy);
 	if (len < sizeof(WcRunHeader))
-		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "short run header");
-	memcpy(&r->hdr, payload.data, sizeof(WcRunHeader));
-	if (r->hdr.magic != WC_RUN_MAGIC || r->hdr.run_id != r->summary->run_id)
-		corrupt(r->rel, r->summary->header_block, r->summary->run_id, "bad run header");
-	if (r->hdr.version < WC_RUN_VERSION_MIN || r->hdr.version > WC_RUN_VERSION)
-		corrupt(r->rel, r->summary->header_block, r->summary->run_id,
+		corrupt(rel, summary->header_block, summary->run_id, "short run header");
+	memcpy(&hdr, payload.data, sizeof(WcRunHeader));
+	if (hdr.magic != WC_RUN_MAGIC || hdr.run_id != summary->run_id)
+		corrupt(rel, summary->header_block, summary->run_id, "bad run header");
+	if (hdr.version < WC_RUN_VERSION_MIN || hdr.version > WC_RUN_VERSION)
+		corrupt(rel, summary->header_block, summary->run_id,
 				"run written in another format version (dump and restore the table)");
-	if (!wc_run_header_dict(payload.data, len, &r->hdr, &r->block.dict))
-		corrupt(r->rel, r->summary->header_block, r->summary->run_id,
+	if (!wc_run_header_dict(payload.data, len, &hdr, &dict))
+		corrupt(rel, summary->header_block, summary->run_id,
 				"invalid dictionary in the run header");
-	r->block.dict_run = r->hdr.run_id;
 	e = hash_search(header_cache, &key, HASH_ENTER, &found);
-	e->hdr = r->hdr;
-	e->dict = r->block.dict;
+	e->hdr = hdr;
+	e->dict = dict;
+	e->bloom_read_ahead = false;
+	return e;
+}
+
+static void
+read_header(WcRunReader *r)
+{
+	HeaderEntry *e = cached_header(r->rel, r->summary, r->strategy);
+
+	r->hdr = e->hdr;
+	r->block.dict = e->dict;
+	r->block.dict_run = e->hdr.run_id;
 }
 
 /*
@@ -1697,9 +1708,36 @@ wc_run_count_settled(WcRunReader *r, const char *lo, int lolen, const char *hi, 
  * stay hot there; a backend-local copy (the cache above) went cold in
  * shared buffers and was read from disk again by each new connection.
  */
+/*
+ * A bloom page that was not in shared buffers: the backend's first lookups
+ * after other reads turned shared buffers over (a new connection after a
+ * report, another table's traffic) would find the run's other bloom pages
+ * gone too, and read them from storage one probe at a time: the first
+ * thousands of lookups of a 16M-key table waited for two or three such
+ * reads each (about 4,000 bloom pages in 5 runs).  The filter's pages lie
+ * one after another, so the kernel is asked for all of them at once
+ * (wc_read_ahead: a few large reads), once per run and backend; the
+ * probes that follow find them in the page cache.  Not for a filter larger
+ * than an eighth of shared buffers, which could not stay there anyway.
+ */
+static void
+read_ahead_bloom(Relation rel, WcRunReader *r)
+{
+	HeaderEntry *e = cached_header(rel, r->summary, r->strategy);
+
+	if (e->bloom_read_ahead)
+		return;
+	e->bloom_read_ahead = true;
+	if (r->hdr.nbloom_pages > (uint32) NBuffers / 8)
+		return;
+	wc_read_ahead(rel, r->hdr.bloom_first, r->hdr.nbloom_pages);
+	r->bloom_read_ahead = true;
+}
+
 static bool
 probe_bloom_block(Relation rel, WcRunReader *r, BlockNumber blk, uint64 hash)
 {
+	int64		reads = pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
 	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, r->strategy);
 	Page		page;
 	WcPageOpaqueData op;
@@ -1718,6 +1756,8 @@ probe_bloom_block(Relation rel, WcRunReader *r, BlockNumber blk, uint64 hash)
 	UnlockReleaseBuffer(buf);
 	if (problem)
 		corrupt(rel, blk, r->hdr.run_id, problem);
+	if (pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read != reads)
+		read_ahead_bloom(rel, r);
 	return found;
 }
 

@@ -109,6 +109,7 @@ if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
 	cd "$WORK"
 	rc=0
 	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" PG_CONFIG="$PG_CONFIG" \
+		WIDECOL_BIGDATA_KEEP_LOGS="${WIDECOL_BIGDATA_KEEP_LOGS:-}" \
 		bash "$WORK/tree/test/bench/bigdata.sh" --rows "$ROWS" --chunk "$CHUNK" --memory "$MEMORY" \
 		--seconds "$SECONDS_EACH" --settle "$SETTLE" --out "$OUT" --cgroup "${CG:-none}" \
 		${DATA_CHECKSUMS:+--data-checksums} || rc=$?
@@ -142,6 +143,8 @@ cleanup() {
 		[ -z "$CGROUP" ] || grep -E 'oom_kill|under_oom' "$CGROUP/memory.oom_control" >&2 || true
 	fi
 	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null 2>&1 || true
+	# WIDECOL_BIGDATA_KEEP_LOGS=DIR keeps pgbench's per-lookup logs
+	[ -z "${WIDECOL_BIGDATA_KEEP_LOGS:-}" ] || cp -r "$inst/log" "$WIDECOL_BIGDATA_KEEP_LOGS" 2>/dev/null || true
 	rm -rf "$inst"
 }
 trap cleanup EXIT
@@ -328,6 +331,19 @@ latency() {
 		{ v[NR] = $1 } END {
 			printf "%.1f %.3f %.3f %.3f\n", NR / s, v[int(NR * 0.50) + 1], v[int(NR * 0.95) + 1], v[int(NR * 0.99) + 1] }'
 }
+# warmup TABLE PHASE -> "p99_first p99_rest" (milliseconds): p99 of the
+# lookups in the first 2 s of each round (a new connection after the other
+# table's round has turned shared buffers over) and of the rest
+warmup() {
+	local d part
+	for part in first rest; do
+		for d in "$inst/log/$1/$2".*; do
+			cat "$d"/pgbench_log.* | awk -v part="$part" 'NR == 1 { t0 = $5 + $6 / 1e6 }
+				{ first = $5 + $6 / 1e6 - t0 < 2 } (part == "first") == first { print $3 / 1000.0 }'
+		done | sort -n | awk '{ v[NR] = $1 } END { printf "%.3f ", NR ? v[int(NR * 0.99) + 1] : 0 }'
+	done
+	echo
+}
 # backend_costs TABLE PHASE -> "user_us sys_us storage_kb reads" per lookup
 # between the samples of each round (the lookups pgbench logged as completed
 # between them), over the rounds; "n/a n/a n/a n/a" without samples (rounds
@@ -352,6 +368,8 @@ lookup_rounds load
 runs_after=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
 read -r hq h50 h95 h99 < <(latency heap_image_metadata load)
 read -r wq w50 w95 w99 < <(latency wc_image_metadata load)
+read -r hwf hwr < <(warmup heap_image_metadata load)
+read -r wwf wwr < <(warmup wc_image_metadata load)
 read -r hcu hcs hkb hrc < <(backend_costs heap_image_metadata load)
 read -r wcu wcs wkb wrc < <(backend_costs wc_image_metadata load)
 
@@ -374,6 +392,8 @@ wc_section "Point lookups by key, the workers settled"
 lookup_rounds settled
 read -r shq sh50 sh95 sh99 < <(latency heap_image_metadata settled)
 read -r swq sw50 sw95 sw99 < <(latency wc_image_metadata settled)
+read -r shwf shwr < <(warmup heap_image_metadata settled)
+read -r swwf swwr < <(warmup wc_image_metadata settled)
 read -r shcu shcs shkb shrc < <(backend_costs heap_image_metadata settled)
 read -r swcu swcs swkb swrc < <(backend_costs wc_image_metadata settled)
 for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99 $hcu $hcs $hkb $shcu $shcs $shkb $hrc $shrc" \
@@ -397,11 +417,18 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
 	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
 	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
-	-v rs="$runs_settled" -v settled="$settled_note" '
+	-v rs="$runs_settled" -v settled="$settled_note" \
+	-v warm="$hwf $wwf $hwr $wwr $shwf $swwf $shwr $swwr" '
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
 	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" || $4 == "read_calls" { cost[$1, $2, $4] = $5 }
+	# p99 of the first 2 s of each round and of the rest (i = 0: after loading, 4: settled)
+	function warm_rows(i,   w) {
+		split(warm, w, " ")
+		printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, first 2 s of rounds (ms)", w[i + 1], w[i + 2], w[i + 2] / w[i + 1]
+		printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, the rest (ms)", w[i + 3], w[i + 4], w[i + 4] / w[i + 3]
+	}
 	# backend CPU and storage reads per lookup of a phase (lookup, settled)
 	function cost_rows(phase,   m, names, fmt, j, h, w) {
 		split("user_us sys_us storage_kb read_calls", m, " ")
@@ -437,12 +464,14 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p50 (ms)", h50, w50, w50 / h50, (w50 / h50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", h95, w95, w95 / h95
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", h99, w99, w99 / h99, (w99 / h99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
+		warm_rows(0)
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", hq, wq, wq / hq
 		cost_rows("lookup")
 		printf "point lookups, workers settled (%s):\n", settled
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p50 (ms)", sh50, sw50, sw50 / sh50, (sw50 / sh50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", sh95, sw95, sw95 / sh95
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", sh99, sw99, sw99 / sh99, (sw99 / sh99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
+		warm_rows(4)
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", shq, swq, swq / shq
 		cost_rows("settled")
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs

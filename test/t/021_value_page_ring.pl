@@ -23,7 +23,10 @@
 #    "larger" counts the pages the scan reads, not the free pages a major
 #    compaction left in the file (a table whose file is larger than a
 #    quarter of the pool and its runs are not, scanned through a
-#    partitioned parent, stays cached too).
+#    partitioned parent, stays cached too);
+#  - value hints (run format 13) prefetch the value page a lookup reads;
+#  - a bloom probe that misses shared buffers reads its run's whole filter
+#    ahead, once per run and backend.
 use strict;
 use warnings;
 
@@ -293,5 +296,55 @@ is(lookups('old12', 3000, 60000), '0 3000', 'format 12: 3,000 lookups return the
 ($pre, $used, $found) = hinted('old12', 500, 60000);
 is("$found $pre", '500 0', 'format 12: no hints, no prefetches');
 is(p(q{SELECT bool_and(ok) FROM widecol.verify('old12')}), 't', 'verify: format 12');
+
+# Bloom read-ahead: a probe that finds its bloom page missing from shared
+# buffers asks the kernel for the run's whole filter at once (wc_read_ahead),
+# once per run and backend.  After a restart (shared buffers empty), as
+# reader, directly and through a partitioned parent.
+p(q{CREATE TABLE split_parent (LIKE meta) PARTITION BY LIST (device_id);
+ALTER TABLE split_parent ATTACH PARTITION split DEFAULT;
+GRANT SELECT ON split_parent TO reader});
+# two lookups of different keys in one session: the filters each read
+# ahead, the runs it probed (newest first, up to the one holding the key),
+# and the two rows' hashes
+sub two_lookups
+{
+	my ($table, $n1, $n2) = @_;
+	my @out;
+	for my $n ($n1, $n2)
+	{
+		push @out, qq{EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT * FROM $table WHERE image_id = md5('img-$n')::uuid;
+SELECT hash FROM $table WHERE image_id = md5('img-$n')::uuid;
+SELECT 'next';};
+	}
+	my $out = $node->safe_psql('postgres', "SET ROLE reader;\n" . join("\n", @out));
+	my @res;
+	for my $part ((split /^next$/m, $out)[0 .. 1])
+	{
+		my $ahead = $part =~ /Bloom Filters Read Ahead: (\d+)/ ? $1 : 0;
+		my ($checks) = $part =~ /Runs Considered: (\d+)/;
+		my $newer = $part =~ /Runs Skipped by Write Time: (\d+)/ ? $1 : 0;
+		my ($hash) = $part =~ /^([0-9a-f]{64})$/m;
+		push @res, [ $ahead, $checks - $newer, $hash // '' ];
+	}
+	return @res;
+}
+my $hash_of = sub { p("SELECT md5('c$_[0]') || md5('d$_[0]')") };
+$node->restart;
+my ($l1, $l2) = two_lookups('split', 4242, 31337);
+is("$l1->[0] $l1->[2]", "$l1->[1] " . $hash_of->(4242),
+	"four runs, cold: each run probed had its whole filter read ahead ($l1->[1]), the row found");
+cmp_ok($l1->[1], '>=', 1, 'at least one run was probed');
+# newest first, the runs a lookup probes are a prefix of the same order
+my $more = $l2->[1] > $l1->[1] ? $l2->[1] - $l1->[1] : 0;
+is("$l2->[0] $l2->[2]", "$more " . $hash_of->(31337),
+	"another key in the same session: only the filters of runs not probed before ($more)");
+$node->restart;
+($l1, $l2) = two_lookups('split_parent', 31337, 4242);
+is("$l1->[0] $l1->[2]", "$l1->[1] " . $hash_of->(31337), 'through the partitioned parent, cold: the same');
+is("$l2->[0] $l2->[2]", '0 ' . $hash_of->(4242), '... and not again for the next key');
+($l1, $l2) = two_lookups('split', 60001, 60002);
+is("$l1->[2]$l2->[2]", '', 'keys in no run: found in none');
 
 done_testing();
