@@ -1228,14 +1228,14 @@ seek_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Runs Considered", NULL, s->stats.runs_considered, es);
 		ExplainPropertyInteger("Runs Skipped by Key Range", NULL, s->stats.runs_skipped_range, es);
 		ExplainPropertyInteger("Runs Skipped by Bloom Filter", NULL, s->stats.runs_skipped_bloom, es);
-		if (s->stats.bloom_read_aheads > 0)
-			ExplainPropertyInteger("Bloom Filters Read Ahead", NULL, s->stats.bloom_read_aheads, es);
 		if (s->stats.runs_skipped_newer > 0)
 			ExplainPropertyInteger("Runs Skipped by Write Time", NULL, s->stats.runs_skipped_newer, es);
 		if (unopened > 0 || es->format != EXPLAIN_FORMAT_TEXT)
 			ExplainPropertyInteger("Runs Not Reached", NULL, unopened, es);
 		ExplainPropertyInteger("Key Pages Read", NULL, total.blocks_read, es);
 		ExplainPropertyInteger("Value Pages Read", NULL, total.value_pages_read, es);
+		if (total.extent_read_aheads > 0)
+			ExplainPropertyInteger("Index and Bloom Pages Read Ahead", "runs", total.extent_read_aheads, es);
 		if (total.value_prefetches > 0)
 		{
 			ExplainPropertyInteger("Value Pages Prefetched", NULL, total.value_prefetches, es);

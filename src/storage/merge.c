@@ -385,8 +385,12 @@ open_run(WcMergeIter *it, Source *s, WcRunSummary *run, const WcMergeRange *rang
 	}
 	else if (range && range->nbloom_keys > 0)
 		may = run_may_contain_any(it, &s->reader, range);
-	if (s->reader.bloom_read_ahead)
-		BUMP(it, bloom_read_aheads);
+	if (s->reader.extent_read_ahead)
+	{
+		/* counted here: a run the filter rules out is not kept */
+		BUMP(it, extent_read_aheads);
+		s->reader.extent_read_ahead = false;
+	}
 	if (!may)
 	{
 		BUMP(it, runs_skipped_bloom);
@@ -1167,7 +1171,7 @@ wc_merge_set_stats(WcMergeIter *it, WcMergeStats *stats)
 	stats->runs_skipped_newer += it->own_stats.runs_skipped_newer;
 	stats->bloom_checks += it->own_stats.bloom_checks;
 	stats->bloom_false_positives += it->own_stats.bloom_false_positives;
-	stats->bloom_read_aheads += it->own_stats.bloom_read_aheads;
+	stats->extent_read_aheads += it->own_stats.extent_read_aheads;
 	stats->l0_versions += it->l0_count;
 	stats->versions += it->own_stats.versions;
 	it->stats = stats;
@@ -1198,6 +1202,7 @@ wc_merge_live_blocks(WcMergeIter *it, WcMergeStats *values)
 			values->value_pages_read += b->values_read;
 			values->value_prefetches += b->values_prefetched;
 			values->value_prefetch_hits += b->hints_used;
+			values->extent_read_aheads += it->sources[i].reader.extent_read_ahead;
 		}
 	return n;
 }

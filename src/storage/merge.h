@@ -27,7 +27,8 @@ typedef struct WcMergeStats
 	int64		expired;
 	int64		bloom_checks;
 	int64		bloom_false_positives;	/* a bloom hit, but no row of the partition */
-	int64		bloom_read_aheads;	/* whole filters asked for (read_ahead_bloom) */
+	int64		extent_read_aheads; /* runs whose index and bloom pages were
+									 * asked for (read_ahead_extent) */
 	int64		runs_unopened;	/* lazy runs the read ended before reaching */
 } WcMergeStats;
 

@@ -251,7 +251,8 @@ typedef struct WcRunReader
 	int64		values_seen;	/* block.values_read at the last key page:
 								 * prefetch_ahead's test for a keys-only read */
 	char	   *bloom;			/* whole filter, from wc_run_bloom_load, or NULL */
-	bool		bloom_read_ahead;	/* a probe asked for the whole filter */
+	bool		extent_read_ahead;	/* a point read asked for the index and
+									 * bloom pages (read_ahead_extent) */
 } WcRunReader;
 
 extern bool wc_run_header_dict(const char *payload, Size len, const WcRunHeader *hdr,

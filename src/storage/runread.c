@@ -854,7 +854,7 @@ typedef struct HeaderEntry
 	HeaderKey	key;
 	WcRunHeader hdr;
 	WcRunDict	dict;
-	bool		bloom_read_ahead;	/* see read_ahead_bloom */
+	bool		extent_read_ahead;	/* see read_ahead_extent */
 } HeaderEntry;
 
 static HTAB *header_cache = NULL;
@@ -910,7 +910,7 @@ cached_header(Relation rel, WcRunSummary *summary, BufferAccessStrategy strategy
 	e = hash_search(header_cache, &key, HASH_ENTER, &found);
 	e->hdr = hdr;
 	e->dict = dict;
-	e->bloom_read_ahead = false;
+	e->extent_read_ahead = false;
 	return e;
 }
 
@@ -1152,6 +1152,41 @@ parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
 }
 
 /*
+ * A bloom or index page a point read found missing from shared buffers:
+ * the backend's first lookups after other reads turned shared buffers over
+ * (a new connection after a report, another table's traffic) would find
+ * the run's other bloom and index pages gone too, and read them from
+ * storage one lookup at a time: the first thousands of lookups of a
+ * 16M-key table waited for two or three such reads each (about 4,000 bloom
+ * pages and 150 index pages in 5 runs).  They lie one after another in the
+ * run's extent (header, index, bloom, value directory, dictionary), so the
+ * kernel is asked for the whole extent at once (wc_read_ahead: a few large
+ * reads), once per run and backend; the reads after it find their pages in
+ * the page cache.  Not for an extent larger than a quarter of shared
+ * buffers, whose pages could not all stay there anyway.
+ */
+static void
+read_ahead_extent(WcRunReader *r)
+{
+	HeaderEntry *e = cached_header(r->rel, r->summary, r->strategy);
+
+	if (e->extent_read_ahead)
+		return;
+	e->extent_read_ahead = true;
+	if (r->hdr.extent_pages > (uint32) NBuffers / 4)
+		return;
+	wc_read_ahead(r->rel, r->summary->header_block, r->hdr.extent_pages);
+	r->extent_read_ahead = true;
+}
+
+/* Reads from storage (or the page cache) this backend has done so far. */
+static inline int64
+blocks_read_so_far(void)
+{
+	return pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
+}
+
+/*
  * The entries of index page blk, parsed once and kept with the page in the
  * cache (their keys point into it): every lookup descends through the same
  * few index pages, and copying each out of the cache and walking its few
@@ -1161,7 +1196,11 @@ parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
 static const IndexEntry *
 cached_index(WcRunReader *r, BlockNumber blk, WcPageOpaqueData *op, int *n)
 {
+	int64		reads = blocks_read_so_far();
 	CachedPage *c = cached_page(r->rel, blk, WC_PAGE_RUN_INDEX, r->hdr.run_id, r->strategy);
+
+	if (r->block.point && blocks_read_so_far() != reads)
+		read_ahead_extent(r);
 
 	if (c->entries == NULL)
 	{
@@ -1708,36 +1747,10 @@ wc_run_count_settled(WcRunReader *r, const char *lo, int lolen, const char *hi, 
  * stay hot there; a backend-local copy (the cache above) went cold in
  * shared buffers and was read from disk again by each new connection.
  */
-/*
- * A bloom page that was not in shared buffers: the backend's first lookups
- * after other reads turned shared buffers over (a new connection after a
- * report, another table's traffic) would find the run's other bloom pages
- * gone too, and read them from storage one probe at a time: the first
- * thousands of lookups of a 16M-key table waited for two or three such
- * reads each (about 4,000 bloom pages in 5 runs).  The filter's pages lie
- * one after another, so the kernel is asked for all of them at once
- * (wc_read_ahead: a few large reads), once per run and backend; the
- * probes that follow find them in the page cache.  Not for a filter larger
- * than an eighth of shared buffers, which could not stay there anyway.
- */
-static void
-read_ahead_bloom(Relation rel, WcRunReader *r)
-{
-	HeaderEntry *e = cached_header(rel, r->summary, r->strategy);
-
-	if (e->bloom_read_ahead)
-		return;
-	e->bloom_read_ahead = true;
-	if (r->hdr.nbloom_pages > (uint32) NBuffers / 8)
-		return;
-	wc_read_ahead(rel, r->hdr.bloom_first, r->hdr.nbloom_pages);
-	r->bloom_read_ahead = true;
-}
-
 static bool
 probe_bloom_block(Relation rel, WcRunReader *r, BlockNumber blk, uint64 hash)
 {
-	int64		reads = pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
+	int64		reads = blocks_read_so_far();
 	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, r->strategy);
 	Page		page;
 	WcPageOpaqueData op;
@@ -1756,8 +1769,8 @@ probe_bloom_block(Relation rel, WcRunReader *r, BlockNumber blk, uint64 hash)
 	UnlockReleaseBuffer(buf);
 	if (problem)
 		corrupt(rel, blk, r->hdr.run_id, problem);
-	if (pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read != reads)
-		read_ahead_bloom(rel, r);
+	if (blocks_read_so_far() != reads)
+		read_ahead_extent(r);
 	return found;
 }
 

@@ -25,8 +25,8 @@
 #    quarter of the pool and its runs are not, scanned through a
 #    partitioned parent, stays cached too);
 #  - value hints (run format 13) prefetch the value page a lookup reads;
-#  - a bloom probe that misses shared buffers reads its run's whole filter
-#    ahead, once per run and backend.
+#  - a bloom probe that misses shared buffers reads its run's index and
+#    bloom pages ahead, once per run and backend.
 use strict;
 use warnings;
 
@@ -297,9 +297,9 @@ is(lookups('old12', 3000, 60000), '0 3000', 'format 12: 3,000 lookups return the
 is("$found $pre", '500 0', 'format 12: no hints, no prefetches');
 is(p(q{SELECT bool_and(ok) FROM widecol.verify('old12')}), 't', 'verify: format 12');
 
-# Bloom read-ahead: a probe that finds its bloom page missing from shared
-# buffers asks the kernel for the run's whole filter at once (wc_read_ahead),
-# once per run and backend.  After a restart (shared buffers empty), as
+# Read-ahead: a point read that finds a bloom or index page missing from
+# shared buffers asks the kernel for the run's whole extent of them at once
+# (wc_read_ahead), once per run and backend.  After a restart (shared buffers empty), as
 # reader, directly and through a partitioned parent.
 p(q{CREATE TABLE split_parent (LIKE meta) PARTITION BY LIST (device_id);
 ALTER TABLE split_parent ATTACH PARTITION split DEFAULT;
@@ -322,7 +322,7 @@ SELECT 'next';};
 	my @res;
 	for my $part ((split /^next$/m, $out)[0 .. 1])
 	{
-		my $ahead = $part =~ /Bloom Filters Read Ahead: (\d+)/ ? $1 : 0;
+		my $ahead = $part =~ /Index and Bloom Pages Read Ahead: (\d+) runs/ ? $1 : 0;
 		my ($checks) = $part =~ /Runs Considered: (\d+)/;
 		my $newer = $part =~ /Runs Skipped by Write Time: (\d+)/ ? $1 : 0;
 		my ($hash) = $part =~ /^([0-9a-f]{64})$/m;
@@ -334,17 +334,28 @@ my $hash_of = sub { p("SELECT md5('c$_[0]') || md5('d$_[0]')") };
 $node->restart;
 my ($l1, $l2) = two_lookups('split', 4242, 31337);
 is("$l1->[0] $l1->[2]", "$l1->[1] " . $hash_of->(4242),
-	"four runs, cold: each run probed had its whole filter read ahead ($l1->[1]), the row found");
+	"four runs, cold: each run probed had its index and bloom pages read ahead ($l1->[1]), the row found");
 cmp_ok($l1->[1], '>=', 1, 'at least one run was probed');
 # newest first, the runs a lookup probes are a prefix of the same order
 my $more = $l2->[1] > $l1->[1] ? $l2->[1] - $l1->[1] : 0;
 is("$l2->[0] $l2->[2]", "$more " . $hash_of->(31337),
-	"another key in the same session: only the filters of runs not probed before ($more)");
+	"another key in the same session: only those of runs not probed before ($more)");
 $node->restart;
 ($l1, $l2) = two_lookups('split_parent', 31337, 4242);
 is("$l1->[0] $l1->[2]", "$l1->[1] " . $hash_of->(31337), 'through the partitioned parent, cold: the same');
 is("$l2->[0] $l2->[2]", '0 ' . $hash_of->(4242), '... and not again for the next key');
 ($l1, $l2) = two_lookups('split', 60001, 60002);
 is("$l1->[2]$l2->[2]", '', 'keys in no run: found in none');
+# a run of format 6, whose bloom pages a probe reads into the backend's
+# cache: the first index page missing from shared buffers asks for them
+p(q{CREATE TABLE old6 (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id');
+GRANT SELECT ON old6 TO reader;
+SET widecol.debug_run_format = 6;
+COPY old6 FROM '} . $big . q{';
+RESET widecol.debug_run_format});
+$node->restart;
+($l1, $l2) = two_lookups('old6', 4242, 31337);
+is("$l1->[0] $l1->[2]", '1 ' . $hash_of->(4242), 'format 6, cold: a missing index page reads its run ahead');
+is("$l2->[0] $l2->[2]", '0 ' . $hash_of->(31337), '... once');
 
 done_testing();
