@@ -10,6 +10,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/spccache.h"
 
 #include "widecol.h"
 #include "storage/bloom.h"
@@ -1152,6 +1153,17 @@ parse_index(Relation rel, BlockNumber blk, uint64 run_id, const char *payload,
 }
 
 /*
+ * May reads of rel ask the kernel for pages ahead (value hints, read-ahead
+ * of a run's extent, a scan's key pages)?  Not where effective_io_concurrency
+ * (of the relation's tablespace) is 0, PostgreSQL's switch for prefetching.
+ */
+static bool
+may_prefetch(Relation rel)
+{
+	return get_tablespace_io_concurrency(rel->rd_rel->reltablespace) > 0;
+}
+
+/*
  * A bloom or index page a point read found missing from shared buffers:
  * the backend's first lookups after other reads turned shared buffers over
  * (a new connection after a report, another table's traffic) would find
@@ -1173,7 +1185,7 @@ read_ahead_extent(WcRunReader *r)
 	if (e->extent_read_ahead)
 		return;
 	e->extent_read_ahead = true;
-	if (r->hdr.extent_pages > (uint32) NBuffers / 4)
+	if (r->hdr.extent_pages > (uint32) NBuffers / 4 || !may_prefetch(r->rel))
 		return;
 	wc_read_ahead(r->rel, r->summary->header_block, r->hdr.extent_pages);
 	r->extent_read_ahead = true;
@@ -1333,7 +1345,8 @@ prefetch_hinted(WcRunReader *r, const IndexEntry *e, const char *key, int keylen
 {
 	BlockNumber blk;
 
-	if (e->hint == NULL || !r->block.point || r->block.value_strategy == NULL)
+	if (e->hint == NULL || !r->block.point || r->block.value_strategy == NULL ||
+		!may_prefetch(r->rel))
 		return;
 	blk = wc_hinted_value_page(e->hint, key, keylen);
 	if (blk == InvalidBlockNumber || blk == WC_META_BLOCK)
@@ -1454,6 +1467,11 @@ prefetch_ahead(WcRunReader *r)
 	r->values_seen = r->block.values_read;
 	if (r->blocks_read < WC_PREFETCH_AFTER || !keys_only)
 		return;
+	if (r->prefetched_to == 0 && !may_prefetch(r->rel))
+	{
+		r->prefetched_to = INT_MAX;	/* asked once a leaf: none for its pages */
+		return;
+	}
 	r->prefetched_to = Max(r->prefetched_to, r->data_pos);
 	while (r->prefetched_to < r->ndata && r->prefetched_to < r->data_pos + WC_PREFETCH_DISTANCE)
 	{

@@ -26,7 +26,8 @@
 #    partitioned parent, stays cached too);
 #  - value hints (run format 13) prefetch the value page a lookup reads;
 #  - a bloom probe that misses shared buffers reads its run's index and
-#    bloom pages ahead, once per run and backend.
+#    bloom pages ahead, once per run and backend;
+#  - effective_io_concurrency = 0 turns both off.
 use strict;
 use warnings;
 
@@ -346,6 +347,18 @@ is("$l1->[0] $l1->[2]", "$l1->[1] " . $hash_of->(31337), 'through the partitione
 is("$l2->[0] $l2->[2]", '0 ' . $hash_of->(4242), '... and not again for the next key');
 ($l1, $l2) = two_lookups('split', 60001, 60002);
 is("$l1->[2]$l2->[2]", '', 'keys in no run: found in none');
+# effective_io_concurrency = 0 (PostgreSQL's switch for prefetching): no
+# read-ahead and no hinted prefetch, the same rows
+p(q{ALTER DATABASE postgres SET effective_io_concurrency = 0});
+$node->restart;
+($l1, $l2) = two_lookups('split', 4242, 31337);
+is("$l1->[0] $l1->[2] $l2->[2]", '0 ' . $hash_of->(4242) . ' ' . $hash_of->(31337),
+	'effective_io_concurrency = 0: nothing read ahead, the rows found');
+($pre, $used, $found) = hinted('meta', 200, 60000);
+is("$found $pre", '200 0', 'effective_io_concurrency = 0: no value page prefetched');
+p(q{ALTER DATABASE postgres RESET effective_io_concurrency});
+($pre, $used, $found) = hinted('meta', 200, 60000);
+is("$found $pre $used", '200 200 200', 'reset: each lookup prefetches its value page again');
 # a run of format 6, whose bloom pages a probe reads into the backend's
 # cache: the first index page missing from shared buffers asks for them
 p(q{CREATE TABLE old6 (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id');
