@@ -6,9 +6,8 @@
  */
 #include "postgres.h"
 
-#include <isa-l/crc.h>
-
 #include <fcntl.h>
+#include <isa-l/crc.h>
 
 #include "access/xlog.h"
 #include "common/relpath.h"
