@@ -110,7 +110,7 @@ wc_read_ahead(Relation rel, BlockNumber first, BlockNumber n)
 		BlockNumber segno = first / RELSEG_SIZE;
 		BlockNumber start = first % RELSEG_SIZE;
 		BlockNumber count = Min(n, RELSEG_SIZE - start);
-		char	   *segpath = segno == 0 ? pstrdup(path) : psprintf("%s.%u", path, segno);
+		char	   *segpath = segno == 0 ? path : psprintf("%s.%u", path, segno);
 		File		file = PathNameOpenFile(segpath, O_RDONLY | PG_BINARY);
 
 		if (file >= 0)
@@ -119,7 +119,8 @@ wc_read_ahead(Relation rel, BlockNumber first, BlockNumber n)
 								WAIT_EVENT_DATA_FILE_PREFETCH);
 			FileClose(file);
 		}
-		pfree(segpath);
+		if (segpath != path)
+			pfree(segpath);
 		first += count;
 		n -= count;
 	}

@@ -1164,7 +1164,8 @@ may_prefetch(Relation rel)
 }
 
 /*
- * A bloom or index page a point read found missing from shared buffers:
+ * A bloom page a probe found missing from shared buffers, or an index page
+ * a point read did:
  * the backend's first lookups after other reads turned shared buffers over
  * (a new connection after a report, another table's traffic) would find
  * the run's other bloom and index pages gone too, and read them from
