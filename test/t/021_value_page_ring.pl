@@ -370,5 +370,20 @@ $node->restart;
 ($l1, $l2) = two_lookups('old6', 4242, 31337);
 is("$l1->[0] $l1->[2]", '1 ' . $hash_of->(4242), 'format 6, cold: a missing index page reads its run ahead');
 is("$l2->[0] $l2->[2]", '0 ' . $hash_of->(31337), '... once');
+# a bigint key sought with an int literal, cold: its one run read ahead;
+# then a statement failing halfway through its lookups, and the session
+# reads on (the run is not read ahead again), values over 8 kB whole
+$node->restart;
+my ($rret, $rout, $rerr) = $node->psql('postgres', q{
+SET ROLE reader;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT length(v) FROM b8 WHERE id = 7000;
+SELECT CASE WHEN g = 5 THEN (1/0)::text ELSE (SELECT v FROM b8 WHERE id = g * 1000) END
+  FROM generate_series(1, 10) g;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT length(v) FROM b8 WHERE id = 9000;
+SELECT length(v) FROM b8 WHERE id = 9000;}, on_error_stop => 0);
+my @ahead = $rout =~ /Index and Bloom Pages Read Ahead: (\d+) runs/g;
+is("@ahead", '1', 'bigint key, int literal, cold: its run read ahead once, not after the failed statement');
+like($rerr, qr/division by zero/, 'the statement in between failed halfway');
+like($rout, qr/\n22400$/, 'the next lookup reads its value over 8 kB whole');
 
 done_testing();
