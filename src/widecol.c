@@ -37,6 +37,7 @@ int			wc_write_ttl = -1;
 int			wc_partition_warn_size_kb = 100 * 1024;
 int			wc_naptime_s = 60;
 int			wc_max_workers = 2;
+int			wc_worker_nice = 10;
 int			wc_compaction_throughput_mb = 64;
 double		wc_debug_write_time = 0;	/* test only: seconds since 1970 */
 static char *wc_write_time_string = NULL;	/* widecol.write_time */
@@ -289,6 +290,10 @@ static const IntSetting int_settings[] = {
 		"Widecol background workers running at the same time (one per database; 0 = none).",
 		"Each takes a slot of max_worker_processes.",
 		&wc_max_workers, 2, 0, WC_MAX_WORKERS_LIMIT, PGC_SIGHUP, 0},
+	{"widecol.worker_nice",
+		"CPU priority (a nice value, 0-19) of the widecol background workers: compaction yields the CPU to queries.",
+		"0 leaves them at the postmaster's priority.  A worker never raises its priority.",
+		&wc_worker_nice, 10, 0, 19, PGC_SIGHUP, 0},
 	{"widecol.compaction_throughput",
 		"Compaction reads at most this many megabytes of row versions per second (0 = unlimited).",
 		"Cassandra's compaction_throughput.",

@@ -38,6 +38,7 @@ extern void wc_clock_advance_to(int64 floor);
 /* maintenance GUCs (widecol.c) */
 extern int	wc_naptime_s;
 extern int	wc_max_workers;
+extern int	wc_worker_nice;
 extern int	wc_compaction_throughput_mb;
 extern double wc_debug_write_time;
 extern int	wc_debug_fail_run_write;

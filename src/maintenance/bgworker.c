@@ -23,6 +23,8 @@
  */
 #include "postgres.h"
 
+#include <sys/resource.h>
+
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -554,6 +556,32 @@ prune_history(void)
 	PG_END_TRY();
 }
 
+/*
+ * Compaction yields the CPU to queries (widecol.worker_nice): a worker
+ * lowers its own priority, as RocksDB's low-priority compaction pool and
+ * Cassandra's compaction threads do.  A worker waits for nothing a query
+ * holds, and a query that waits for a lock the worker holds sleeps, which
+ * gives the worker the CPU; so the only cost is compaction time on a busy
+ * machine.  Never raised: an unprivileged process cannot, and a postmaster
+ * started under nice(1) meant it.
+ */
+static void
+lower_cpu_priority(void)
+{
+	int			current;
+
+	if (wc_worker_nice <= 0)
+		return;
+	errno = 0;
+	current = getpriority(PRIO_PROCESS, 0);
+	if (errno != 0 || current >= wc_worker_nice)
+		return;
+	if (setpriority(PRIO_PROCESS, 0, wc_worker_nice) != 0)
+		elog(LOG, "widecol worker: could not set nice %d: %m", wc_worker_nice);
+	else
+		elog(DEBUG1, "widecol worker: nice %d (was %d)", wc_worker_nice, current);
+}
+
 void
 wc_worker_main(Datum main_arg)
 {
@@ -567,6 +595,7 @@ wc_worker_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	wc_am_worker = true;
+	lower_cpu_priority();
 	worker_cxt = AllocSetContextCreate(TopMemoryContext, "widecol worker",
 									   ALLOCSET_DEFAULT_SIZES);
 	pgstat_report_appname("widecol worker");

@@ -27,6 +27,8 @@
 #            their way in from storage, and widecol's reads skip their own CRC
 # --out      where bigdata.txt, bigdata.csv and bigdata.png go
 #            (default test/bench/results)
+# WIDECOL_BIGDATA_CONF (environment): a line for the server's
+#            postgresql.conf, e.g. "widecol.worker_nice = 0" to compare
 #
 # Row n (1..N) has image_id = md5('img-' || n)::uuid, so keys arrive in
 # random order and the lookups (pgbench, 1 client, a prepared statement,
@@ -109,7 +111,7 @@ if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
 	cd "$WORK"
 	rc=0
 	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" PG_CONFIG="$PG_CONFIG" \
-		WIDECOL_BIGDATA_KEEP_LOGS="${WIDECOL_BIGDATA_KEEP_LOGS:-}" \
+		WIDECOL_BIGDATA_KEEP_LOGS="${WIDECOL_BIGDATA_KEEP_LOGS:-}" WIDECOL_BIGDATA_CONF="${WIDECOL_BIGDATA_CONF:-}" \
 		bash "$WORK/tree/test/bench/bigdata.sh" --rows "$ROWS" --chunk "$CHUNK" --memory "$MEMORY" \
 		--seconds "$SECONDS_EACH" --settle "$SETTLE" --out "$OUT" --cgroup "${CG:-none}" \
 		${DATA_CHECKSUMS:+--data-checksums} || rc=$?
@@ -150,7 +152,8 @@ cleanup() {
 trap cleanup EXIT
 bench_initdb "$inst/data" "$inst" 5998 "${SB_MB}MB" 4GB \
 	"# widecol's background workers compact as in production: the defaults" \
-	"# widecol.max_workers = 2, widecol.naptime = 60s, compaction_throughput = 64"
+	"# widecol.max_workers = 2, widecol.naptime = 60s, compaction_throughput = 64," \
+	"# worker_nice = 10" ${WIDECOL_BIGDATA_CONF:+"$WIDECOL_BIGDATA_CONF"}
 wc_section "Starting the server"
 wc_info "$LIMIT_NOTE"
 if [ -n "$CGROUP" ]; then
@@ -412,7 +415,7 @@ restarts=$(grep -c 'terminated by signal\|all server processes terminated' "$ins
 echo "server,server,$m,cgroup_max_usage_bytes,$maxmem" >>"$csv"
 
 wc_section "Results"
-awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n "$DATA_CHECKSUMS" ] && echo on || echo off)" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
+awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n "$DATA_CHECKSUMS" ] && echo on || echo off)" -v conf="${WIDECOL_BIGDATA_CONF:-}" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
 	-v rb="$runs_before" -v ra="$runs_after" -v hq="$hq" -v wq="$wq" -v h50="$h50" -v w50="$w50" \
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
 	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
@@ -446,7 +449,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		n = kr
 		printf "bigdata: %d image_metadata rows keyed by md5 uuids (random key order), COPY in chunks of %d\n", rows, chunk
 		printf "%s; data checksums %s\n", note, sums
-		printf "widecol background workers on (production defaults); heap: uuid PRIMARY KEY, autovacuum off, VACUUM ANALYZE before the lookups\n\n"
+		printf "widecol background workers on (production defaults%s); heap: uuid PRIMARY KEY, autovacuum off, VACUUM ANALYZE before the lookups\n\n", conf == "" ? "" : ", then " conf
 		printf "%-34s %14s %14s %8s %10s\n", "", "heap+btree", "widecol", "ratio", "target"
 		fh = r[1] / s["heap", 1]; fw = r[1] / s["widecol", 1]
 		lh = r[n] / s["heap", n]; lw = r[n] / s["widecol", n]

@@ -137,6 +137,24 @@ is(sql(q{SELECT count(*) FROM pg_stat_activity
 		 WHERE backend_type = 'widecol worker' AND query LIKE 'widecol: compacting public.big%'}), '1',
 	'... and the compaction was still running');
 
+# the worker compacts at a lower CPU priority than the server's
+# (widecol.worker_nice, default 10): field 19 of /proc/PID/stat
+sub nice_of
+{
+	my $pid = shift;
+	open(my $fh, '<', "/proc/$pid/stat") or return "no /proc/$pid/stat: $!";
+	my $stat = <$fh>;
+	close($fh);
+	$stat =~ s/^.*\) //s;		# the command name may hold spaces
+	return (split(/ /, $stat))[16];
+}
+my $worker_pid = sql(q{SELECT pid FROM pg_stat_activity
+		 WHERE backend_type = 'widecol worker' AND query LIKE 'widecol: compacting public.big%'});
+my ($postmaster_pid) = split(/\n/, slurp_file($node->data_dir . '/postmaster.pid'));
+is(sql('SHOW widecol.worker_nice'), '10', 'widecol.worker_nice defaults to 10');
+cmp_ok(nice_of($postmaster_pid), '<', 10, 'the postmaster runs below nice 10');
+is(nice_of($worker_pid), '10', 'the compacting worker runs at nice 10');
+
 # a data block of a run of bad to corrupt: the page type (4 = run data) is
 # the first field of the special space, the last 24 bytes of the page
 sql('CHECKPOINT');
