@@ -379,6 +379,11 @@ _PG_init(void)
 							 "A lookup by key then decodes 16 values of a column, not the page's 100 or more, for about a tenth more bytes in those columns.",
 							 &wc_compaction_zstd_dictionary, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("widecol.ingest_zstd_dictionary",
+							 "Flushes and bulk writes (COPY) compress text columns in frames of 16 values with the dictionary of the table's newest run that has one, copied into their run.",
+							 "A lookup by key in a run not compacted yet then decodes 16 values of a column, not the page's 100 or more; the run is written without one until compaction has trained one.",
+							 &wc_ingest_zstd_dictionary, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("widecol.debug_check_columns",
 							 "Test only: every value page written by column is rebuilt and compared with its tuples, and a page on which that comparison and the per-tuple check disagree is an ERROR.",
 							 "Writers otherwise rebuild the first pages of a run and one in 16 of the rest.",

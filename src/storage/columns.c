@@ -1004,6 +1004,8 @@ compress:
 	}
 	*outlen = o;
 	result = WC_COLUMNS_OK;
+	if (framed_any)
+		wc_dict_mark_used(dict);
 done:
 	if (framed)
 		pfree(framed);

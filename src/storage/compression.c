@@ -55,15 +55,33 @@ zstd_out_of_memory(const char *what)
  * them.
  */
 static bool
-zstd_fast_literals(void)
+zstd_fast_literals(ZSTD_CCtx *cctx)
 {
 	static int	ok = -1;
 
 	if (ok < 0)
 		ok = (ZSTD_versionNumber() / 100 == ZSTD_VERSION_NUMBER / 100 &&
-			  !ZSTD_isError(ZSTD_CCtx_setParameter(zstd_cctx, ZSTD_c_literalCompressionMode,
+			  !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode,
 												   ZSTD_ps_enable)));
 	return ok == 1;
+}
+
+/*
+ * Another context (a run dictionary's, storage/dictionary.c) set up for
+ * `level` as ours are: at a negative level, literals entropy-coded, or
+ * level 1 where this libzstd cannot.  The level its dictionary must be
+ * made for; -1000 (not a level) if the context refuses.
+ */
+int
+wc_zstd_setup_context(ZSTD_CCtx *cctx, int level)
+{
+	if (level >= 0)
+		return level;
+	if (!zstd_fast_literals(cctx))
+		return 1;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode, ZSTD_ps_enable)))
+		return -1000;
+	return level;
 }
 
 /* Set zstd_cctx up for `level` (see wc_ingest_zstd_level). */
@@ -77,7 +95,7 @@ zstd_setup(int level)
 		return;
 	zstd_cctx_level = 0;
 	ZSTD_CCtx_reset(zstd_cctx, ZSTD_reset_session_and_parameters);
-	if (use < 0 && !zstd_fast_literals())
+	if (use < 0 && !zstd_fast_literals(zstd_cctx))
 		use = 1;
 	r = ZSTD_CCtx_setParameter(zstd_cctx, ZSTD_c_compressionLevel, use);
 	if (!ZSTD_isError(r) && use < 0)

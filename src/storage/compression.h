@@ -50,6 +50,8 @@ extern const char *wc_decompress(WcCodec codec, const char *src, Size len,
 extern const char *wc_decompressed(WcCodec codec, const char *src, Size len,
 								   char *dst, Size rawsize, const char **problem);
 extern const char *wc_codec_name(WcCodec codec);
+struct ZSTD_CCtx_s;				/* zstd.h's ZSTD_CCtx */
+extern int	wc_zstd_setup_context(struct ZSTD_CCtx_s *cctx, int level);
 
 /*
  * A codec a writer keeps trying on pages of one kind and keeps throwing

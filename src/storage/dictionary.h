@@ -24,6 +24,7 @@
 #define WC_DICT_TRAIN_BYTES		(256 * 1024)	/* samples before training */
 
 extern bool wc_compaction_zstd_dictionary;	/* widecol.compaction_zstd_dictionary */
+extern bool wc_ingest_zstd_dictionary;	/* widecol.ingest_zstd_dictionary */
 
 /* Where a run's dictionary is: after its key ranges in the header page. */
 typedef struct WcRunDict
@@ -45,8 +46,10 @@ typedef struct WcDictRef
 typedef struct WcDictBuilder WcDictBuilder;
 
 extern WcDictBuilder *wc_dict_builder_create(int level);
+extern WcDictBuilder *wc_dict_builder_borrow(const WcDictRef *ref, int level);
 extern bool wc_dict_encode(WcDictBuilder *b, const char *src, uint32 rawlen, char *out,
 						   Size room, Size *outlen);
+extern void wc_dict_mark_used(WcDictBuilder *b);
 extern const char *wc_dict_bytes(WcDictBuilder *b, uint32 *len);
 
 /* ---- reading ---- */

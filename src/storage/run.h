@@ -258,6 +258,7 @@ typedef struct WcRunReader
 extern bool wc_run_header_dict(const char *payload, Size len, const WcRunHeader *hdr,
 							   WcRunDict *out);
 extern bool wc_run_dict_location(Relation rel, uint64 run_id, WcRunDict *out);
+extern bool wc_newest_run_dict(Relation rel, WcDictRef *out);
 extern void wc_run_reader_open(WcRunReader *r, Relation rel,
 							   WcRunSummary *summary,
 							   BufferAccessStrategy strategy);

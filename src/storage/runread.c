@@ -959,6 +959,69 @@ wc_run_dict_location(Relation rel, uint64 run_id, WcRunDict *out)
 	return false;
 }
 
+#define BORROW_RUNS 4				/* runs wc_newest_run_dict looks at */
+
+/*
+ * The newest of the table's runs that has a dictionary, for a flush or a
+ * bulk write to borrow (wc_dict_builder_borrow): among the BORROW_RUNS
+ * newest runs the statement sees (or the committed ones), so a table whose
+ * recent runs have none goes without rather than reading every header.
+ * A header that cannot be read is passed over: its damage is for its
+ * readers to report, not for a write.  False if there is none.
+ */
+bool
+wc_newest_run_dict(Relation rel, WcDictRef *out)
+{
+	WcMetaData	meta;
+	WcManifest *m;
+	int			looked = 0;
+
+	wc_merge_read_manifest(rel, ActiveSnapshotSet() ? GetActiveSnapshot() : SnapshotSelf,
+						   &meta, &m);
+	/* the manifest lists runs by id, and ids grow */
+	for (int i = m->nruns - 1; i >= 0 && looked < BORROW_RUNS; i--, looked++)
+	{
+		WcRunSummary *run = &m->runs[i];
+		HeaderKey	key;
+		HeaderEntry *e = NULL;
+		WcRunDict	d;
+
+		memset(&key, 0, sizeof(key));
+		key.node = rel->rd_node;
+		key.run_id = run->run_id;
+		key.header_block = run->header_block;
+		if (header_cache)
+			e = hash_search(header_cache, &key, HASH_FIND, NULL);
+		if (e)
+			d = e->dict;
+		else
+		{
+			PGAlignedBlock payload;
+			WcPageOpaqueData op;
+			Size		len = 0;
+			WcRunHeader hdr;
+
+			if (wc_read_run_page_soft(rel, run->header_block, WC_PAGE_RUN_HEADER, run->run_id,
+									  payload.data, &len, &op, NULL) != NULL ||
+				len < sizeof(WcRunHeader))
+				continue;
+			memcpy(&hdr, payload.data, sizeof(WcRunHeader));
+			if (hdr.magic != WC_RUN_MAGIC || hdr.run_id != run->run_id ||
+				hdr.version > WC_RUN_VERSION ||
+				!wc_run_header_dict(payload.data, len, &hdr, &d))
+				continue;
+		}
+		if (d.len > 0)
+		{
+			out->rel = rel;
+			out->run_id = run->run_id;
+			out->d = d;
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * Where a run's dictionary is (format 9: after the key ranges of its
  * header page; none before).  False if the header cannot say.

@@ -97,6 +97,8 @@ struct WcRunWriter
 	char	   *colout;			/* and a page's payload */
 	WcColumnsMemo colmemo;		/* wc_columns_encode's, page to page */
 	WcDictBuilder *dict;		/* the run's zstd dictionary (format 9) */
+	bool		borrow_dict;	/* a flush's or bulk write's run: look for a
+								 * dictionary to borrow at its first value page */
 	WcRunDict	dictloc;		/* where it went */
 
 	/* tuples of rows [vstart, nrows), not yet in a value page */
@@ -230,6 +232,9 @@ wc_run_writer_begin(Relation rel, int level)
 	}
 	/* by column if widecol.ingest_value_layout says so; compaction sets its own */
 	set_value_layout(w, wc_ingest_value_layout);
+	/* text in frames with the table's newest dictionary, if it says so */
+	w->borrow_dict = w->value_columns && w->value_codec == WC_CODEC_ZSTD &&
+		w->hdr.version >= WC_RUN_VERSION_DICT && wc_ingest_zstd_dictionary;
 	wc_key_ranges_begin(&w->ranges, wc_table_info(rel));
 	w->hdr.run_id = wc_meta_next_segment_id(rel);
 	w->hdr.level = level;
@@ -414,6 +419,7 @@ wc_run_writer_set_zstd(WcRunWriter *w, int level)
 	w->value_codec = level != 0 ? WC_CODEC_ZSTD : WC_CODEC_LZ4;
 	w->key_codec = wc_compaction_key_codec == WC_CODEC_ZSTD ? w->value_codec : WC_CODEC_LZ4;
 	w->codec_level = level;
+	w->borrow_dict = false;		/* compaction trains its own */
 	/* and, as widecol.compaction_value_layout says, by column */
 	set_value_layout(w, wc_compaction_value_layout);
 	/* and, as widecol.compaction_zstd_dictionary says, with a dictionary */
@@ -564,6 +570,28 @@ compress_for_page(WcRunWriter *w, WcCodec codec, const char *raw, Size rawsize,
 }
 
 /*
+ * A flush or a bulk write compresses its text in frames with the table's
+ * newest dictionary (src/README.md, "A zstd dictionary per run"): training
+ * one would cost such a run more than it saves, and without frames a
+ * lookup in it decodes a whole column chunk.  Once per run; none found,
+ * none used.
+ */
+static void
+borrow_dict(WcRunWriter *w)
+{
+	WcDictRef	ref;
+
+	w->borrow_dict = false;
+	if (wc_newest_run_dict(w->rel, &ref))
+	{
+		MemoryContext old = MemoryContextSwitchTo(w->cxt);
+
+		w->dict = wc_dict_builder_borrow(&ref, w->codec_level);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
  * Write the tuples of rows [vstart, vstart + k) as one value page, if they
  * fit compressed (or raw).  Returns false when they do not.
  */
@@ -582,6 +610,8 @@ write_values(WcRunWriter *w, int k)
 		WcColumnsResult cr = WC_COLUMNS_UNSUITABLE;
 
 		payload = NULL;
+		if (w->borrow_dict)
+			borrow_dict(w);
 		if (w->value_columns)
 			cr = wc_columns_encode(RelationGetDescr(w->rel), w->vraw, bytes, w->value_codec,
 								   w->codec_level, w->hdr.version >= WC_RUN_VERSION_HEX,

@@ -19,7 +19,9 @@
 # packed key blocks (format 10) next to unpacked ones, then a packed row
 # damaged; shared tuple headers (format 12) with their length mode, their
 # length and their null bitmap damaged; value hints in a leaf index page
-# (format 13) naming a wrong block, then malformed.
+# (format 13) naming a wrong block, then malformed; the run of a bulk
+# write in frames with a copy of the table's newest dictionary, then that
+# dictionary damaged.
 use strict;
 use warnings;
 
@@ -633,6 +635,73 @@ $primary->stop;
 write_page_with_checksum($vhpath, $vhblk, $vhorig);
 $primary->start;
 is(p(q{SELECT bool_and(ok) FROM widecol.verify('vh')}), 't', 'the leaf restored: verify is clean');
+
+# (14) the run of a bulk write borrows the table's newest dictionary
+# (widecol.ingest_zstd_dictionary): its paths in frames from its first
+# value page, with a copy of the dictionary in its own extent, read back
+# on both servers; still read when the run it borrowed from is damaged.
+# A write whose newest dictionary is damaged goes without one (no error);
+# and none with the setting off
+sub dict_pages_of
+{
+	my ($t, $run) = @_;
+	return p(qq{SELECT coalesce(sum(pages), 0) FROM widecol.run_pages('$t')
+	            WHERE kind = 'dictionary' AND run_id = $run});
+}
+sub payload { my $pg = shift; return substr($pg, 24, unpack('v', substr($pg, 12, 2)) - 24); }
+p(qq{CREATE TABLE ib (k int, path text, w int) USING widecol WITH (widecol.partition_key = 'k');
+INSERT INTO ib SELECT g, $gpath, g % 1000 FROM generate_series(1, 20000) g;});
+is(p(q{SELECT count(*) FROM widecol.run_pages('ib') WHERE kind = 'dictionary'}), '0',
+	'a bulk write before any compaction: no dictionary to borrow');
+p(q{SELECT widecol.compact('ib', true)});
+my $ibsrc = p(q{SELECT run_id FROM widecol.runs('ib')});
+cmp_ok(dict_pages_of('ib', $ibsrc), '>', 0, 'the compacted run has a dictionary');
+p(qq{INSERT INTO ib SELECT g, $gpath, g % 1000 FROM generate_series(20001, 40000) g});
+my $ibrun = p(q{SELECT max(run_id) FROM widecol.runs('ib')});
+is(dict_pages_of('ib', $ibrun), dict_pages_of('ib', $ibsrc), 'the bulk write\'s run has a dictionary of as many pages');
+p(qq{SET widecol.ingest_zstd_dictionary = off;
+INSERT INTO ib SELECT g, $gpath, g % 1000 FROM generate_series(100001, 120000) g});
+my $iboff = p(q{SELECT max(run_id) FROM widecol.runs('ib')});
+is(dict_pages_of('ib', $iboff), '0', 'widecol.ingest_zstd_dictionary = off: none');
+my $iblookups = qq{SET enable_hashjoin = off; SET enable_mergejoin = off;
+SELECT count(*), count(*) FILTER (WHERE x.path = $gpath) FROM generate_series(20001, 40000, 7) g,
+  LATERAL (SELECT path FROM ib WHERE k = g) x};
+is(p($iblookups), '2858|2858', 'lookups by key in the bulk write\'s run read every path');
+is(p(qq{SELECT count(*), count(*) FILTER (WHERE path = $pathexpr) FROM ib}), '60000|60000',
+	'a scan reads every path of the three runs');
+is(p(q{SELECT bool_and(ok) FROM widecol.verify('ib')}), 't', 'verify: sound');
+$standby->start;
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $iblookups), '2858|2858', 'the standby reads them too');
+$standby->stop;
+my $ibpath = $primary->data_dir . '/' . p(q{SELECT pg_relation_filepath('ib')});
+$primary->stop;
+my @srcdict = pages_of_type($ibpath, 11, $ibsrc);
+my @ibdict = pages_of_type($ibpath, 11, $ibrun);
+is(join('', map { payload($_->[1]) } @ibdict), join('', map { payload($_->[1]) } @srcdict),
+	'its dictionary is a copy of the compacted run\'s');
+my @ibcodecs = map { unpack('C', substr($_->[1], 24 + 4 + 12 * 2, 1)) } pages_of_type($ibpath, 8, $ibrun);
+is($ibcodecs[0], 4, 'its first value page holds its paths in frames (codec 4)');
+cmp_ok(scalar(grep { $_ == 4 } @ibcodecs), '>=', 0.9 * scalar(@ibcodecs),
+	'and at least 9 in 10 of its value pages (' . scalar(@ibcodecs) . ')');
+xor_bytes($ibpath, $srcdict[0][0], 1000, "\x01");
+$primary->start;
+is(p($iblookups), '2858|2858', 'the compacted run\'s dictionary damaged: the bulk write\'s run still reads');
+($ret, $stdout, $stderr) = $primary->psql('postgres', q{SELECT path FROM ib WHERE k = 19999});
+like($stderr, qr/widecol: run dictionary \(block $srcdict[0][0]\): checksum mismatch/,
+	'... while the compacted run fails naming its dictionary');
+$primary->stop;
+xor_bytes($ibpath, $ibdict[0][0], 1000, "\x01");
+$primary->start;
+p(qq{INSERT INTO ib SELECT g, $gpath, g % 1000 FROM generate_series(40001, 60000) g});
+my $ibnext = p(q{SELECT max(run_id) FROM widecol.runs('ib')});
+is(dict_pages_of('ib', $ibnext), '0', 'the newest dictionary damaged: the next bulk write goes without one');
+is(p(qq{SET enable_hashjoin = off; SET enable_mergejoin = off;
+SELECT count(*), count(*) FILTER (WHERE x.path = $gpath) FROM generate_series(40001, 60000, 7) g,
+  LATERAL (SELECT path FROM ib WHERE k = g) x}), '2858|2858', 'and reads back');
+my $ibproblems = p(q{SELECT string_agg(problems, '; ') FROM widecol.verify('ib') WHERE NOT ok});
+like($ibproblems, qr/block $srcdict[0][0]: run dictionary/, 'verify: the compacted run\'s dictionary');
+like($ibproblems, qr/block $ibdict[0][0]: run dictionary/, 'verify: the bulk write\'s dictionary');
 $primary->stop;
 
 done_testing();
