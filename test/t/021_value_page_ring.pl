@@ -257,6 +257,11 @@ SELECT t.* FROM generate_series(1, $n) g, $table t
 my ($pre, $used, $found) = hinted('meta', 500, 60000);
 is("$found $pre $used", '500 500 500',
 	'one run larger than the pool: every lookup prefetched the value page it then read');
+# every key of the run, so also each key page's first and last: the hint
+# names the right value page for all of them
+($pre, $used, $found) = hinted('meta', 60000, 60000);
+is("$found $pre $used", '60000 60000 60000',
+	'every key of that run looked up: each lookup used its prefetch');
 ($pre, $used, $found) = hinted('split', 500, 60000);
 is("$found $used", '500 500', 'four bulk-written runs: each lookup used its prefetch');
 cmp_ok($pre, '<=', 520, "prefetches past them only for bloom false positives ($pre)");
