@@ -247,8 +247,8 @@ wc_dict_bytes(WcDictBuilder *b, uint32 *len)
 /*
  * A builder that compresses with the dictionary of another run of the
  * table (ref) from the first chunk on, for the run of a flush or a bulk
- * write: training costs such a run a fifth of its write time (256 kB of
- * samples, 0.15-0.25 s), and the table's newest dictionary was trained on
+ * write: training would cost such a run a sixth of its write time (256 kB
+ * of samples, 0.13-0.15 s), and the table's newest dictionary was trained on
  * the same columns.  The bytes are copied into the new run's own extent
  * (wc_dict_bytes), so it stays readable alone after the run it borrowed
  * from is merged away.  NULL if that dictionary cannot be read: the
