@@ -1461,7 +1461,20 @@ descend(WcRunReader *r, const char *key, int keylen, bool backward)
 		if (level > 1)
 			blk = entries[chosen].child;
 		else if (key && !backward && n > 0)
-			prefetch_hinted(r, &entries[chosen], key, keylen);
+		{
+			/*
+			 * A key that is the next entry's key: the read starts on the
+			 * page before (its last rows may be newer versions of the key)
+			 * but, in a run with one version of it, finds it on the next
+			 * page, whose hint names the value page it reads.
+			 */
+			int			hinted = chosen;
+
+			if (lo < n && lo > chosen &&
+				wc_compare_keys(entries[lo].key, entries[lo].keylen, key, keylen) == 0)
+				hinted = lo;
+			prefetch_hinted(r, &entries[hinted], key, keylen);
+		}
 	}
 	r->data_pos = chosen;
 	r->block_valid = false;

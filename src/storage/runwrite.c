@@ -69,6 +69,7 @@ struct WcRunWriter
 	Relation	rel;
 	MemoryContext cxt;
 	BufferAccessStrategy strategy;
+	bool		extent_in_pool; /* its extent's pages skip the ring (finish) */
 	uint64		storage_id;
 	WcRunHeader hdr;
 
@@ -1218,7 +1219,7 @@ static Buffer
 lock_new_block(WcRunWriter *w, BlockNumber blk)
 {
 	Buffer		buf = ReadBufferExtended(w->rel, MAIN_FORKNUM, blk, RBM_ZERO_AND_LOCK,
-										 w->strategy);
+										 w->extent_in_pool ? NULL : w->strategy);
 
 	return buf;
 }
@@ -1458,6 +1459,16 @@ wc_run_writer_finish(WcRunWriter *w, WcRunSummary *summary)
 	wc_key_ranges_serialize(&w->ranges, &w->ranges_out);
 	claim_pages(w);
 	extent = allocate_extent(w, w->hdr.extent_pages);
+	/*
+	 * The run's extent (header, index, bloom, value directory, dictionary)
+	 * is what every lookup reads first, and the compaction that writes it
+	 * drops the runs whose extents lookups were reading: written into
+	 * ordinary buffers rather than the ring, it stays in shared buffers,
+	 * as RocksDB can put the blocks a flush writes into its block cache
+	 * (prepopulate_block_cache).  Not an extent over a quarter of the
+	 * pool, as a scan of a larger table takes a ring.
+	 */
+	w->extent_in_pool = w->hdr.extent_pages <= (uint32) NBuffers / 4;
 
 	blk = write_index(w, levels, extent + 1);
 	blk = write_bloom(w, nbloom, blk);

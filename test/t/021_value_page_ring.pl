@@ -27,7 +27,8 @@
 #  - value hints (run format 13) prefetch the value page a lookup reads;
 #  - a bloom probe that misses shared buffers reads its run's index and
 #    bloom pages ahead, once per run and backend;
-#  - effective_io_concurrency = 0 turns both off.
+#  - effective_io_concurrency = 0 turns both off;
+#  - a bulk write's extent larger than its ring stays in shared buffers.
 use strict;
 use warnings;
 
@@ -375,6 +376,31 @@ $node->restart;
 ($l1, $l2) = two_lookups('old6', 4242, 31337);
 is("$l1->[0] $l1->[2]", '1 ' . $hash_of->(4242), 'format 6, cold: a missing index page reads its run ahead');
 is("$l2->[0] $l2->[2]", '0 ' . $hash_of->(31337), '... once');
+# a run's extent (header, index, bloom, value directory) is written into
+# ordinary buffers, not the writer's ring, when it is at most a quarter of
+# the pool: after a bulk write whose extent is larger than the ring (32
+# buffers here), all of it is still in shared buffers
+sub extent_blocks
+{
+	my ($table) = @_;
+	my $path = $node->data_dir . '/' . p("SELECT pg_relation_filepath('$table')");
+	return map { $_->[0] } map { pages_of_type($path, $_) } (3, 5, 6, 9, 11);
+}
+p(q{CREATE TABLE warm (LIKE meta) USING widecol WITH (widecol.partition_key = 'image_id')});
+$node->restart;
+p("COPY warm FROM '" . copy_to_file($node, $node->basedir, 'warm', sprintf($rows, 150000)) . "'");
+p('CHECKPOINT');
+my @wext = extent_blocks('warm');
+my $wlist = join(',', @wext);
+my $wcached = p("SELECT count(*) FROM pg_buffercache WHERE relfilenode = pg_relation_filenode('warm')
+	AND reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND relblocknumber = ANY ('{$wlist}'::int[])");
+note 'warm: ' . scalar(@wext) . " extent pages, $wcached cached";
+cmp_ok(scalar(@wext), '>', 32, 'the bulk write\'s extent is larger than its ring (' . scalar(@wext) . ' pages)');
+cmp_ok(scalar(@wext), '<=', $nbuffers / 4, '... and at most a quarter of the pool');
+is($wcached, scalar(@wext), 'all of it is in shared buffers after the write');
+is(p(q{SELECT count(*) FROM warm WHERE image_id = md5('img-77777')::uuid}), '1', 'and a lookup finds its row');
+
 # a bigint key sought with an int literal, cold: its one run read ahead;
 # then a statement failing halfway through its lookups, and the session
 # reads on (the run is not read ahead again), values over 8 kB whole
