@@ -1423,7 +1423,8 @@ prefetch_hinted(WcRunReader *r, const IndexEntry *e, const char *key, int keylen
 /*
  * Descend the run index to a leaf entry and load that leaf.  Forward: the
  * last entry whose first key is < key (versions of a key may straddle
- * pages).  Backward: the last entry whose first key, cut to keylen bytes, is
+ * pages), or the one whose first key is key in a run of one version per
+ * partition.  Backward: the last entry whose first key, cut to keylen bytes, is
  * <= key (key NULL: the last entry).
  */
 static void
