@@ -91,19 +91,28 @@ builder_release(void *arg)
  * run writer's); what zstd allocates is freed when that context goes, on
  * error too.
  */
-WcDictBuilder *
-wc_dict_builder_create(int level)
+static WcDictBuilder *
+builder_new(int level)
 {
 	WcDictBuilder *b = palloc0(sizeof(WcDictBuilder));
 	MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
 
 	b->level = level;
-	initStringInfo(&b->samples);
-	b->capsizes = 1024;
-	b->sizes = palloc(sizeof(size_t) * b->capsizes);
 	cb->func = builder_release;
 	cb->arg = b;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+	return b;
+}
+
+/* ... that trains its dictionary on the run's first chunks. */
+WcDictBuilder *
+wc_dict_builder_create(int level)
+{
+	WcDictBuilder *b = builder_new(level);
+
+	initStringInfo(&b->samples);
+	b->capsizes = 1024;
+	b->sizes = palloc(sizeof(size_t) * b->capsizes);
 	return b;
 }
 
@@ -271,11 +280,7 @@ wc_dict_builder_borrow(const WcDictRef *ref, int level)
 			 ref->run_id, problem);
 		return NULL;
 	}
-	b = wc_dict_builder_create(level);
-	pfree(b->samples.data);
-	pfree(b->sizes);
-	b->samples.data = NULL;
-	b->sizes = NULL;
+	b = builder_new(level);
 	b->dict = buf;
 	b->dictlen = len;
 	make_cdict(b);

@@ -862,6 +862,39 @@ static HTAB *header_cache = NULL;
 
 #define HEADER_CACHE_MAX 4096
 
+/* The header cache's key of a run. */
+static HeaderKey
+header_key(Relation rel, const WcRunSummary *summary)
+{
+	HeaderKey	key;
+
+	memset(&key, 0, sizeof(key));
+	key.node = rel->rd_node;
+	key.run_id = summary->run_id;
+	key.header_block = summary->header_block;
+	return key;
+}
+
+/*
+ * A run's header page (payload of len bytes) checked against the run it
+ * should be: its header and where its dictionary is, or what is wrong.
+ */
+static const char *
+parse_header(const char *payload, Size len, const WcRunSummary *summary,
+			 WcRunHeader *hdr, WcRunDict *dict)
+{
+	if (len < sizeof(WcRunHeader))
+		return "short run header";
+	memcpy(hdr, payload, sizeof(WcRunHeader));
+	if (hdr->magic != WC_RUN_MAGIC || hdr->run_id != summary->run_id)
+		return "bad run header";
+	if (hdr->version < WC_RUN_VERSION_MIN || hdr->version > WC_RUN_VERSION)
+		return "run written in another format version (dump and restore the table)";
+	if (!wc_run_header_dict(payload, len, hdr, dict))
+		return "invalid dictionary in the run header";
+	return NULL;
+}
+
 /* The run's header entry, from the cache or read and checked on a miss. */
 static HeaderEntry *
 cached_header(Relation rel, WcRunSummary *summary, BufferAccessStrategy strategy)
@@ -869,10 +902,11 @@ cached_header(Relation rel, WcRunSummary *summary, BufferAccessStrategy strategy
 	PGAlignedBlock payload;
 	WcPageOpaqueData op;
 	Size		len;
-	HeaderKey	key;
+	HeaderKey	key = header_key(rel, summary);
 	HeaderEntry *e;
 	WcRunHeader hdr;
 	WcRunDict	dict;
+	const char *problem;
 	bool		found;
 
 	if (header_cache == NULL || hash_get_num_entries(header_cache) >= HEADER_CACHE_MAX)
@@ -887,27 +921,14 @@ cached_header(Relation rel, WcRunSummary *summary, BufferAccessStrategy strategy
 		header_cache = hash_create("widecol run headers", 256, &ctl,
 								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	memset(&key, 0, sizeof(key));
-	key.node = rel->rd_node;
-	key.run_id = summary->run_id;
-	key.header_block = summary->header_block;
 	e = hash_search(header_cache, &key, HASH_FIND, NULL);
 	if (e)
 		return e;
 
 	len = read_run_page(rel, summary->header_block, WC_PAGE_RUN_HEADER,
 						summary->run_id, payload.data, &op, strategy);
-	if (len < sizeof(WcRunHeader))
-		corrupt(rel, summary->header_block, summary->run_id, "short run header");
-	memcpy(&hdr, payload.data, sizeof(WcRunHeader));
-	if (hdr.magic != WC_RUN_MAGIC || hdr.run_id != summary->run_id)
-		corrupt(rel, summary->header_block, summary->run_id, "bad run header");
-	if (hdr.version < WC_RUN_VERSION_MIN || hdr.version > WC_RUN_VERSION)
-		corrupt(rel, summary->header_block, summary->run_id,
-				"run written in another format version (dump and restore the table)");
-	if (!wc_run_header_dict(payload.data, len, &hdr, &dict))
-		corrupt(rel, summary->header_block, summary->run_id,
-				"invalid dictionary in the run header");
+	if ((problem = parse_header(payload.data, len, summary, &hdr, &dict)) != NULL)
+		corrupt(rel, summary->header_block, summary->run_id, problem);
 	e = hash_search(header_cache, &key, HASH_ENTER, &found);
 	e->hdr = hdr;
 	e->dict = dict;
@@ -982,14 +1003,10 @@ wc_newest_run_dict(Relation rel, WcDictRef *out)
 	for (int i = m->nruns - 1; i >= 0 && looked < BORROW_RUNS; i--, looked++)
 	{
 		WcRunSummary *run = &m->runs[i];
-		HeaderKey	key;
+		HeaderKey	key = header_key(rel, run);
 		HeaderEntry *e = NULL;
 		WcRunDict	d;
 
-		memset(&key, 0, sizeof(key));
-		key.node = rel->rd_node;
-		key.run_id = run->run_id;
-		key.header_block = run->header_block;
 		if (header_cache)
 			e = hash_search(header_cache, &key, HASH_FIND, NULL);
 		if (e)
@@ -1003,12 +1020,7 @@ wc_newest_run_dict(Relation rel, WcDictRef *out)
 
 			if (wc_read_run_page_soft(rel, run->header_block, WC_PAGE_RUN_HEADER, run->run_id,
 									  payload.data, &len, &op, NULL) != NULL ||
-				len < sizeof(WcRunHeader))
-				continue;
-			memcpy(&hdr, payload.data, sizeof(WcRunHeader));
-			if (hdr.magic != WC_RUN_MAGIC || hdr.run_id != run->run_id ||
-				hdr.version > WC_RUN_VERSION ||
-				!wc_run_header_dict(payload.data, len, &hdr, &d))
+				parse_header(payload.data, len, run, &hdr, &d) != NULL)
 				continue;
 		}
 		if (d.len > 0)
