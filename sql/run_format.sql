@@ -582,5 +582,35 @@ DEALLOCATE rf_kp_q;
 RESET enable_seqscan;
 DROP TABLE rf_kp, rf_kp_h;
 
+-- the run of a flush frames its text with a copy of the table's newest
+-- dictionary (widecol.ingest_zstd_dictionary): on a widecol partition of a
+-- partitioned table, as this ordinary role, a bigint key sought by int
+-- literals, a value over 8 kB in the same run, after a write that failed
+-- halfway
+CREATE TABLE rf_bd (id bigint, path text) PARTITION BY RANGE (id);
+CREATE TABLE rf_bd_a PARTITION OF rf_bd FOR VALUES FROM (MINVALUE) TO (MAXVALUE) USING widecol
+  WITH (widecol.partition_key = 'id');
+CREATE FUNCTION rf_bd_path(bigint) RETURNS text LANGUAGE sql IMMUTABLE
+  AS $$ SELECT 'raw/cam-' || lpad(($1 % 200)::text, 4, '0') || '/2025/01/' || md5($1::text)::uuid || '.jpg' $$;
+INSERT INTO rf_bd SELECT g, rf_bd_path(g) FROM generate_series(1, 20000) g;
+SELECT widecol.compact('rf_bd_a', true) > 0 AS compacted;
+INSERT INTO rf_bd SELECT g, CASE WHEN g = 39000 THEN (1 / 0)::text ELSE rf_bd_path(g) END
+  FROM generate_series(20001, 40000) g;
+INSERT INTO rf_bd SELECT g, rf_bd_path(g) FROM generate_series(20001, 40000) g
+  UNION ALL SELECT 40001, repeat(md5('over 8 kB'), 400);
+SELECT widecol.flush('rf_bd_a') IS NOT NULL AS flushed;
+SELECT r.level, r.nrows, (SELECT sum(pages) FROM widecol.run_pages('rf_bd_a') p
+                          WHERE p.run_id = r.run_id AND kind = 'dictionary') > 0 AS dictionary
+  FROM widecol.runs('rf_bd_a') r ORDER BY r.run_id;
+SET enable_seqscan = off;
+SELECT count(*) AS lookups, count(*) FILTER (WHERE (SELECT path FROM rf_bd WHERE id = g) = rf_bd_path(g)) AS same
+  FROM generate_series(1, 40000, 7) g;
+SELECT length(path) FROM rf_bd WHERE id = 40001;
+SELECT path = rf_bd_path(39000) AS same FROM rf_bd WHERE id = 39000;
+RESET enable_seqscan;
+SELECT bool_and(ok) AS verified FROM widecol.verify('rf_bd_a');
+DROP TABLE rf_bd;
+DROP FUNCTION rf_bd_path(bigint);
+
 DROP TABLE rf_bigkey, rf_bigkey_h, rf_wide, rf_wide_h, rf_keys, rf_keys_h, rf_del;
 DROP FUNCTION rf_same(regclass, regclass);
