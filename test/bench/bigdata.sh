@@ -13,7 +13,8 @@
 # tells CPU from I/O in the latency.
 #
 #   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
-#                              [--seconds S] [--settle S] [--data-checksums] [--out DIR]
+#                              [--seconds S] [--settle S] [--sweep SIZES] [--data-checksums]
+#                              [--out DIR]
 #
 # --rows     rows loaded (default 16000000)
 # --chunk    rows per COPY (default 1000000); rows/s is reported per chunk
@@ -22,6 +23,11 @@
 # --seconds  pgbench seconds of point lookups per table and phase (default 30)
 # --settle   the second phase of lookups waits at most this long for the
 #            workers to have no runs left to merge (default 900)
+# --sweep    memory limits to measure the settled lookups again at, after
+#            the main phases (default 4GB,2GB,640MB; none to skip): the
+#            group's limit is changed and shared_buffers stays, so only the
+#            page cache grows or shrinks; the curve goes to
+#            bigdata-memory.png.  Needs the memory group
 # --data-checksums  initdb the instance with data checksums (-k, the
 #            default from PostgreSQL 18): both tables' pages are verified on
 #            their way in from storage, and widecol's reads skip their own CRC
@@ -51,8 +57,9 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 SETTLE=900 OUT="$ROOT/test/bench/results" CGROUP="" DATA_CHECKSUMS=""
+SWEEP=4GB,2GB,640MB
 # --cgroup is set by the root stage
-bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --settle=SETTLE --out=OUT --cgroup=CGROUP \
+bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --settle=SETTLE --sweep=SWEEP --out=OUT --cgroup=CGROUP \
 	--data-checksums=DATA_CHECKSUMS=1 -- "$@"
 
 # SIZE (e.g. 1GB, 256MB, 512M) -> bytes
@@ -70,6 +77,12 @@ MEM_BYTES=$(to_bytes "$MEMORY")
 [[ $MEM_BYTES =~ ^[0-9]+$ ]] && [ "$MEM_BYTES" -ge $((64 * 1024 * 1024)) ] ||
 	wc_die "--memory must be at least 64MB (got $MEMORY)"
 [ "$ROWS" -ge "$CHUNK" ] && [ "$CHUNK" -gt 0 ] || wc_die "--rows must be >= --chunk > 0"
+[ "$SWEEP" = none ] && SWEEP=""
+for size in ${SWEEP//,/ }; do
+	b=$(to_bytes "$size")
+	[[ $b =~ ^[0-9]+$ ]] && [ "$b" -gt $((MEM_BYTES / 4 + 256 * 1024 * 1024)) ] ||
+		wc_die "--sweep: $size leaves no room for shared_buffers ($((MEM_BYTES / 4 / 1048576))MB) and the page cache"
+done
 
 # make_cgroup -> prints the path of a new memory group limited to MEM_BYTES
 # that user postgres may join, or nothing (and a reason on stderr)
@@ -85,7 +98,7 @@ make_cgroup() {
 		g=$p/widecol-bigdata.$$
 		if mkdir "$g" 2>/dev/null; then
 			if echo "$MEM_BYTES" >"$g/memory.limit_in_bytes" 2>/dev/null &&
-				chown "$WC_RUN_USER" "$g/cgroup.procs" "$g/tasks"; then
+				chown "$WC_RUN_USER" "$g/cgroup.procs" "$g/tasks" "$g/memory.limit_in_bytes"; then
 				echo "$g"
 				return 0
 			fi
@@ -113,7 +126,7 @@ if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
 	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" PG_CONFIG="$PG_CONFIG" \
 		WIDECOL_BIGDATA_KEEP_LOGS="${WIDECOL_BIGDATA_KEEP_LOGS:-}" WIDECOL_BIGDATA_CONF="${WIDECOL_BIGDATA_CONF:-}" \
 		bash "$WORK/tree/test/bench/bigdata.sh" --rows "$ROWS" --chunk "$CHUNK" --memory "$MEMORY" \
-		--seconds "$SECONDS_EACH" --settle "$SETTLE" --out "$OUT" --cgroup "${CG:-none}" \
+		--seconds "$SECONDS_EACH" --settle "$SETTLE" --sweep "${SWEEP:-none}" --out "$OUT" --cgroup "${CG:-none}" \
 		${DATA_CHECKSUMS:+--data-checksums} || rc=$?
 	exit $rc
 fi
@@ -414,6 +427,40 @@ ooms=$(oom_kills)
 restarts=$(grep -c 'terminated by signal\|all server processes terminated' "$inst/server.log" || true)
 echo "server,server,$m,cgroup_max_usage_bytes,$maxmem" >>"$csv"
 
+# The settled lookups again at other memory limits (--sweep): the group's
+# limit changes, shared_buffers stays, so the page cache alone grows or
+# shrinks; the main limit's settled rounds are the curve's point at MEMORY.
+# memory_point LIMIT_MB PHASE: the csv rows of both tables
+memory_point() {
+	local t table q p50 p95 p99 cu cs kb rc
+	for t in heap widecol; do
+		table=$([ $t = heap ] && echo heap_image_metadata || echo wc_image_metadata)
+		read -r q p50 p95 p99 < <(latency "$table" "$2")
+		read -r cu cs kb rc < <(backend_costs "$table" "$2")
+		echo "memory,$t,$1,p50_ms,$p50"; echo "memory,$t,$1,p99_ms,$p99"; echo "memory,$t,$1,qps,$q"
+		echo "memory,$t,$1,user_us,$cu"; echo "memory,$t,$1,storage_kb,$kb"
+	done >>"$csv"
+}
+if [ -n "$SWEEP" ] && [ -n "$CGROUP" ]; then
+	memory_point $((MEM_BYTES / 1048576)) settled
+	wc_section "Point lookups, workers settled, at other memory limits (shared_buffers stays ${SB_MB}MB; 2 alternating rounds of ${half}s per table and limit)"
+	for size in ${SWEEP//,/ }; do
+		if ! echo "$(to_bytes "$size")" >"$CGROUP/memory.limit_in_bytes" 2>/dev/null; then
+			wc_warn "could not set the memory limit to $size; skipped"
+			continue
+		fi
+		printf '%8s ' "$size"
+		lookup_rounds "mem$size"
+		memory_point $(($(to_bytes "$size") / 1048576)) "mem$size"
+	done
+	echo "$MEM_BYTES" >"$CGROUP/memory.limit_in_bytes" 2>/dev/null || wc_warn "could not set the memory limit back to $MEMORY"
+elif [ -n "$SWEEP" ]; then
+	wc_warn "--sweep skipped: no memory group"
+fi
+# a crash or OOM kill during the sweep counts too
+ooms=$(oom_kills)
+restarts=$(grep -c 'terminated by signal\|all server processes terminated' "$inst/server.log" || true)
+
 wc_section "Results"
 awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n "$DATA_CHECKSUMS" ] && echo on || echo off)" -v conf="${WIDECOL_BIGDATA_CONF:-}" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
 	-v rb="$runs_before" -v ra="$runs_after" -v hq="$hq" -v wq="$wq" -v h50="$h50" -v w50="$w50" \
@@ -490,6 +537,47 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		END { for (i = 1; i <= n; i++) { m = o[i]; h = v[m, "heap", "rows"] / v[m, "heap", "seconds"]; w = v[m, "widecol", "rows"] / v[m, "widecol", "seconds"]
 			printf "%8s %12.0f %12.0f %7.2f %8d\n", m, h, w, w / h, v[m, "widecol", "runs"] } }' "$csv"
 } | tee -a "$OUT/bigdata.txt"
+
+if grep -q '^memory,' "$csv"; then
+	{
+		echo
+		echo "point lookups by memory limit, workers settled (shared_buffers ${SB_MB}MB throughout; ratio = widecol / heap):"
+		printf '%9s %9s %9s %7s %9s %9s %7s %9s %9s\n' limit_MB heap_p50 wc_p50 ratio heap_p99 wc_p99 ratio heap_kB wc_kB
+		awk -F, '$1 == "memory" { v[$3, $2, $4] = $5; lim[$3] = 1 }
+			END { n = 0; for (l in lim) o[++n] = l + 0
+				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (o[j] > o[i]) { x = o[i]; o[i] = o[j]; o[j] = x }
+				for (i = 1; i <= n; i++) { l = o[i]
+					printf "%9d %9.3f %9.3f %7.2f %9.3f %9.3f %7.2f %9s %9s\n", l,
+						v[l, "heap", "p50_ms"], v[l, "widecol", "p50_ms"], v[l, "widecol", "p50_ms"] / v[l, "heap", "p50_ms"],
+						v[l, "heap", "p99_ms"], v[l, "widecol", "p99_ms"], v[l, "widecol", "p99_ms"] / v[l, "heap", "p99_ms"],
+						v[l, "heap", "storage_kb"], v[l, "widecol", "storage_kb"] } }' "$csv"
+	} | tee -a "$OUT/bigdata.txt"
+	python3 - "$csv" "$OUT/bigdata-memory.png" "$SB_MB" <<'EOF' || wc_warn "no memory plot (python3-matplotlib missing?)"
+import csv, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+v = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["section"] == "memory":
+        v[(r["table"], int(r["million"]), r["metric"])] = r["value"]
+lims = sorted({k[1] for k in v})
+fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+for ax, (m, name) in zip(axes, [("p50_ms", "p50 (ms)"), ("p99_ms", "p99 (ms)"), ("storage_kb", "storage reads per lookup (kB)")]):
+    for t, label, mk in [("heap", "heap + btree", "o-"), ("widecol", "widecol", "s-")]:
+        pts = [(l, float(v[(t, l, m)])) for l in lims if v.get((t, l, m), "n/a") not in ("n/a", "")]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], mk, label=label)
+    ax.set_xlabel("server memory limit (MB, page cache included)")
+    ax.set_title(name, fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+axes[0].legend()
+fig.suptitle("Point lookups by key, workers settled, by memory limit (shared_buffers %s MB throughout)" % sys.argv[3], fontsize=10)
+plt.tight_layout()
+plt.savefig(sys.argv[2], dpi=110)
+print("plot:", sys.argv[2])
+EOF
+fi
 
 python3 - "$csv" "$OUT/bigdata.png" "$MEMORY" "${CGROUP:+cgroup}" <<'EOF' || wc_warn "no plot (python3-matplotlib missing?)"
 import csv, sys
