@@ -10,7 +10,10 @@
 # once the workers have settled, with what a lookup costs the backend that
 # serves it (Linux /proc: user and system CPU time, bytes read from storage
 # rather than the page cache, read system calls: buffer-pool misses), which
-# tells CPU from I/O in the latency.
+# tells CPU from I/O in the latency.  Then, with the memory group, the
+# lookups of each table right after a restart with the group's page cache
+# emptied (a cold start: a reboot, a failover), and the settled lookups
+# again at other memory limits (--sweep).
 #
 #   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
 #                              [--seconds S] [--settle S] [--sweep SIZES] [--data-checksums]
@@ -98,7 +101,7 @@ make_cgroup() {
 		g=$p/widecol-bigdata.$$
 		if mkdir "$g" 2>/dev/null; then
 			if echo "$MEM_BYTES" >"$g/memory.limit_in_bytes" 2>/dev/null &&
-				chown "$WC_RUN_USER" "$g/cgroup.procs" "$g/tasks" "$g/memory.limit_in_bytes"; then
+				chown "$WC_RUN_USER" "$g/cgroup.procs" "$g/tasks" "$g/memory.limit_in_bytes" "$g/memory.force_empty"; then
 				echo "$g"
 				return 0
 			fi
@@ -427,6 +430,37 @@ ooms=$(oom_kills)
 restarts=$(grep -c 'terminated by signal\|all server processes terminated' "$inst/server.log" || true)
 echo "server,server,$m,cgroup_max_usage_bytes,$maxmem" >>"$csv"
 
+# Cold start: each table's lookups right after a restart of the server with
+# the group's page cache emptied (memory.force_empty while the group has no
+# process), as after a reboot or a failover to a standby; 2 alternating
+# rounds per table.  Only with the memory group (dropping the page cache
+# otherwise needs root).
+restart_cold() {
+	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null
+	echo 0 >"$CGROUP/memory.force_empty" || wc_warn "could not empty the memory group's page cache"
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2/pg_ctl" -D "$3/data" -l "$3/server.log" -w start' \
+		sh "$CGROUP" "$bin" "$inst" >/dev/null
+}
+if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
+	wc_section "Point lookups from a cold start (server restarted, its page cache emptied; 2 alternating rounds of ${half}s per table)"
+	for r in 1 2; do
+		for t in heap_image_metadata wc_image_metadata; do
+			restart_cold
+			run_lookups "$t" "cold.$r" "$half"
+			printf '.'
+		done
+	done
+	echo
+	for t in heap widecol; do
+		table=$([ $t = heap ] && echo heap_image_metadata || echo wc_image_metadata)
+		read -r q p50 p95 p99 < <(latency "$table" cold)
+		read -r wf wr < <(warmup "$table" cold)
+		read -r cu cs kb rc < <(backend_costs "$table" cold)
+		echo "cold,$t,$m,qps,$q"; echo "cold,$t,$m,p50_ms,$p50"; echo "cold,$t,$m,p99_ms,$p99"
+		echo "cold,$t,$m,p99_first2s_ms,$wf"; echo "cold,$t,$m,storage_kb,$kb"
+	done >>"$csv"
+fi
+
 # The settled lookups again at other memory limits (--sweep): the group's
 # limit changes, shared_buffers stays, so the page cache alone grows or
 # shrinks; the main limit's settled rounds are the curve's point at MEMORY.
@@ -473,6 +507,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
 	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" || $4 == "read_calls" { cost[$1, $2, $4] = $5 }
+	$1 == "cold" { cold[$2, $4] = $5; has_cold = 1 }
 	# p99 of the first 2 s of each round and of the rest (i = 0: after loading, 4: settled)
 	function warm_rows(i,   w) {
 		split(warm, w, " ")
@@ -524,6 +559,15 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		warm_rows(4)
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", shq, swq, swq / shq
 		cost_rows("settled")
+		if (has_cold) {
+			printf "point lookups from a cold start (server restarted, its page cache emptied):\n"
+			printf "%-34s %14.3f %14.3f %8.2f\n", "  p50 (ms)", cold["heap", "p50_ms"], cold["widecol", "p50_ms"], cold["widecol", "p50_ms"] / cold["heap", "p50_ms"]
+			printf "%-34s %14.3f %14.3f %8.2f\n", "  p99 (ms)", cold["heap", "p99_ms"], cold["widecol", "p99_ms"], cold["widecol", "p99_ms"] / cold["heap", "p99_ms"]
+			printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, first 2 s of rounds (ms)", cold["heap", "p99_first2s_ms"], cold["widecol", "p99_first2s_ms"], cold["widecol", "p99_first2s_ms"] / cold["heap", "p99_first2s_ms"]
+			printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", cold["heap", "qps"], cold["widecol", "qps"], cold["widecol", "qps"] / cold["heap", "qps"]
+			if (cold["heap", "storage_kb"] != "n/a" && cold["heap", "storage_kb"] + 0 > 0)
+				printf "%-34s %14.2f %14.2f %8.2f\n", "  storage reads per lookup (kB)", cold["heap", "storage_kb"], cold["widecol", "storage_kb"], cold["widecol", "storage_kb"] / cold["heap", "storage_kb"]
+		}
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
