@@ -382,8 +382,14 @@ backend_costs() {
 		if (n == 0) print "n/a n/a n/a n/a"; else printf "%.1f %.1f %.2f %.2f\n", u / tk / n * 1e6, s / tk / n * 1e6, r / n / 1024, c / n }'
 }
 half=$(((SECONDS_EACH + 1) / 2))
+# mark PHASE start|end: the server's clock at a phase's edges, to tell which
+# compactions ran beside its lookups (compactions_beside)
+declare -A PHASE_AT
+mark() { PHASE_AT[$1.$2]=$("${PSQL[@]}" -At -c "SELECT clock_timestamp()"); }
 wc_section "Point lookups by key right after loading, the workers still compacting (pgbench, 1 client, prepared, random existing keys; 2 alternating rounds of ${half}s per table)"
+mark load start
 lookup_rounds load
+mark load end
 runs_after=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
 read -r hq h50 h95 h99 < <(latency heap_image_metadata load)
 read -r wq w50 w95 w99 < <(latency wc_image_metadata load)
@@ -408,7 +414,9 @@ settled_after=$(($(wc_now) - settle_start))
 runs_settled=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
 wc_info "workers $settled_note; $runs_settled runs"
 wc_section "Point lookups by key, the workers settled"
+mark settled start
 lookup_rounds settled
+mark settled end
 read -r shq sh50 sh95 sh99 < <(latency heap_image_metadata settled)
 read -r swq sw50 sw95 sw99 < <(latency wc_image_metadata settled)
 read -r shwf shwr < <(warmup heap_image_metadata settled)
@@ -443,6 +451,7 @@ restart_cold() {
 }
 if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
 	wc_section "Point lookups from a cold start (server restarted, its page cache emptied; 2 alternating rounds of ${half}s per table)"
+	mark cold start
 	for r in 1 2; do
 		for t in heap_image_metadata wc_image_metadata; do
 			restart_cold
@@ -451,6 +460,7 @@ if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
 		done
 	done
 	echo
+	mark cold end
 	for t in heap widecol; do
 		table=$([ $t = heap ] && echo heap_image_metadata || echo wc_image_metadata)
 		read -r q p50 p95 p99 < <(latency "$table" cold)
@@ -477,6 +487,7 @@ memory_point() {
 }
 if [ -n "$SWEEP" ] && [ -n "$CGROUP" ]; then
 	memory_point $((MEM_BYTES / 1048576)) settled
+	mark sweep start
 	wc_section "Point lookups, workers settled, at other memory limits (shared_buffers stays ${SB_MB}MB; 2 alternating rounds of ${half}s per table and limit)"
 	for size in ${SWEEP//,/ }; do
 		if ! echo "$(to_bytes "$size")" >"$CGROUP/memory.limit_in_bytes" 2>/dev/null; then
@@ -487,10 +498,21 @@ if [ -n "$SWEEP" ] && [ -n "$CGROUP" ]; then
 		lookup_rounds "mem$size"
 		memory_point $(($(to_bytes "$size") / 1048576)) "mem$size"
 	done
+	mark sweep end
 	echo "$MEM_BYTES" >"$CGROUP/memory.limit_in_bytes" 2>/dev/null || wc_warn "could not set the memory limit back to $MEMORY"
 elif [ -n "$SWEEP" ]; then
 	wc_warn "--sweep skipped: no memory group"
 fi
+# the compactions that ran (in part) beside each phase's lookups: a
+# "settled" table can still start a merge later (the workers look every
+# naptime), and its lookups then share the 2 cores and the device with it
+beside=""
+for ph in load settled cold sweep; do
+	[ -n "${PHASE_AT[$ph.start]:-}" ] && [ -n "${PHASE_AT[$ph.end]:-}" ] || continue
+	n=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata'
+		AND started < '${PHASE_AT[$ph.end]}' AND finished > '${PHASE_AT[$ph.start]}'")
+	beside+="${beside:+, }$ph $n"
+done
 # a crash or OOM kill during the sweep counts too
 ooms=$(oom_kills)
 restarts=$(grep -c 'terminated by signal\|all server processes terminated' "$inst/server.log" || true)
@@ -501,7 +523,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
 	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
 	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
-	-v rs="$runs_settled" -v settled="$settled_note" \
+	-v rs="$runs_settled" -v settled="$settled_note" -v beside="$beside" \
 	-v warm="$hwf $wwf $hwr $wwr $shwf $swwf $shwr $swwr" '
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
@@ -570,6 +592,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		}
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
 		printf "widecol background workers during the load: %s\n", compactions
+		printf "compactions beside the lookups (running during part of the rounds of a phase): %s\n", beside
 		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
 			(maxmem == "n/a" ? maxmem : sprintf("%.0f", maxmem / 1048576)), failcnt, ooms, restarts
 	}' "$csv" | tee "$OUT/bigdata.txt"
