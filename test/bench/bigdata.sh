@@ -398,14 +398,19 @@ read -r wwf wwr < <(warmup wc_image_metadata load)
 read -r hcu hcs hkb hrc < <(backend_costs heap_image_metadata load)
 read -r wcu wcs wkb wrc < <(backend_costs wc_image_metadata load)
 
-# The same once the workers have nothing left to merge (no pending runs in
-# two polls 10 s apart), as a table is between loads; at most SETTLE s.
+# The same once the workers have nothing left to merge, as a table is
+# between loads: in two polls 10 s apart no runs pending, no worker busy
+# with the table (pg_stat_activity: the runs of a merge under way are not
+# pending any more) and the same runs; at most SETTLE s.
 wc_section "Waiting for the workers to settle (at most ${SETTLE}s)"
 settle_start=$(wc_now)
-quiet=0
+quiet=0 last=""
 while [ $(($(wc_now) - settle_start)) -lt "$SETTLE" ]; do
-	pending=$("${PSQL[@]}" -At -c "SELECT pending_runs FROM widecol.compaction_stats('wc_image_metadata')")
-	if [ "$pending" = 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+	read -r pending busy runs < <("${PSQL[@]}" -At -F ' ' -c "SELECT (SELECT pending_runs FROM widecol.compaction_stats('wc_image_metadata')),
+		(SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'widecol: maintaining%wc_image_metadata%'),
+		(SELECT string_agg(run_id::text, ',' ORDER BY run_id) FROM widecol.runs('wc_image_metadata'))")
+	if [ "$pending" = 0 ] && [ "$busy" = 0 ] && [ "$runs" = "$last" ]; then quiet=$((quiet + 1)); else quiet=0; fi
+	last=$runs
 	[ "$quiet" -ge 2 ] && break
 	sleep 10
 done
