@@ -383,7 +383,7 @@ backend_costs() {
 }
 half=$(((SECONDS_EACH + 1) / 2))
 # mark PHASE start|end: the server's clock at a phase's edges, to tell which
-# compactions ran beside its lookups (compactions_beside)
+# compactions ran beside its lookups (beside, below)
 declare -A PHASE_AT
 mark() { PHASE_AT[$1.$2]=$("${PSQL[@]}" -At -c "SELECT clock_timestamp()"); }
 wc_section "Point lookups by key right after loading, the workers still compacting (pgbench, 1 client, prepared, random existing keys; 2 alternating rounds of ${half}s per table)"
@@ -443,6 +443,20 @@ ooms=$(oom_kills)
 restarts=$(grep -c 'terminated by signal\|all server processes terminated' "$inst/server.log" || true)
 echo "server,server,$m,cgroup_max_usage_bytes,$maxmem" >>"$csv"
 
+# phase_rows SECTION KEY PHASE: the csv rows of both tables' lookups of a
+# phase (latency, p99 of the rounds' first 2 s, backend costs)
+phase_rows() {
+	local t table q p50 p95 p99 wf wr cu cs kb rc
+	for t in heap widecol; do
+		table=$([ $t = heap ] && echo heap_image_metadata || echo wc_image_metadata)
+		read -r q p50 p95 p99 < <(latency "$table" "$3")
+		read -r wf wr < <(warmup "$table" "$3")
+		read -r cu cs kb rc < <(backend_costs "$table" "$3")
+		echo "$1,$t,$2,qps,$q"; echo "$1,$t,$2,p50_ms,$p50"; echo "$1,$t,$2,p99_ms,$p99"
+		echo "$1,$t,$2,p99_first2s_ms,$wf"; echo "$1,$t,$2,user_us,$cu"; echo "$1,$t,$2,storage_kb,$kb"
+	done >>"$csv"
+}
+
 # Cold start: each table's lookups right after a restart of the server with
 # the group's page cache emptied (memory.force_empty while the group has no
 # process), as after a reboot or a failover to a standby; 2 alternating
@@ -466,32 +480,16 @@ if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
 	done
 	echo
 	mark cold end
-	for t in heap widecol; do
-		table=$([ $t = heap ] && echo heap_image_metadata || echo wc_image_metadata)
-		read -r q p50 p95 p99 < <(latency "$table" cold)
-		read -r wf wr < <(warmup "$table" cold)
-		read -r cu cs kb rc < <(backend_costs "$table" cold)
-		echo "cold,$t,$m,qps,$q"; echo "cold,$t,$m,p50_ms,$p50"; echo "cold,$t,$m,p99_ms,$p99"
-		echo "cold,$t,$m,p99_first2s_ms,$wf"; echo "cold,$t,$m,storage_kb,$kb"
-	done >>"$csv"
+	phase_rows cold "$m" cold
 fi
 
 # The settled lookups again at other memory limits (--sweep): the group's
 # limit changes, shared_buffers stays, so the page cache alone grows or
-# shrinks; the main limit's settled rounds are the curve's point at MEMORY.
-# memory_point LIMIT_MB PHASE: the csv rows of both tables
-memory_point() {
-	local t table q p50 p95 p99 cu cs kb rc
-	for t in heap widecol; do
-		table=$([ $t = heap ] && echo heap_image_metadata || echo wc_image_metadata)
-		read -r q p50 p95 p99 < <(latency "$table" "$2")
-		read -r cu cs kb rc < <(backend_costs "$table" "$2")
-		echo "memory,$t,$1,p50_ms,$p50"; echo "memory,$t,$1,p99_ms,$p99"; echo "memory,$t,$1,qps,$q"
-		echo "memory,$t,$1,user_us,$cu"; echo "memory,$t,$1,storage_kb,$kb"
-	done >>"$csv"
-}
+# shrinks; the main limit's settled rounds are the curve's point at MEMORY
+# (csv: section memory, the limit in MB where the other sections have the
+# million).
 if [ -n "$SWEEP" ] && [ -n "$CGROUP" ]; then
-	memory_point $((MEM_BYTES / 1048576)) settled
+	phase_rows memory $((MEM_BYTES / 1048576)) settled
 	mark sweep start
 	wc_section "Point lookups, workers settled, at other memory limits (shared_buffers stays ${SB_MB}MB; 2 alternating rounds of ${half}s per table and limit)"
 	for size in ${SWEEP//,/ }; do
@@ -501,7 +499,7 @@ if [ -n "$SWEEP" ] && [ -n "$CGROUP" ]; then
 		fi
 		printf '%8s ' "$size"
 		lookup_rounds "mem$size"
-		memory_point $(($(to_bytes "$size") / 1048576)) "mem$size"
+		phase_rows memory $(($(to_bytes "$size") / 1048576)) "mem$size"
 	done
 	mark sweep end
 	echo "$MEM_BYTES" >"$CGROUP/memory.limit_in_bytes" 2>/dev/null || wc_warn "could not set the memory limit back to $MEMORY"
