@@ -68,6 +68,7 @@ wc_shmem_request(void)
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WcShared)));
 	wc_stats_shmem_request();
 	RequestAddinShmemSpace(wc_backoff_shmem_size());
+	RequestAddinShmemSpace(wc_quiet_shmem_size());
 	RequestAddinShmemSpace(wc_manifest_shmem_size());
 }
 
@@ -87,6 +88,7 @@ wc_shmem_startup(void)
 	}
 	wc_stats_shmem_startup();
 	wc_backoff_shmem_startup();
+	wc_quiet_shmem_startup();
 	wc_manifest_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -286,6 +288,10 @@ static const IntSetting int_settings[] = {
 		"Time between two maintenance rounds of a database by a widecol background worker.",
 		NULL,
 		&wc_naptime_s, 60, 1, INT_MAX / 1000, PGC_SIGHUP, GUC_UNIT_S},
+	{"widecol.idle_compaction_delay",
+		"A table that has taken no writes for this long has its smaller runs merged by the background workers (0 = never).",
+		"Size-tiered compaction leaves the runs of unfilled tiers; each is one more run a point read probes.",
+		&wc_idle_compaction_delay_s, 60, 0, INT_MAX / 1000, PGC_SIGHUP, GUC_UNIT_S},
 	{"widecol.max_workers",
 		"Widecol background workers running at the same time (one per database; 0 = none).",
 		"Each takes a slot of max_worker_processes.",

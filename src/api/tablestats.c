@@ -201,6 +201,7 @@ widecol_compaction_stats(PG_FUNCTION_ARGS)
 	WcTableInfo *info = wc_table_info(rel);
 	WcMetaData	meta;
 	WcManifest *m = wc_visible_manifest(rel, &meta);
+	WcIntake	intake;
 	List	   *buckets;
 	ListCell   *lc;
 	int64		runs = 0,
@@ -208,7 +209,9 @@ widecol_compaction_stats(PG_FUNCTION_ARGS)
 	Datum		v[5];
 	bool		n[5] = {0};
 
-	buckets = wc_strategy_pick(rel, info, m, GetOldestNonRemovableTransactionId(rel));
+	wc_intake_of(&meta, m, &intake);
+	buckets = wc_strategy_pick(rel, info, m, GetOldestNonRemovableTransactionId(rel),
+							   wc_quiet_peek(RelationGetRelid(rel), &intake));
 	foreach(lc, buckets)
 	{
 		WcBucket   *b = lfirst(lc);

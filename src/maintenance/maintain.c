@@ -107,7 +107,7 @@ run_age_cmp(const void *a, const void *b)
  */
 static List *
 mode_buckets(Relation rel, WcTableInfo *info, WcMaintainMode mode, WcManifest *m,
-			 TransactionId horizon)
+			 TransactionId horizon, bool quiet)
 {
 	List	   *buckets = NIL;
 	WcBucket   *b;
@@ -115,7 +115,7 @@ mode_buckets(Relation rel, WcTableInfo *info, WcMaintainMode mode, WcManifest *m
 	switch (mode)
 	{
 		case WC_MAINTAIN_STRATEGY:
-			return wc_strategy_pick(rel, info, m, horizon);
+			return wc_strategy_pick(rel, info, m, horizon, quiet);
 		case WC_MAINTAIN_MAJOR:
 			if (m->nruns == 0)
 				return NIL;
@@ -175,6 +175,8 @@ wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 	WcMetaData	meta;
 	WcManifest *m;
 	WcCompactStats st;
+	WcIntake	intake;
+	bool		quiet;
 	int64		written = 0;
 	ListCell   *lc;
 	MemoryContext cxt,
@@ -213,6 +215,10 @@ wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 	horizon = GetOldestNonRemovableTransactionId(rel);
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, SnapshotSelf);
+	/* after the flush: a write since the last pass shows in what it took in */
+	wc_intake_of(&meta, m, &intake);
+	quiet = in_worker ? wc_quiet_note(RelationGetRelid(rel), &intake)
+		: wc_quiet_peek(RelationGetRelid(rel), &intake);
 
 	/* runs whose rows have all expired go first, unread */
 	memset(&st, 0, sizeof(st));
@@ -225,7 +231,7 @@ wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 		m = reread(rel, meta.storage_id);
 	}
 
-	foreach(lc, mode_buckets(rel, &info, mode, m, horizon))
+	foreach(lc, mode_buckets(rel, &info, mode, m, horizon, quiet))
 	{
 		WcBucket   *b = lfirst(lc);
 

@@ -17,7 +17,7 @@ extern int64 wc_flush(Relation rel, bool wait);
 /* What one compaction (or one whole-run drop) did: a compaction_history row. */
 typedef struct WcCompactStats
 {
-	const char *kind;			/* major, minor, freeze, tombstones, expired_runs */
+	const char *kind;			/* major, minor, idle, freeze, tombstones, expired_runs */
 	TimestampTz started;
 	int			runs_in;
 	int			runs_out;
@@ -34,7 +34,7 @@ typedef struct WcCompactStats
 /* A set of runs a strategy wants merged, by index into a manifest. */
 typedef struct WcBucket
 {
-	const char *kind;			/* minor, freeze, tombstones */
+	const char *kind;			/* minor, idle, freeze, tombstones */
 	int			nruns;
 	uint64	   *run_ids;
 	int			level;			/* level of the output run(s) */
@@ -48,7 +48,7 @@ extern int	wc_drop_expired_runs(Relation rel, WcManifest *m, TransactionId horiz
 extern bool wc_run_droppable_whole(const WcManifest *m, int i, int64 now,
 								   int64 purge_before, TransactionId horizon);
 extern List *wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m,
-							  TransactionId horizon);
+							  TransactionId horizon, bool quiet);
 /* What a maintenance pass does after flushing and dropping expired runs. */
 typedef enum WcMaintainMode
 {
@@ -77,5 +77,22 @@ extern void wc_backoff_shmem_startup(void);
 extern bool wc_backoff_active(Oid relid, TimestampTz *until, int *failures);
 extern int	wc_backoff_failed(Oid relid, int *failures);
 extern void wc_backoff_clear(Oid relid);
+
+/* ---------- has a table stopped taking writes (quiet.c) ---------- */
+/* What a table has taken in; unchanged between two passes: no write. */
+typedef struct WcIntake
+{
+	uint64		storage_id;
+	int64		bytes_ingested; /* by flushes and bulk writes */
+	uint64		newest_range_tombstone;
+} WcIntake;
+
+struct WcMetaData;
+extern int	wc_idle_compaction_delay_s;
+extern Size wc_quiet_shmem_size(void);
+extern void wc_quiet_shmem_startup(void);
+extern void wc_intake_of(const struct WcMetaData *meta, const WcManifest *m, WcIntake *intake);
+extern bool wc_quiet_note(Oid relid, const WcIntake *intake);
+extern bool wc_quiet_peek(Oid relid, const WcIntake *intake);
 
 #endif

@@ -17,7 +17,9 @@
  * window, is merged into one run per window (compact.c splits the output by
  * window, so no run ever spans two windows after its first compaction).
  *
- * Both strategies add single-run compactions: a run with xids older than
+ * Both strategies merge the smaller runs of a table that has taken no
+ * writes for widecol.idle_compaction_delay (the idle merge), and add
+ * single-run compactions: a run with xids older than
  * vacuum_freeze_min_age (to freeze them), and a run of more than 20%
  * tombstones, all past gc_grace, that no other run can hold older versions
  * for (so that they can be purged).  See "Compaction strategies" in
@@ -175,6 +177,48 @@ time_window(WcManifest *m, WcTableInfo *info, bool *taken, List *result)
 	return result;
 }
 
+/*
+ * The idle merge of a quiet table (quiet.c): its smaller runs into one,
+ * the largest with them only when it is not larger than all the others
+ * together or is small itself (below WC_STCS_SMALL_BYTES).  A table that stopped taking writes so ends at one run or two
+ * without its bulk rewritten for a few small runs, and no pass after finds
+ * anything more to do: a merge's output is no larger than its inputs, so
+ * the largest run stays larger than it.  Of a time_window table, only the
+ * current window's runs: the strategy merges each past window into one.
+ */
+static List *
+idle_merge(WcManifest *m, WcTableInfo *info, bool *taken, List *result)
+{
+	int64		now_window = wc_time_window(wc_now(), info->window_us);
+	Cand	   *c = palloc(sizeof(Cand) * Max(m->nruns, 1));
+	int		   *members = palloc(sizeof(int) * Max(m->nruns, 1));
+	int64		rest = 0;
+	int			n = 0;
+
+	for (int i = 0; i < m->nruns; i++)
+	{
+		if (taken[i] || (info->compaction == WC_COMPACTION_TIME_WINDOW &&
+						 wc_time_window(m->runs[i].st.max_write_ts, info->window_us) < now_window))
+			continue;
+		c[n].idx = i;
+		c[n].size = Max(m->runs[i].st.compressed_bytes, 1);
+		n++;
+	}
+	if (n < 2)
+		return result;
+	qsort(c, n, sizeof(Cand), cand_cmp);
+	for (int i = 0; i < n - 1; i++)
+		rest += c[i].size;
+	if (c[n - 1].size > rest && c[n - 1].size >= WC_STCS_SMALL_BYTES)
+		n--;
+	n = Min(n, info->max_threshold);
+	if (n < 2)
+		return result;
+	for (int i = 0; i < n; i++)
+		members[i] = c[i].idx;
+	return lappend(result, make_bucket(m, "idle", members, n, taken));
+}
+
 /* Could another run hold an older version of a key of run i? */
 static bool
 older_overlap(WcManifest *m, int i)
@@ -201,11 +245,14 @@ older_overlap(WcManifest *m, int i)
 }
 
 /*
- * The buckets of runs the table's strategy merges now (a List of WcBucket),
- * then single-run compactions for freezing and for tombstone purging.
+ * The buckets of runs the table's strategy merges now (a List of WcBucket);
+ * when it merges none and the table is quiet (no writes for
+ * widecol.idle_compaction_delay), the idle merge; then single-run
+ * compactions for freezing and for tombstone purging.
  */
 List *
-wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m, TransactionId horizon)
+wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m, TransactionId horizon,
+				 bool quiet)
 {
 	bool	   *taken = palloc0(sizeof(bool) * Max(m->nruns, 1));
 	List	   *result = NIL;
@@ -222,6 +269,8 @@ wc_strategy_pick(Relation rel, WcTableInfo *info, WcManifest *m, TransactionId h
 			idx[i] = i;
 		result = size_tiered(m, idx, m->nruns, info, taken, result);
 	}
+	if (quiet && result == NIL)
+		result = idle_merge(m, info, taken, result);
 
 	for (int i = 0; i < m->nruns; i++)
 	{

@@ -169,7 +169,7 @@ trap cleanup EXIT
 bench_initdb "$inst/data" "$inst" 5998 "${SB_MB}MB" 4GB \
 	"# widecol's background workers compact as in production: the defaults" \
 	"# widecol.max_workers = 2, widecol.naptime = 60s, compaction_throughput = 64," \
-	"# worker_nice = 10" ${WIDECOL_BIGDATA_CONF:+"$WIDECOL_BIGDATA_CONF"}
+	"# worker_nice = 10, idle_compaction_delay = 1min" ${WIDECOL_BIGDATA_CONF:+"$WIDECOL_BIGDATA_CONF"}
 wc_section "Starting the server"
 wc_info "$LIMIT_NOTE"
 if [ -n "$CGROUP" ]; then
@@ -192,7 +192,7 @@ PSQL=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$inst" -p 5998 -d postgres)
 	    object_store text, object_key text, width int, height int, content_hash text
 	) USING widecol WITH (widecol.partition_key = 'image_id');
 EOF
-wc_info "widecol settings: $("${PSQL[@]}" -At -c "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE name IN ('widecol.max_workers', 'widecol.naptime', 'widecol.compaction_throughput', 'widecol.level0_max_size', 'widecol.bulk_write_mem')")"
+wc_info "widecol settings: $("${PSQL[@]}" -At -c "SELECT string_agg(name || '=' || setting, ' ' ORDER BY name) FROM pg_settings WHERE name IN ('widecol.max_workers', 'widecol.naptime', 'widecol.idle_compaction_delay', 'widecol.compaction_throughput', 'widecol.level0_max_size', 'widecol.bulk_write_mem')")"
 
 # gen_chunk FIRST COUNT FILE: rows FIRST .. FIRST+COUNT-1 as CSV
 gen_chunk() {
@@ -262,6 +262,7 @@ for ((i = 0; i < chunks; i++)); do
 			(mem == "n/a" ? mem : sprintf("%.0f", mem / 1048576)), t }'
 done
 
+load_done=$(wc_now)
 wc_section "After loading"
 "${PSQL[@]}" -c CHECKPOINT -c "VACUUM ANALYZE heap_image_metadata" -c "ANALYZE wc_image_metadata" -c CHECKPOINT
 hcount=$("${PSQL[@]}" -At -c "SELECT count(*) FROM heap_image_metadata")
@@ -401,15 +402,21 @@ read -r wcu wcs wkb wrc < <(backend_costs wc_image_metadata load)
 # The same once the workers have nothing left to merge, as a table is
 # between loads: in two polls 10 s apart no runs pending, no worker busy
 # with the table (pg_stat_activity: the runs of a merge under way are not
-# pending any more) and the same runs; at most SETTLE s.
-wc_section "Waiting for the workers to settle (at most ${SETTLE}s)"
+# pending any more) and the same runs; and not before the workers can have
+# found the table idle (widecol.idle_compaction_delay after the load, plus
+# two naptimes: one pass to note the last write, one to find nothing new);
+# at most SETTLE s.
+idle_after=$("${PSQL[@]}" -At -c "SELECT CASE WHEN current_setting('widecol.idle_compaction_delay')::interval > '0'
+	THEN extract(epoch FROM current_setting('widecol.idle_compaction_delay')::interval + 2 * current_setting('widecol.naptime')::interval)::int ELSE 0 END")
+wc_section "Waiting for the workers to settle (at most ${SETTLE}s; not before ${idle_after}s after the load: the idle merge)"
 settle_start=$(wc_now)
 quiet=0 last=""
 while [ $(($(wc_now) - settle_start)) -lt "$SETTLE" ]; do
 	read -r pending busy runs < <("${PSQL[@]}" -At -F ' ' -c "SELECT (SELECT pending_runs FROM widecol.compaction_stats('wc_image_metadata')),
-		(SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'widecol: maintaining%wc_image_metadata%'),
+		(SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'widecol: %wc_image_metadata%'),
 		(SELECT string_agg(run_id::text, ',' ORDER BY run_id) FROM widecol.runs('wc_image_metadata'))")
-	if [ "$pending" = 0 ] && [ "$busy" = 0 ] && [ "$runs" = "$last" ]; then quiet=$((quiet + 1)); else quiet=0; fi
+	if [ "$pending" = 0 ] && [ "$busy" = 0 ] && [ "$runs" = "$last" ] &&
+		[ $(($(wc_now) - load_done)) -ge "$idle_after" ]; then quiet=$((quiet + 1)); else quiet=0; fi
 	last=$runs
 	[ "$quiet" -ge 2 ] && break
 	sleep 10
