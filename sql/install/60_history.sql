@@ -10,7 +10,7 @@ CREATE TABLE widecol.compaction_history (
     relid              oid NOT NULL,
     relname            text NOT NULL,        -- schema-qualified, at the time
     strategy           text NOT NULL,        -- the table's: size_tiered, time_window
-    kind               text NOT NULL,        -- major, minor, freeze, tombstones, expired_runs, garbagecollect
+    kind               text NOT NULL,        -- major, minor, idle, freeze, tombstones, expired_runs, garbagecollect
     started            timestamptz NOT NULL,
     finished           timestamptz NOT NULL,
     runs_in            int NOT NULL,
