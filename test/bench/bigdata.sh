@@ -263,6 +263,7 @@ for ((i = 0; i < chunks; i++)); do
 done
 
 load_done=$(wc_now)
+load_done_at=$("${PSQL[@]}" -At -c "SELECT clock_timestamp()")
 wc_section "After loading"
 "${PSQL[@]}" -c CHECKPOINT -c "VACUUM ANALYZE heap_image_metadata" -c "ANALYZE wc_image_metadata" -c CHECKPOINT
 hcount=$("${PSQL[@]}" -At -c "SELECT count(*) FROM heap_image_metadata")
@@ -425,6 +426,12 @@ settled_after=$(($(wc_now) - settle_start))
 [ "$quiet" -ge 2 ] && settled_note="settled after ${settled_after} s" || settled_note="NOT settled after ${settled_after} s ($pending runs pending)"
 runs_settled=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.runs('wc_image_metadata')")
 wc_info "workers $settled_note; $runs_settled runs"
+# what the workers did between the end of the load and the settled lookups
+# (kind idle: the idle merge of the runs size-tiered compaction left)
+after_load=$("${PSQL[@]}" -At -c "SELECT coalesce(string_agg(format('%s %s->%s runs (%s MB in, %s s)', kind, runs_in, runs_out,
+	round(bytes_in / 1048576.0), round(extract(epoch FROM finished - started)::numeric, 1)), '; ' ORDER BY started), 'none')
+	FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata' AND finished > '$load_done_at' AND started < clock_timestamp()")
+wc_info "compactions after the load until settled: $after_load"
 wc_section "Point lookups by key, the workers settled"
 mark settled start
 lookup_rounds settled
@@ -533,7 +540,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
 	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
 	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
-	-v rs="$runs_settled" -v settled="$settled_note" -v beside="$beside" \
+	-v rs="$runs_settled" -v settled="$settled_note" -v beside="$beside" -v after_load="$after_load" \
 	-v warm="$hwf $wwf $hwr $wwr $shwf $swwf $shwr $swwr" '
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
@@ -602,6 +609,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		}
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
 		printf "widecol background workers during the load: %s\n", compactions
+		printf "compactions after the load until settled: %s\n", after_load
 		printf "compactions beside the lookups (running during part of the rounds of a phase): %s\n", beside
 		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
 			(maxmem == "n/a" ? maxmem : sprintf("%.0f", maxmem / 1048576)), failcnt, ooms, restarts
