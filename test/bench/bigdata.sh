@@ -432,6 +432,12 @@ after_load=$("${PSQL[@]}" -At -c "SELECT coalesce(string_agg(format('%s %s->%s r
 	round(bytes_in / 1048576.0), round(extract(epoch FROM finished - started)::numeric, 1)), '; ' ORDER BY started), 'none')
 	FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata' AND finished > '$load_done_at' AND started < clock_timestamp()")
 wc_info "compactions after the load until settled: $after_load"
+# settled means written out too: the workers' last merges leave their
+# output to the checkpointer and the kernel, whose writes would share the
+# device with the lookups (heap + btree's load was checkpointed above)
+ck0=$(wc_now)
+"${PSQL[@]}" -c CHECKPOINT >/dev/null
+wc_info "checkpoint after the workers settled: $(($(wc_now) - ck0)) s"
 wc_section "Point lookups by key, the workers settled"
 mark settled start
 lookup_rounds settled
