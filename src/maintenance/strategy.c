@@ -180,11 +180,12 @@ time_window(WcManifest *m, WcTableInfo *info, bool *taken, List *result)
 /*
  * The idle merge of a quiet table (quiet.c): its smaller runs into one,
  * the largest with them only when it is not larger than all the others
- * together or is small itself (below WC_STCS_SMALL_BYTES).  A table that stopped taking writes so ends at one run or two
- * without its bulk rewritten for a few small runs, and no pass after finds
- * anything more to do: a merge's output is no larger than its inputs, so
- * the largest run stays larger than it.  Of a time_window table, only the
- * current window's runs: the strategy merges each past window into one.
+ * together or is small itself (below WC_STCS_SMALL_BYTES).  A table that
+ * stopped taking writes so ends at one run or two without its bulk
+ * rewritten for a few small runs, and no pass after finds anything more to
+ * do: of two runs of different sizes the larger is left alone.  Of a
+ * time_window table, only the current window's runs: the strategy merges
+ * each past window into one.
  */
 static List *
 idle_merge(WcManifest *m, WcTableInfo *info, bool *taken, List *result)
