@@ -201,7 +201,6 @@ widecol_compaction_stats(PG_FUNCTION_ARGS)
 	WcTableInfo *info = wc_table_info(rel);
 	WcMetaData	meta;
 	WcManifest *m = wc_visible_manifest(rel, &meta);
-	WcIntake	intake;
 	List	   *buckets;
 	ListCell   *lc;
 	int64		runs = 0,
@@ -209,9 +208,8 @@ widecol_compaction_stats(PG_FUNCTION_ARGS)
 	Datum		v[5];
 	bool		n[5] = {0};
 
-	wc_intake_of(&meta, m, &intake);
 	buckets = wc_strategy_pick(rel, info, m, GetOldestNonRemovableTransactionId(rel),
-							   wc_quiet_peek(RelationGetRelid(rel), &intake));
+							   wc_table_quiet(RelationGetRelid(rel), &meta, m, false));
 	foreach(lc, buckets)
 	{
 		WcBucket   *b = lfirst(lc);

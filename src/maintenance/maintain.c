@@ -175,7 +175,6 @@ wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 	WcMetaData	meta;
 	WcManifest *m;
 	WcCompactStats st;
-	WcIntake	intake;
 	bool		quiet;
 	int64		written = 0;
 	ListCell   *lc;
@@ -216,9 +215,7 @@ wc_maintain(Relation rel, WcMaintainMode mode, bool in_worker, bool *busy)
 	wc_meta_read(rel, &meta);
 	m = wc_manifest_read(meta.storage_id, SnapshotSelf);
 	/* after the flush: a write since the last pass shows in what it took in */
-	wc_intake_of(&meta, m, &intake);
-	quiet = in_worker ? wc_quiet_note(RelationGetRelid(rel), &intake)
-		: wc_quiet_peek(RelationGetRelid(rel), &intake);
+	quiet = wc_table_quiet(RelationGetRelid(rel), &meta, m, in_worker);
 
 	/* runs whose rows have all expired go first, unread */
 	memset(&st, 0, sizeof(st));

@@ -79,20 +79,11 @@ extern int	wc_backoff_failed(Oid relid, int *failures);
 extern void wc_backoff_clear(Oid relid);
 
 /* ---------- has a table stopped taking writes (quiet.c) ---------- */
-/* What a table has taken in; unchanged between two passes: no write. */
-typedef struct WcIntake
-{
-	uint64		storage_id;
-	int64		bytes_ingested; /* by flushes and bulk writes */
-	uint64		newest_range_tombstone;
-} WcIntake;
-
 struct WcMetaData;
 extern int	wc_idle_compaction_delay_s;
 extern Size wc_quiet_shmem_size(void);
 extern void wc_quiet_shmem_startup(void);
-extern void wc_intake_of(const struct WcMetaData *meta, const WcManifest *m, WcIntake *intake);
-extern bool wc_quiet_note(Oid relid, const WcIntake *intake);
-extern bool wc_quiet_peek(Oid relid, const WcIntake *intake);
+extern bool wc_table_quiet(Oid relid, const struct WcMetaData *meta, const WcManifest *m,
+						   bool note);
 
 #endif

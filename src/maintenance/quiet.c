@@ -31,6 +31,14 @@
 
 #define QUIET_SLOTS 1024
 
+/* What a table has taken in; unchanged between two passes: no write. */
+typedef struct WcIntake
+{
+	uint64		storage_id;
+	int64		bytes_ingested; /* by flushes and bulk writes */
+	uint64		newest_range_tombstone;
+} WcIntake;
+
 typedef struct QuietEntry
 {
 	Oid			db;
@@ -105,56 +113,43 @@ long_enough(TimestampTz changed, TimestampTz now)
 		now - changed >= (int64) wc_idle_compaction_delay_s * USECS_PER_SEC;
 }
 
-/*
- * A worker's pass notes what the table has taken in (after its flush).
- * True when nothing changed for widecol.idle_compaction_delay.
- */
-bool
-wc_quiet_note(Oid relid, const WcIntake *intake)
-{
-	TimestampTz now = GetCurrentTimestamp();
-	QuietEntry *e;
-	bool		result = false;
-
-	if (quiet == NULL)
-		return false;
-	SpinLockAcquire(&quiet->mutex);
-	e = find(relid, true);
-	if (e->changed == 0 || memcmp(&e->intake, intake, sizeof(WcIntake)) != 0)
-	{
-		e->intake = *intake;
-		e->changed = now;
-	}
-	else
-		result = long_enough(e->changed, now);
-	SpinLockRelease(&quiet->mutex);
-	return result;
-}
-
-/* Quiet as the workers last saw it (no update: widecol.compact, the stats). */
-bool
-wc_quiet_peek(Oid relid, const WcIntake *intake)
-{
-	QuietEntry *e;
-	bool		result = false;
-
-	if (quiet == NULL)
-		return false;
-	SpinLockAcquire(&quiet->mutex);
-	e = find(relid, false);
-	if (e && e->changed != 0 && memcmp(&e->intake, intake, sizeof(WcIntake)) == 0)
-		result = long_enough(e->changed, GetCurrentTimestamp());
-	SpinLockRelease(&quiet->mutex);
-	return result;
-}
-
 /* What a table has taken in, from its metapage and manifest. */
-void
-wc_intake_of(const WcMetaData *meta, const WcManifest *m, WcIntake *intake)
+static void
+intake_of(const WcMetaData *meta, const WcManifest *m, WcIntake *intake)
 {
 	memset(intake, 0, sizeof(WcIntake));
 	intake->storage_id = meta->storage_id;
 	intake->bytes_ingested = meta->bytes_ingested;
 	for (int i = 0; i < m->nrts; i++)
 		intake->newest_range_tombstone = Max(intake->newest_range_tombstone, m->rts[i].id);
+}
+
+/*
+ * Has the table (its metapage and manifest as read after a flush) taken
+ * no write for widecol.idle_compaction_delay?  `note`: a worker's pass,
+ * which records what the table has taken in when it changed; others
+ * (widecol.compact, the stats) only ask how the workers last saw it.
+ */
+bool
+wc_table_quiet(Oid relid, const WcMetaData *meta, const WcManifest *m, bool note)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	WcIntake	intake;
+	QuietEntry *e;
+	bool		result = false;
+
+	if (quiet == NULL)
+		return false;
+	intake_of(meta, m, &intake);
+	SpinLockAcquire(&quiet->mutex);
+	e = find(relid, note);
+	if (e && e->changed != 0 && memcmp(&e->intake, &intake, sizeof(WcIntake)) == 0)
+		result = long_enough(e->changed, now);
+	else if (note)
+	{
+		e->intake = intake;
+		e->changed = now;
+	}
+	SpinLockRelease(&quiet->mutex);
+	return result;
 }
