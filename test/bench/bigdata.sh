@@ -12,8 +12,12 @@
 # rather than the page cache, read system calls: buffer-pool misses), which
 # tells CPU from I/O in the latency.  Then, with the memory group, the
 # lookups of each table right after a restart with the group's page cache
-# emptied (a cold start: a reboot, a failover), and the settled lookups
-# again at other memory limits (--sweep).
+# emptied (a cold start: a reboot, a failover), each table's lookups in a
+# steady state (by itself, after its own lookups have filled the caches
+# that the other table's rounds turned over), and the settled lookups
+# again at other memory limits (--sweep).  Every phase also reports the
+# share of lookups over 1 ms: a p99 near 1 ms lies where that share
+# crosses 1% and moves with it.
 #
 #   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
 #                              [--seconds S] [--settle S] [--sweep SIZES] [--data-checksums]
@@ -365,6 +369,10 @@ warmup() {
 	done
 	echo
 }
+# slow_share TABLE PHASE -> the percentage of the lookups over 1 ms
+slow_share() {
+	cat "$inst/log/$1/$2".*/pgbench_log.* | awk '{ n++ } $3 > 1000 { s++ } END { printf "%.2f\n", n ? 100 * s / n : 0 }'
+}
 # backend_costs TABLE PHASE -> "user_us sys_us storage_kb reads" per lookup
 # between the samples of each round (the lookups pgbench logged as completed
 # between them), over the rounds; "n/a n/a n/a n/a" without samples (rounds
@@ -457,6 +465,11 @@ for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99 $hcu $hcs $hkb $shcu $s
 	echo "lookup,$1,$m,qps,$2"; echo "lookup,$1,$m,p50_ms,$3"; echo "lookup,$1,$m,p95_ms,$4"; echo "lookup,$1,$m,p99_ms,$5"
 	echo "settled,$1,$m,qps,$6"; echo "settled,$1,$m,p50_ms,$7"; echo "settled,$1,$m,p95_ms,$8"; echo "settled,$1,$m,p99_ms,$9"
 done >>"$csv"
+for t in heap widecol; do
+	table=$([ $t = heap ] && echo heap_image_metadata || echo wc_image_metadata)
+	echo "lookup,$t,$m,over1ms_pct,$(slow_share "$table" load)"
+	echo "settled,$t,$m,over1ms_pct,$(slow_share "$table" settled)"
+done >>"$csv"
 maxmem=$(cg_stat memory.max_usage_in_bytes)
 failcnt=$(cg_stat memory.failcnt)
 ooms=$(oom_kills)
@@ -474,6 +487,7 @@ phase_rows() {
 		read -r cu cs kb rc < <(backend_costs "$table" "$3")
 		echo "$1,$t,$2,qps,$q"; echo "$1,$t,$2,p50_ms,$p50"; echo "$1,$t,$2,p99_ms,$p99"
 		echo "$1,$t,$2,p99_first2s_ms,$wf"; echo "$1,$t,$2,user_us,$cu"; echo "$1,$t,$2,storage_kb,$kb"
+		echo "$1,$t,$2,over1ms_pct,$(slow_share "$table" "$3")"
 	done >>"$csv"
 }
 
@@ -503,6 +517,25 @@ if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
 	phase_rows cold "$m" cold
 fi
 
+# Steady state: each table by itself, as on a server of its own.  In the
+# alternating rounds above each round starts after the other table's has
+# turned shared buffers and the page cache over, and widecol's key pages
+# (about 350 MB here) take longer to come back than heap + btree's inner
+# pages: 2 x half s of a table's own lookups first, not counted, then 2
+# rounds of half s with no other table between.
+wc_section "Point lookups in a steady state (each table by itself: $((half * 2))s of its lookups first, not counted, then 2 rounds of ${half}s)"
+mark steady start
+for t in heap_image_metadata wc_image_metadata; do
+	run_lookups "$t" "warmup.steady" "$((half * 2))"
+	for r in 1 2; do
+		run_lookups "$t" "steady.$r" "$half"
+		printf '.'
+	done
+done
+echo
+mark steady end
+phase_rows steady "$m" steady
+
 # The settled lookups again at other memory limits (--sweep): the group's
 # limit changes, shared_buffers stays, so the page cache alone grows or
 # shrinks; the main limit's settled rounds are the curve's point at MEMORY
@@ -530,7 +563,7 @@ fi
 # "settled" table can still start a merge later (the workers look every
 # naptime), and its lookups then share the 2 cores and the device with it
 beside=""
-for ph in load settled cold sweep; do
+for ph in load settled cold steady sweep; do
 	[ -n "${PHASE_AT[$ph.start]:-}" ] && [ -n "${PHASE_AT[$ph.end]:-}" ] || continue
 	n=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata'
 		AND started < '${PHASE_AT[$ph.end]}' AND finished > '${PHASE_AT[$ph.start]}'")
@@ -553,6 +586,14 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
 	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" || $4 == "read_calls" { cost[$1, $2, $4] = $5 }
 	$1 == "cold" { cold[$2, $4] = $5; has_cold = 1 }
+	$1 == "steady" { steady[$2, $4] = $5; has_steady = 1 }
+	$4 == "over1ms_pct" { slow[$1, $2] = $5 }
+	# the share of lookups over 1 ms of a phase (lookup, settled, cold, steady)
+	function slow_row(phase) {
+		if ((phase, "heap") in slow)
+			printf "%-34s %14.2f %14.2f %8.2f\n", "  lookups over 1 ms (%)", slow[phase, "heap"], slow[phase, "widecol"],
+				(slow[phase, "heap"] > 0 ? slow[phase, "widecol"] / slow[phase, "heap"] : 0)
+	}
 	# p99 of the first 2 s of each round and of the rest (i = 0: after loading, 4: settled)
 	function warm_rows(i,   w) {
 		split(warm, w, " ")
@@ -595,6 +636,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", h95, w95, w95 / h95
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", h99, w99, w99 / h99, (w99 / h99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		warm_rows(0)
+		slow_row("lookup")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", hq, wq, wq / hq
 		cost_rows("lookup")
 		printf "point lookups, workers settled (%s):\n", settled
@@ -602,6 +644,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", sh95, sw95, sw95 / sh95
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", sh99, sw99, sw99 / sh99, (sw99 / sh99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		warm_rows(4)
+		slow_row("settled")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", shq, swq, swq / shq
 		cost_rows("settled")
 		if (has_cold) {
@@ -609,9 +652,19 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 			printf "%-34s %14.3f %14.3f %8.2f\n", "  p50 (ms)", cold["heap", "p50_ms"], cold["widecol", "p50_ms"], cold["widecol", "p50_ms"] / cold["heap", "p50_ms"]
 			printf "%-34s %14.3f %14.3f %8.2f\n", "  p99 (ms)", cold["heap", "p99_ms"], cold["widecol", "p99_ms"], cold["widecol", "p99_ms"] / cold["heap", "p99_ms"]
 			printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, first 2 s of rounds (ms)", cold["heap", "p99_first2s_ms"], cold["widecol", "p99_first2s_ms"], cold["widecol", "p99_first2s_ms"] / cold["heap", "p99_first2s_ms"]
+			slow_row("cold")
 			printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", cold["heap", "qps"], cold["widecol", "qps"], cold["widecol", "qps"] / cold["heap", "qps"]
 			if (cold["heap", "storage_kb"] != "n/a" && cold["heap", "storage_kb"] + 0 > 0)
 				printf "%-34s %14.2f %14.2f %8.2f\n", "  storage reads per lookup (kB)", cold["heap", "storage_kb"], cold["widecol", "storage_kb"], cold["widecol", "storage_kb"] / cold["heap", "storage_kb"]
+		}
+		if (has_steady) {
+			printf "point lookups in a steady state (each table by itself, after its own lookups filled the caches):\n"
+			printf "%-34s %14.3f %14.3f %8.2f\n", "  p50 (ms)", steady["heap", "p50_ms"], steady["widecol", "p50_ms"], steady["widecol", "p50_ms"] / steady["heap", "p50_ms"]
+			printf "%-34s %14.3f %14.3f %8.2f\n", "  p99 (ms)", steady["heap", "p99_ms"], steady["widecol", "p99_ms"], steady["widecol", "p99_ms"] / steady["heap", "p99_ms"]
+			slow_row("steady")
+			printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", steady["heap", "qps"], steady["widecol", "qps"], steady["widecol", "qps"] / steady["heap", "qps"]
+			if (steady["heap", "storage_kb"] != "n/a" && steady["heap", "storage_kb"] + 0 > 0)
+				printf "%-34s %14.2f %14.2f %8.2f\n", "  storage reads per lookup (kB)", steady["heap", "storage_kb"], steady["widecol", "storage_kb"], steady["widecol", "storage_kb"] / steady["heap", "storage_kb"]
 		}
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
 		printf "widecol background workers during the load: %s\n", compactions
