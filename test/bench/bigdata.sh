@@ -585,14 +585,30 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
 	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" || $4 == "read_calls" { cost[$1, $2, $4] = $5 }
-	$1 == "cold" { cold[$2, $4] = $5; has_cold = 1 }
-	$1 == "steady" { steady[$2, $4] = $5; has_steady = 1 }
+	$1 == "cold" || $1 == "steady" { ph[$1, $2, $4] = $5; has[$1] = 1 }
 	$4 == "over1ms_pct" { slow[$1, $2] = $5 }
 	# the share of lookups over 1 ms of a phase (lookup, settled, cold, steady)
 	function slow_row(phase) {
 		if ((phase, "heap") in slow)
 			printf "%-34s %14.2f %14.2f %8.2f\n", "  lookups over 1 ms (%)", slow[phase, "heap"], slow[phase, "widecol"],
 				(slow[phase, "heap"] > 0 ? slow[phase, "widecol"] / slow[phase, "heap"] : 0)
+	}
+	# one line of a phase that phase_rows wrote: heap + btree, widecol, ratio
+	function ratio_row(label, phase, metric, fmt) {
+		printf "%-34s " fmt " " fmt " %8.2f\n", label, ph[phase, "heap", metric], ph[phase, "widecol", metric],
+			ph[phase, "widecol", metric] / ph[phase, "heap", metric]
+	}
+	# a phase that phase_rows wrote (cold, steady)
+	function phase_block(phase, title, first2s) {
+		printf "%s:\n", title
+		ratio_row("  p50 (ms)", phase, "p50_ms", "%14.3f")
+		ratio_row("  p99 (ms)", phase, "p99_ms", "%14.3f")
+		if (first2s)
+			ratio_row("    p99, first 2 s of rounds (ms)", phase, "p99_first2s_ms", "%14.3f")
+		slow_row(phase)
+		ratio_row("  lookups per second", phase, "qps", "%14.1f")
+		if (ph[phase, "heap", "storage_kb"] != "n/a" && ph[phase, "heap", "storage_kb"] + 0 > 0)
+			ratio_row("  storage reads per lookup (kB)", phase, "storage_kb", "%14.2f")
 	}
 	# p99 of the first 2 s of each round and of the rest (i = 0: after loading, 4: settled)
 	function warm_rows(i,   w) {
@@ -647,25 +663,10 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		slow_row("settled")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", shq, swq, swq / shq
 		cost_rows("settled")
-		if (has_cold) {
-			printf "point lookups from a cold start (server restarted, its page cache emptied):\n"
-			printf "%-34s %14.3f %14.3f %8.2f\n", "  p50 (ms)", cold["heap", "p50_ms"], cold["widecol", "p50_ms"], cold["widecol", "p50_ms"] / cold["heap", "p50_ms"]
-			printf "%-34s %14.3f %14.3f %8.2f\n", "  p99 (ms)", cold["heap", "p99_ms"], cold["widecol", "p99_ms"], cold["widecol", "p99_ms"] / cold["heap", "p99_ms"]
-			printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, first 2 s of rounds (ms)", cold["heap", "p99_first2s_ms"], cold["widecol", "p99_first2s_ms"], cold["widecol", "p99_first2s_ms"] / cold["heap", "p99_first2s_ms"]
-			slow_row("cold")
-			printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", cold["heap", "qps"], cold["widecol", "qps"], cold["widecol", "qps"] / cold["heap", "qps"]
-			if (cold["heap", "storage_kb"] != "n/a" && cold["heap", "storage_kb"] + 0 > 0)
-				printf "%-34s %14.2f %14.2f %8.2f\n", "  storage reads per lookup (kB)", cold["heap", "storage_kb"], cold["widecol", "storage_kb"], cold["widecol", "storage_kb"] / cold["heap", "storage_kb"]
-		}
-		if (has_steady) {
-			printf "point lookups in a steady state (each table by itself, after its own lookups filled the caches):\n"
-			printf "%-34s %14.3f %14.3f %8.2f\n", "  p50 (ms)", steady["heap", "p50_ms"], steady["widecol", "p50_ms"], steady["widecol", "p50_ms"] / steady["heap", "p50_ms"]
-			printf "%-34s %14.3f %14.3f %8.2f\n", "  p99 (ms)", steady["heap", "p99_ms"], steady["widecol", "p99_ms"], steady["widecol", "p99_ms"] / steady["heap", "p99_ms"]
-			slow_row("steady")
-			printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", steady["heap", "qps"], steady["widecol", "qps"], steady["widecol", "qps"] / steady["heap", "qps"]
-			if (steady["heap", "storage_kb"] != "n/a" && steady["heap", "storage_kb"] + 0 > 0)
-				printf "%-34s %14.2f %14.2f %8.2f\n", "  storage reads per lookup (kB)", steady["heap", "storage_kb"], steady["widecol", "storage_kb"], steady["widecol", "storage_kb"] / steady["heap", "storage_kb"]
-		}
+		if ("cold" in has)
+			phase_block("cold", "point lookups from a cold start (server restarted, its page cache emptied)", 1)
+		if ("steady" in has)
+			phase_block("steady", "point lookups in a steady state (each table by itself, after its own lookups filled the caches)", 0)
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "compactions after the load until settled: %s\n", after_load
