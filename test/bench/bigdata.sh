@@ -485,7 +485,7 @@ phase_rows() {
 		read -r q p50 p95 p99 < <(latency "$table" "$3")
 		read -r wf wr < <(warmup "$table" "$3")
 		read -r cu cs kb rc < <(backend_costs "$table" "$3")
-		echo "$1,$t,$2,qps,$q"; echo "$1,$t,$2,p50_ms,$p50"; echo "$1,$t,$2,p99_ms,$p99"
+		echo "$1,$t,$2,qps,$q"; echo "$1,$t,$2,p50_ms,$p50"; echo "$1,$t,$2,p95_ms,$p95"; echo "$1,$t,$2,p99_ms,$p99"
 		echo "$1,$t,$2,p99_first2s_ms,$wf"; echo "$1,$t,$2,user_us,$cu"; echo "$1,$t,$2,storage_kb,$kb"
 		echo "$1,$t,$2,over1ms_pct,$(slow_share "$table" "$3")"
 	done >>"$csv"
@@ -746,12 +746,15 @@ a1.grid(alpha=0.3)
 a1.legend()
 last = ms[-1]
 labels = ["p50", "p95", "p99"]
-w = 0.2
 bars = [("lookup", "heap", "heap + btree, after load"), ("lookup", "widecol", "widecol, after load (compacting)"),
-        ("settled", "heap", "heap + btree, settled"), ("settled", "widecol", "widecol, workers settled")]
+        ("settled", "heap", "heap + btree, settled"), ("settled", "widecol", "widecol, workers settled"),
+        ("steady", "heap", "heap + btree, steady state"), ("steady", "widecol", "widecol, steady state")]
+# the steady state only where the run measured it
+bars = [b for b in bars if all((b[0], b[1], last, p + "_ms") in v for p in labels)]
+w = 0.8 / len(bars)
 for i, (phase, t, name) in enumerate(bars):
     vals = [float(v[(phase, t, last, p + "_ms")]) for p in labels]
-    a2.bar([x + (i - 1.5) * w for x in range(3)], vals, w, label=name)
+    a2.bar([x + (i - (len(bars) - 1) / 2) * w for x in range(3)], vals, w, label=name)
 a2.set_xticks(range(3))
 a2.set_xticklabels(labels)
 a2.set_ylabel("latency (ms)")
