@@ -7,17 +7,19 @@
 # compacting as in production (the default widecol.naptime, max_workers and
 # compaction_throughput).  Then the bytes of both tables and point-lookup
 # latency by key, right after the load (the workers still compacting) and
-# once the workers have settled, with what a lookup costs the backend that
-# serves it (Linux /proc: user and system CPU time, bytes read from storage
-# rather than the page cache, read system calls: buffer-pool misses), which
-# tells CPU from I/O in the latency.  Then, with the memory group, the
-# lookups of each table right after a restart with the group's page cache
-# emptied (a cold start: a reboot, a failover), each table's lookups in a
-# steady state (by itself, after its own lookups have filled the caches
-# that the other table's rounds turned over), and the settled lookups
-# again at other memory limits (--sweep).  Every phase also reports the
-# share of lookups over 1 ms: a p99 near 1 ms lies where that share
-# crosses 1% and moves with it.
+# once the workers have settled.  The lookups of both tables run
+# interleaved, one pgbench client picking either table's statement for
+# each transaction, so that both meet the same moments of the machine (see
+# run_mixed), with each table's shared-buffer misses per lookup.  Then,
+# with the memory group, the lookups right after a restart with the group's
+# page cache emptied (a cold start: a reboot, a failover), each table's
+# lookups in a steady state (by itself, after its own lookups have filled
+# the caches), with what a lookup costs the backend that serves it (Linux
+# /proc: user and system CPU time, bytes read from storage rather than the
+# page cache, read system calls), which tells CPU from I/O in the latency,
+# and the settled lookups again at other memory limits (--sweep).  Every
+# phase also reports the share of lookups over 1 ms: a p99 near 1 ms lies
+# where that share crosses 1% and moves with it.
 #
 #   bash test/bench/bigdata.sh [--rows N] [--chunk N] [--memory SIZE]
 #                              [--seconds S] [--settle S] [--sweep SIZES] [--data-checksums]
@@ -27,7 +29,8 @@
 # --chunk    rows per COPY (default 1000000); rows/s is reported per chunk
 # --memory   memory limit of the server's cgroup (default 1GB; K, M, G);
 #            shared_buffers is a quarter of it
-# --seconds  pgbench seconds of point lookups per table and phase (default 30)
+# --seconds  pgbench seconds of each of a phase's two interleaved runs, and
+#            of each table's lookups in the steady state (default 30)
 # --settle   the second phase of lookups waits at most this long for the
 #            workers to have no runs left to merge (default 900)
 # --sweep    memory limits to measure the settled lookups again at, after
@@ -320,12 +323,31 @@ proc_sample() {
 		FILENAME ~ /io$/ && $1 == "read_bytes:" { r = $2 } FILENAME ~ /io$/ && $1 == "syscr:" { c = $2 }
 		END { print t, u, s, r, c }' "/proc/$1/stat" "/proc/$1/io"
 }
+# statio TABLE... -> "table blocks" lines: the blocks each table's lookups
+# asked of the kernel (shared-buffer misses; pg_statio, heap and indexes)
+statio() {
+	local t
+	for t in "$@"; do
+		"${PSQL[@]}" -At -F ' ' -c "SELECT '$t', heap_blks_read + coalesce(idx_blks_read, 0) FROM pg_statio_user_tables WHERE relname = '$t'"
+	done
+}
+# misses_file DIR ROUND-DIR: "lookups blocks" of the table in ROUND-DIR from
+# DIR's statio.0 and statio.1 (a backend hands in its statistics when it
+# exits: pgbench's has a second to)
+misses_file() {
+	local t n
+	t=$(basename "$(dirname "$2")")
+	n=$(cat "$2"/pgbench_log.* | wc -l)
+	awk -v t="$t" -v n="$n" '$1 == t { v[FILENAME] = $2 } END { b = 0; for (f in v) if (f ~ /statio.1$/) b += v[f]; else b -= v[f]; print n, b }' \
+		"$1/statio.0" "$1/statio.1" >"$2/misses"
+}
 # run_lookups TABLE ROUND SECONDS: pgbench per-transaction log into
 # $inst/log/TABLE/ROUND, and proc.0 / proc.1, samples of the backend serving
 # pgbench one second into the run and one second before its end
 run_lookups() {
 	local dir=$inst/log/$1/$2 pg pid="" i
 	mkdir -p "$dir"
+	statio "$1" >"$dir/statio.0"
 	(cd "$dir" && exec "$bin/pgbench" -n -M prepared -c 1 -T "$3" -l \
 		-h "$inst" -p 5998 -f "$inst/$1.sql" postgres >"$dir/out.txt" 2>&1) &
 	pg=$!
@@ -339,22 +361,57 @@ run_lookups() {
 		proc_sample "$pid" >"$dir/proc.1" 2>/dev/null || rm -f "$dir/proc.0"
 	fi
 	wait "$pg" || { cat "$dir/out.txt"; wc_die "pgbench failed"; }
+	sleep 1
+	statio "$1" >"$dir/statio.1"
+	misses_file "$dir" "$dir"
 }
-# lookup_rounds PHASE: 2 alternating rounds per table, logs under ROUND PHASE.1, PHASE.2
+# run_mixed ROUND SECONDS: both tables' lookups in one pgbench run of one
+# client, each transaction picking one table's script at random (-f twice),
+# so that both tables meet the same moments of the machine: a slow spell of
+# the virtual disk, a merge of the workers, a checkpoint.  Tables measured
+# one after the other in rounds were not: the p99 of two 15-s rounds of one
+# table in one phase differed by up to 2.3x (stop 51's kept logs), more than
+# the difference the target is about.  The log is split by script into
+# $inst/log/TABLE/ROUND as run_lookups writes it, with each table's
+# shared-buffer misses; one backend serves both, so its CPU and storage
+# reads are not split (the steady state, each table by itself, has them).
+run_mixed() {
+	local dir=$inst/log/mixed/$1 s t
+	mkdir -p "$dir"
+	statio heap_image_metadata wc_image_metadata >"$dir/statio.0"
+	(cd "$dir" && "$bin/pgbench" -n -M prepared -c 1 -T "$2" -l -h "$inst" -p 5998 \
+		-f "$inst/heap_image_metadata.sql" -f "$inst/wc_image_metadata.sql" postgres >"$dir/out.txt" 2>&1) ||
+		{ cat "$dir/out.txt"; wc_die "pgbench failed"; }
+	sleep 1
+	statio heap_image_metadata wc_image_metadata >"$dir/statio.1"
+	s=0
+	for t in heap_image_metadata wc_image_metadata; do
+		mkdir -p "$inst/log/$t/$1"
+		cat "$dir"/pgbench_log.* | awk -v s="$s" '$4 == s' >"$inst/log/$t/$1/pgbench_log.mixed"
+		misses_file "$dir" "$inst/log/$t/$1"
+		s=$((s + 1))
+	done
+}
+# lookup_rounds PHASE: 2 runs of both tables' lookups interleaved (run_mixed),
+# logs under PHASE.1, PHASE.2
 lookup_rounds() {
 	for r in 1 2; do
-		for t in heap_image_metadata wc_image_metadata; do
-			run_lookups "$t" "$1.$r" "$half"
-			printf '.'
-		done
+		run_mixed "$1.$r" "$SECONDS_EACH"
+		printf '.'
 	done
 	echo
 }
-# latency TABLE PHASE -> "qps p50 p95 p99" (milliseconds)
+# latency TABLE PHASE -> "qps p50 p95 p99" (milliseconds); qps is lookups
+# per second of the table's own lookup time (1 / mean latency), which
+# interleaved runs and rounds of one table give alike
 latency() {
-	cat "$inst/log/$1/$2".*/pgbench_log.* | awk '{ print $3 / 1000.0 }' | sort -n | awk -v s="$((half * 2))" '
-		{ v[NR] = $1 } END {
-			printf "%.1f %.3f %.3f %.3f\n", NR / s, v[int(NR * 0.50) + 1], v[int(NR * 0.95) + 1], v[int(NR * 0.99) + 1] }'
+	cat "$inst/log/$1/$2".*/pgbench_log.* | awk '{ print $3 / 1000.0 }' | sort -n | awk '
+		{ v[NR] = $1; t += $1 } END {
+			printf "%.1f %.3f %.3f %.3f\n", NR * 1000 / t, v[int(NR * 0.50) + 1], v[int(NR * 0.95) + 1], v[int(NR * 0.99) + 1] }'
+}
+# misses TABLE PHASE -> shared-buffer misses per lookup over the phase's runs
+misses() {
+	cat "$inst/log/$1/$2".*/misses 2>/dev/null | awk '{ n += $1; b += $2 } END { if (n) printf "%.2f\n", b / n; else print "n/a" }'
 }
 # warmup TABLE PHASE -> "p99_first p99_rest" (milliseconds): p99 of the
 # lookups in the first 2 s of each round (a new connection after the other
@@ -396,7 +453,7 @@ half=$(((SECONDS_EACH + 1) / 2))
 # compactions ran beside its lookups (beside, below)
 declare -A PHASE_AT
 mark() { PHASE_AT[$1.$2]=$("${PSQL[@]}" -At -c "SELECT clock_timestamp()"); }
-wc_section "Point lookups by key right after loading, the workers still compacting (pgbench, 1 client, prepared, random existing keys; 2 alternating rounds of ${half}s per table)"
+wc_section "Point lookups by key right after loading, the workers still compacting (pgbench, 1 client, prepared, random existing keys; 2 runs of ${SECONDS_EACH}s, the tables' lookups interleaved)"
 mark load start
 lookup_rounds load
 mark load end
@@ -469,6 +526,8 @@ for t in heap widecol; do
 	table=$([ $t = heap ] && echo heap_image_metadata || echo wc_image_metadata)
 	echo "lookup,$t,$m,over1ms_pct,$(slow_share "$table" load)"
 	echo "settled,$t,$m,over1ms_pct,$(slow_share "$table" settled)"
+	echo "lookup,$t,$m,misses,$(misses "$table" load)"
+	echo "settled,$t,$m,misses,$(misses "$table" settled)"
 done >>"$csv"
 maxmem=$(cg_stat memory.max_usage_in_bytes)
 failcnt=$(cg_stat memory.failcnt)
@@ -486,15 +545,16 @@ phase_rows() {
 		read -r wf wr < <(warmup "$table" "$3")
 		read -r cu cs kb rc < <(backend_costs "$table" "$3")
 		echo "$1,$t,$2,qps,$q"; echo "$1,$t,$2,p50_ms,$p50"; echo "$1,$t,$2,p95_ms,$p95"; echo "$1,$t,$2,p99_ms,$p99"
-		echo "$1,$t,$2,p99_first2s_ms,$wf"; echo "$1,$t,$2,user_us,$cu"; echo "$1,$t,$2,storage_kb,$kb"
+		echo "$1,$t,$2,p99_first2s_ms,$wf"; echo "$1,$t,$2,user_us,$cu"; echo "$1,$t,$2,sys_us,$cs"; echo "$1,$t,$2,storage_kb,$kb"
 		echo "$1,$t,$2,over1ms_pct,$(slow_share "$table" "$3")"
+		echo "$1,$t,$2,misses,$(misses "$table" "$3")"
 	done >>"$csv"
 }
 
 # Cold start: each table's lookups right after a restart of the server with
 # the group's page cache emptied (memory.force_empty while the group has no
-# process), as after a reboot or a failover to a standby; 2 alternating
-# rounds per table.  Only with the memory group (dropping the page cache
+# process), as after a reboot or a failover to a standby; twice, each
+# followed by a run of both tables' lookups interleaved.  Only with the memory group (dropping the page cache
 # otherwise needs root).
 restart_cold() {
 	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null
@@ -503,14 +563,12 @@ restart_cold() {
 		sh "$CGROUP" "$bin" "$inst" >/dev/null
 }
 if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
-	wc_section "Point lookups from a cold start (server restarted, its page cache emptied; 2 alternating rounds of ${half}s per table)"
+	wc_section "Point lookups from a cold start (server restarted, its page cache emptied; twice, then ${SECONDS_EACH}s of the tables' lookups interleaved)"
 	mark cold start
 	for r in 1 2; do
-		for t in heap_image_metadata wc_image_metadata; do
-			restart_cold
-			run_lookups "$t" "cold.$r" "$half"
-			printf '.'
-		done
+		restart_cold
+		run_mixed "cold.$r" "$SECONDS_EACH"
+		printf '.'
 	done
 	echo
 	mark cold end
@@ -518,11 +576,11 @@ if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
 fi
 
 # Steady state: each table by itself, as on a server of its own.  In the
-# alternating rounds above each round starts after the other table's has
-# turned shared buffers and the page cache over, and widecol's key pages
-# (about 350 MB here) take longer to come back than heap + btree's inner
-# pages: 2 x half s of a table's own lookups first, not counted, then 2
-# rounds of half s with no other table between.
+# interleaved runs above the two tables share shared buffers and the page
+# cache; here each has them to itself: 2 x half s of a table's own lookups
+# first, not counted, then 2 rounds of half s with no other table between.
+# One backend serves one table here, so this phase also tells what a lookup
+# costs it (CPU, storage reads).
 wc_section "Point lookups in a steady state (each table by itself: $((half * 2))s of its lookups first, not counted, then 2 rounds of ${half}s)"
 mark steady start
 for t in heap_image_metadata wc_image_metadata; do
@@ -544,7 +602,7 @@ phase_rows steady "$m" steady
 if [ -n "$SWEEP" ] && [ -n "$CGROUP" ]; then
 	phase_rows memory $((MEM_BYTES / 1048576)) settled
 	mark sweep start
-	wc_section "Point lookups, workers settled, at other memory limits (shared_buffers stays ${SB_MB}MB; 2 alternating rounds of ${half}s per table and limit)"
+	wc_section "Point lookups, workers settled, at other memory limits (shared_buffers stays ${SB_MB}MB; 2 runs of ${SECONDS_EACH}s per limit, the tables' lookups interleaved)"
 	for size in ${SWEEP//,/ }; do
 		if ! echo "$(to_bytes "$size")" >"$CGROUP/memory.limit_in_bytes" 2>/dev/null; then
 			wc_warn "could not set the memory limit to $size; skipped"
@@ -577,14 +635,14 @@ wc_section "Results"
 awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n "$DATA_CHECKSUMS" ] && echo on || echo off)" -v conf="${WIDECOL_BIGDATA_CONF:-}" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
 	-v rb="$runs_before" -v ra="$runs_after" -v hq="$hq" -v wq="$wq" -v h50="$h50" -v w50="$w50" \
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
-	-v ooms="$ooms" -v restarts="$restarts" -v secs="$((half * 2))" -v compactions="$compactions" \
+	-v ooms="$ooms" -v restarts="$restarts" -v secs="$SECONDS_EACH" -v half="$half" -v compactions="$compactions" \
 	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
 	-v rs="$runs_settled" -v settled="$settled_note" -v beside="$beside" -v after_load="$after_load" \
 	-v warm="$hwf $wwf $hwr $wwr $shwf $swwf $shwr $swwr" '
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
-	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" || $4 == "read_calls" { cost[$1, $2, $4] = $5 }
+	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" || $4 == "read_calls" || $4 == "misses" { cost[$1, $2, $4] = $5 }
 	$1 == "cold" || $1 == "steady" { ph[$1, $2, $4] = $5; has[$1] = 1 }
 	$4 == "over1ms_pct" { slow[$1, $2] = $5 }
 	# the share of lookups over 1 ms of a phase (lookup, settled, cold, steady)
@@ -604,29 +662,34 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		ratio_row("  p50 (ms)", phase, "p50_ms", "%14.3f")
 		ratio_row("  p99 (ms)", phase, "p99_ms", "%14.3f")
 		if (first2s)
-			ratio_row("    p99, first 2 s of rounds (ms)", phase, "p99_first2s_ms", "%14.3f")
+			ratio_row("    p99, first 2 s of each run (ms)", phase, "p99_first2s_ms", "%14.3f")
 		slow_row(phase)
-		ratio_row("  lookups per second", phase, "qps", "%14.1f")
+		ratio_row("  lookups per second (1 / mean)", phase, "qps", "%14.1f")
+		if (ph[phase, "heap", "misses"] != "n/a" && ph[phase, "heap", "misses"] + 0 > 0)
+			ratio_row("  shared-buffer misses per lookup", phase, "misses", "%14.2f")
+		if (ph[phase, "heap", "user_us"] != "n/a" && ph[phase, "heap", "user_us"] + 0 > 0)
+			ratio_row("  backend CPU per lookup, user (us)", phase, "user_us", "%14.1f")
 		if (ph[phase, "heap", "storage_kb"] != "n/a" && ph[phase, "heap", "storage_kb"] + 0 > 0)
 			ratio_row("  storage reads per lookup (kB)", phase, "storage_kb", "%14.2f")
 	}
-	# p99 of the first 2 s of each round and of the rest (i = 0: after loading, 4: settled)
+	# p99 of the first 2 s of each run and of the rest (i = 0: after loading, 4: settled)
 	function warm_rows(i,   w) {
 		split(warm, w, " ")
-		printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, first 2 s of rounds (ms)", w[i + 1], w[i + 2], w[i + 2] / w[i + 1]
+		printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, first 2 s of each run (ms)", w[i + 1], w[i + 2], w[i + 2] / w[i + 1]
 		printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, the rest (ms)", w[i + 3], w[i + 4], w[i + 4] / w[i + 3]
 	}
-	# backend CPU and storage reads per lookup of a phase (lookup, settled)
+	# shared-buffer misses, backend CPU and storage reads per lookup of a
+	# phase (lookup, settled): what was measured (the interleaved runs have
+	# the misses only: one backend serves both tables)
 	function cost_rows(phase,   m, names, fmt, j, h, w) {
-		split("user_us sys_us storage_kb read_calls", m, " ")
-		split("backend CPU per lookup, user (us)|backend CPU per lookup, sys (us)|storage reads per lookup (kB)|read calls per lookup (pread)", names, "|")
-		for (j = 1; j <= 4; j++) {
+		split("misses user_us sys_us storage_kb read_calls", m, " ")
+		split("shared-buffer misses per lookup|backend CPU per lookup, user (us)|backend CPU per lookup, sys (us)|storage reads per lookup (kB)|read calls per lookup (pread)", names, "|")
+		for (j = 1; j <= 5; j++) {
 			h = cost[phase, "heap", m[j]]; w = cost[phase, "widecol", m[j]]
-			fmt = j >= 3 ? "%14.2f %14.2f" : "%14.1f %14.1f"
-			if (h == "n/a" || w == "n/a" || h + 0 == 0)
-				printf "  %-32s %14s %14s\n", names[j], h, w
-			else
-				printf "  %-32s " fmt " %8.2f\n", names[j], h, w, w / h
+			fmt = (j == 2 || j == 3) ? "%14.1f %14.1f" : "%14.2f %14.2f"
+			if (h == "" || h == "n/a" || w == "n/a" || h + 0 == 0)
+				continue
+			printf "  %-32s " fmt " %8.2f\n", names[j], h, w, w / h
 		}
 	}
 	END {
@@ -653,7 +716,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", h99, w99, w99 / h99, (w99 / h99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		warm_rows(0)
 		slow_row("lookup")
-		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", hq, wq, wq / hq
+		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second (1 / mean)", hq, wq, wq / hq
 		cost_rows("lookup")
 		printf "point lookups, workers settled (%s):\n", settled
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p50 (ms)", sh50, sw50, sw50 / sh50, (sw50 / sh50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
@@ -661,16 +724,17 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p99 (ms)", sh99, sw99, sw99 / sh99, (sw99 / sh99 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		warm_rows(4)
 		slow_row("settled")
-		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second", shq, swq, swq / shq
+		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second (1 / mean)", shq, swq, swq / shq
 		cost_rows("settled")
 		if ("cold" in has)
 			phase_block("cold", "point lookups from a cold start (server restarted, its page cache emptied)", 1)
 		if ("steady" in has)
 			phase_block("steady", "point lookups in a steady state (each table by itself, after its own lookups filled the caches)", 0)
-		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled (%d s per table and phase)\n", hidx / 1048576, rb, ra, rs, secs
+		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled\n", hidx / 1048576, rb, ra, rs
+		printf "lookups: 2 runs of %d s a phase, each transaction picking one table at random (the steady state: each table by itself, 2 rounds of %d s)\n", secs, half
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "compactions after the load until settled: %s\n", after_load
-		printf "compactions beside the lookups (running during part of the rounds of a phase): %s\n", beside
+		printf "compactions beside the lookups (running during part of a phase's lookups): %s\n", beside
 		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
 			(maxmem == "n/a" ? maxmem : sprintf("%.0f", maxmem / 1048576)), failcnt, ooms, restarts
 	}' "$csv" | tee "$OUT/bigdata.txt"
@@ -687,7 +751,7 @@ if grep -q '^memory,' "$csv"; then
 	{
 		echo
 		echo "point lookups by memory limit, workers settled (shared_buffers ${SB_MB}MB throughout; ratio = widecol / heap):"
-		printf '%9s %9s %9s %7s %9s %9s %7s %9s %9s\n' limit_MB heap_p50 wc_p50 ratio heap_p99 wc_p99 ratio heap_kB wc_kB
+		printf '%9s %9s %9s %7s %9s %9s %7s %9s %9s\n' limit_MB heap_p50 wc_p50 ratio heap_p99 wc_p99 ratio heap_miss wc_miss
 		awk -F, '$1 == "memory" { v[$3, $2, $4] = $5; lim[$3] = 1 }
 			END { n = 0; for (l in lim) o[++n] = l + 0
 				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (o[j] > o[i]) { x = o[i]; o[i] = o[j]; o[j] = x }
@@ -695,7 +759,7 @@ if grep -q '^memory,' "$csv"; then
 					printf "%9d %9.3f %9.3f %7.2f %9.3f %9.3f %7.2f %9s %9s\n", l,
 						v[l, "heap", "p50_ms"], v[l, "widecol", "p50_ms"], v[l, "widecol", "p50_ms"] / v[l, "heap", "p50_ms"],
 						v[l, "heap", "p99_ms"], v[l, "widecol", "p99_ms"], v[l, "widecol", "p99_ms"] / v[l, "heap", "p99_ms"],
-						v[l, "heap", "storage_kb"], v[l, "widecol", "storage_kb"] } }' "$csv"
+						v[l, "heap", "misses"], v[l, "widecol", "misses"] } }' "$csv"
 	} | tee -a "$OUT/bigdata.txt"
 	python3 - "$csv" "$OUT/bigdata-memory.png" "$SB_MB" <<'EOF' || wc_warn "no memory plot (python3-matplotlib missing?)"
 import csv, sys
@@ -708,7 +772,7 @@ for r in csv.DictReader(open(sys.argv[1])):
         v[(r["table"], int(r["million"]), r["metric"])] = r["value"]
 lims = sorted({k[1] for k in v})
 fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
-for ax, (m, name) in zip(axes, [("p50_ms", "p50 (ms)"), ("p99_ms", "p99 (ms)"), ("storage_kb", "storage reads per lookup (kB)")]):
+for ax, (m, name) in zip(axes, [("p50_ms", "p50 (ms)"), ("p99_ms", "p99 (ms)"), ("misses", "shared-buffer misses per lookup")]):
     for t, label, mk in [("heap", "heap + btree", "o-"), ("widecol", "widecol", "s-")]:
         pts = [(l, float(v[(t, l, m)])) for l in lims if v.get((t, l, m), "n/a") not in ("n/a", "")]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], mk, label=label)
@@ -768,14 +832,14 @@ def num(k):
         return None
 costs = [("user_us", "user CPU (µs)"), ("sys_us", "system CPU (µs)"), ("storage_kb", "storage reads (kB)")]
 for i, (t, name) in enumerate([("heap", "heap + btree"), ("widecol", "widecol")]):
-    vals = [num(("settled", t, last, m)) for m, _ in costs]
+    vals = [num(("steady", t, last, m)) for m, _ in costs]
     if None in vals:
         continue
     a3.bar([x + (i - 0.5) * 0.35 for x in range(3)], vals, 0.35, label=name,
            color=["tab:green", "tab:red"][i])
 a3.set_xticks(range(3))
 a3.set_xticklabels([n for _, n in costs], fontsize=8)
-a3.set_title("Per lookup, workers settled", fontsize=10)
+a3.set_title("Per lookup, steady state (each table by itself)", fontsize=10)
 a3.legend(fontsize=7)
 plt.tight_layout()
 plt.savefig(sys.argv[2], dpi=110)
