@@ -734,7 +734,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		printf "lookups: 2 runs of %d s a phase, each transaction picking one table at random (the steady state: each table by itself, 2 rounds of %d s)\n", secs, half
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "compactions after the load until settled: %s\n", after_load
-		printf "compactions beside the lookups (running during part of a phase's lookups): %s\n", beside
+		printf "compactions beside the lookups (running during part of the lookups of a phase): %s\n", beside
 		printf "server memory group: max usage %s MB, limit hits (failcnt) %s, OOM kills %s; server crash restarts %d\n",
 			(maxmem == "n/a" ? maxmem : sprintf("%.0f", maxmem / 1048576)), failcnt, ooms, restarts
 	}' "$csv" | tee "$OUT/bigdata.txt"
