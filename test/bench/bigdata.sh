@@ -29,8 +29,9 @@
 # --chunk    rows per COPY (default 1000000); rows/s is reported per chunk
 # --memory   memory limit of the server's cgroup (default 1GB; K, M, G);
 #            shared_buffers is a quarter of it
-# --seconds  pgbench seconds of each of a phase's two interleaved runs, and
-#            of each table's lookups in the steady state (default 30)
+# --seconds  pgbench seconds of each of a phase's two interleaved runs (default
+#            30); the steady state counts a third of it after each of a
+#            table's three warm-ups of that length
 # --settle   the second phase of lookups waits at most this long for the
 #            workers to have no runs left to merge (default 900)
 # --sweep    memory limits to measure the settled lookups again at, after
@@ -448,7 +449,6 @@ backend_costs() {
 	done | awk -v tk="$tk" '{ n += $1; u += $2; s += $3; r += $4; c += $5 } END {
 		if (n == 0) print "n/a n/a n/a n/a"; else printf "%.1f %.1f %.2f %.2f\n", u / tk / n * 1e6, s / tk / n * 1e6, r / n / 1024, c / n }'
 }
-half=$(((SECONDS_EACH + 1) / 2))
 # mark PHASE start|end: the server's clock at a phase's edges, to tell which
 # compactions ran beside its lookups (beside, below)
 declare -A PHASE_AT
@@ -577,16 +577,20 @@ fi
 
 # Steady state: each table by itself, as on a server of its own.  In the
 # interleaved runs above the two tables share shared buffers and the page
-# cache; here each has them to itself: 2 x half s of a table's own lookups
-# first, not counted, then 2 rounds of half s with no other table between.
-# One backend serves one table here, so this phase also tells what a lookup
-# costs it (CPU, storage reads).
-wc_section "Point lookups in a steady state (each table by itself: $((half * 2))s of its lookups first, not counted, then 2 rounds of ${half}s)"
+# cache; here each has them to itself: SECONDS_EACH s of a table's own
+# lookups first (not counted: they bring back what the other table's
+# turned over), then a round of a third of that, counted.  Three such
+# blocks per table, the tables taking turns, so that no single slow spell
+# of the machine falls on one table's whole measurement (two rounds in a
+# row did, in stop 53's first runs).  One backend serves one table here,
+# so this phase also tells what a lookup costs it (CPU, storage reads).
+steady_round=$(((SECONDS_EACH + 2) / 3))
+wc_section "Point lookups in a steady state (each table by itself: 3 blocks per table, taking turns, of ${SECONDS_EACH}s of its lookups not counted, then ${steady_round}s counted)"
 mark steady start
-for t in heap_image_metadata wc_image_metadata; do
-	run_lookups "$t" "warmup.steady" "$((half * 2))"
-	for r in 1 2; do
-		run_lookups "$t" "steady.$r" "$half"
+for r in 1 2 3; do
+	for t in heap_image_metadata wc_image_metadata; do
+		run_lookups "$t" "warmup.steady.$r" "$SECONDS_EACH"
+		run_lookups "$t" "steady.$r" "$steady_round"
 		printf '.'
 	done
 done
@@ -635,7 +639,7 @@ wc_section "Results"
 awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n "$DATA_CHECKSUMS" ] && echo on || echo off)" -v conf="${WIDECOL_BIGDATA_CONF:-}" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
 	-v rb="$runs_before" -v ra="$runs_after" -v hq="$hq" -v wq="$wq" -v h50="$h50" -v w50="$w50" \
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
-	-v ooms="$ooms" -v restarts="$restarts" -v secs="$SECONDS_EACH" -v half="$half" -v compactions="$compactions" \
+	-v ooms="$ooms" -v restarts="$restarts" -v secs="$SECONDS_EACH" -v sround="$steady_round" -v compactions="$compactions" \
 	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
 	-v rs="$runs_settled" -v settled="$settled_note" -v beside="$beside" -v after_load="$after_load" \
 	-v warm="$hwf $wwf $hwr $wwr $shwf $swwf $shwr $swwr" '
@@ -731,7 +735,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		if ("steady" in has)
 			phase_block("steady", "point lookups in a steady state (each table by itself, after its own lookups filled the caches)", 0)
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled\n", hidx / 1048576, rb, ra, rs
-		printf "lookups: 2 runs of %d s a phase, each transaction picking one table at random (the steady state: each table by itself, 2 rounds of %d s)\n", secs, half
+		printf "lookups: 2 runs of %d s a phase, each transaction picking one table at random (the steady state: each table by itself, 3 blocks of %d s not counted and %d s counted, taking turns)\n", secs, secs, sround
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "compactions after the load until settled: %s\n", after_load
 		printf "compactions beside the lookups (running during part of the lookups of a phase): %s\n", beside
