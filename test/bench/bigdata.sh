@@ -415,8 +415,9 @@ misses() {
 	cat "$inst/log/$1/$2".*/misses 2>/dev/null | awk '{ n += $1; b += $2 } END { if (n) printf "%.2f\n", b / n; else print "n/a" }'
 }
 # warmup TABLE PHASE -> "p99_first p99_rest" (milliseconds): p99 of the
-# lookups in the first 2 s of each round (a new connection after the other
-# table's round has turned shared buffers over) and of the rest
+# lookups in the first 2 s of each run (a new connection, whose backend's
+# own caches start empty; in the cold start, a server just restarted) and
+# of the rest
 warmup() {
 	local d part
 	for part in first rest; do
@@ -554,8 +555,8 @@ phase_rows() {
 # Cold start: each table's lookups right after a restart of the server with
 # the group's page cache emptied (memory.force_empty while the group has no
 # process), as after a reboot or a failover to a standby; twice, each
-# followed by a run of both tables' lookups interleaved.  Only with the memory group (dropping the page cache
-# otherwise needs root).
+# followed by a run of both tables' lookups interleaved.  Only with the
+# memory group (dropping the page cache otherwise needs root).
 restart_cold() {
 	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null
 	echo 0 >"$CGROUP/memory.force_empty" || wc_warn "could not empty the memory group's page cache"
