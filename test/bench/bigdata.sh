@@ -324,22 +324,19 @@ proc_sample() {
 		FILENAME ~ /io$/ && $1 == "read_bytes:" { r = $2 } FILENAME ~ /io$/ && $1 == "syscr:" { c = $2 }
 		END { print t, u, s, r, c }' "/proc/$1/stat" "/proc/$1/io"
 }
-# statio TABLE... -> "table blocks" lines: the blocks each table's lookups
-# asked of the kernel (shared-buffer misses; pg_statio, heap and indexes)
+# statio -> "table blocks" lines: the blocks each table's lookups asked of
+# the kernel (shared-buffer misses; pg_statio, heap and indexes)
 statio() {
-	local t
-	for t in "$@"; do
-		"${PSQL[@]}" -At -F ' ' -c "SELECT '$t', heap_blks_read + coalesce(idx_blks_read, 0) FROM pg_statio_user_tables WHERE relname = '$t'"
-	done
+	"${PSQL[@]}" -At -F ' ' -c "SELECT relname, heap_blks_read + coalesce(idx_blks_read, 0) FROM pg_statio_user_tables
+		WHERE relname IN ('heap_image_metadata', 'wc_image_metadata')"
 }
 # misses_file DIR ROUND-DIR: "lookups blocks" of the table in ROUND-DIR from
 # DIR's statio.0 and statio.1 (a backend hands in its statistics when it
 # exits: pgbench's has a second to)
 misses_file() {
-	local t n
-	t=$(basename "$(dirname "$2")")
+	local n
 	n=$(cat "$2"/pgbench_log.* | wc -l)
-	awk -v t="$t" -v n="$n" '$1 == t { v[FILENAME] = $2 } END { b = 0; for (f in v) if (f ~ /statio.1$/) b += v[f]; else b -= v[f]; print n, b }' \
+	awk -v t="$(basename "$(dirname "$2")")" -v n="$n" '$1 == t { b = $2 - b } END { print n, b }' \
 		"$1/statio.0" "$1/statio.1" >"$2/misses"
 }
 # run_lookups TABLE ROUND SECONDS: pgbench per-transaction log into
@@ -348,7 +345,7 @@ misses_file() {
 run_lookups() {
 	local dir=$inst/log/$1/$2 pg pid="" i
 	mkdir -p "$dir"
-	statio "$1" >"$dir/statio.0"
+	statio >"$dir/statio.0"
 	(cd "$dir" && exec "$bin/pgbench" -n -M prepared -c 1 -T "$3" -l \
 		-h "$inst" -p 5998 -f "$inst/$1.sql" postgres >"$dir/out.txt" 2>&1) &
 	pg=$!
@@ -363,7 +360,7 @@ run_lookups() {
 	fi
 	wait "$pg" || { cat "$dir/out.txt"; wc_die "pgbench failed"; }
 	sleep 1
-	statio "$1" >"$dir/statio.1"
+	statio >"$dir/statio.1"
 	misses_file "$dir" "$dir"
 }
 # run_mixed ROUND SECONDS: both tables' lookups in one pgbench run of one
@@ -377,20 +374,20 @@ run_lookups() {
 # shared-buffer misses; one backend serves both, so its CPU and storage
 # reads are not split (the steady state, each table by itself, has them).
 run_mixed() {
-	local dir=$inst/log/mixed/$1 s t
+	local dir=$inst/log/mixed/$1 s t tables=(heap_image_metadata wc_image_metadata)
 	mkdir -p "$dir"
-	statio heap_image_metadata wc_image_metadata >"$dir/statio.0"
+	statio >"$dir/statio.0"
 	(cd "$dir" && "$bin/pgbench" -n -M prepared -c 1 -T "$2" -l -h "$inst" -p 5998 \
-		-f "$inst/heap_image_metadata.sql" -f "$inst/wc_image_metadata.sql" postgres >"$dir/out.txt" 2>&1) ||
+		-f "$inst/${tables[0]}.sql" -f "$inst/${tables[1]}.sql" postgres >"$dir/out.txt" 2>&1) ||
 		{ cat "$dir/out.txt"; wc_die "pgbench failed"; }
 	sleep 1
-	statio heap_image_metadata wc_image_metadata >"$dir/statio.1"
-	s=0
-	for t in heap_image_metadata wc_image_metadata; do
+	statio >"$dir/statio.1"
+	# pgbench numbers the scripts from 0 in the order of the -f options
+	for s in 0 1; do
+		t=${tables[s]}
 		mkdir -p "$inst/log/$t/$1"
 		cat "$dir"/pgbench_log.* | awk -v s="$s" '$4 == s' >"$inst/log/$t/$1/pgbench_log.mixed"
 		misses_file "$dir" "$inst/log/$t/$1"
-		s=$((s + 1))
 	done
 }
 # lookup_rounds PHASE: 2 runs of both tables' lookups interleaved (run_mixed),
@@ -463,8 +460,6 @@ read -r hq h50 h95 h99 < <(latency heap_image_metadata load)
 read -r wq w50 w95 w99 < <(latency wc_image_metadata load)
 read -r hwf hwr < <(warmup heap_image_metadata load)
 read -r wwf wwr < <(warmup wc_image_metadata load)
-read -r hcu hcs hkb hrc < <(backend_costs heap_image_metadata load)
-read -r wcu wcs wkb wrc < <(backend_costs wc_image_metadata load)
 
 # The same once the workers have nothing left to merge, as a table is
 # between loads: in two polls 10 s apart no runs pending, no worker busy
@@ -512,14 +507,9 @@ read -r shq sh50 sh95 sh99 < <(latency heap_image_metadata settled)
 read -r swq sw50 sw95 sw99 < <(latency wc_image_metadata settled)
 read -r shwf shwr < <(warmup heap_image_metadata settled)
 read -r swwf swwr < <(warmup wc_image_metadata settled)
-read -r shcu shcs shkb shrc < <(backend_costs heap_image_metadata settled)
-read -r swcu swcs swkb swrc < <(backend_costs wc_image_metadata settled)
-for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99 $hcu $hcs $hkb $shcu $shcs $shkb $hrc $shrc" \
-	"widecol $wq $w50 $w95 $w99 $swq $sw50 $sw95 $sw99 $wcu $wcs $wkb $swcu $swcs $swkb $wrc $swrc"; do
+for k in "heap $hq $h50 $h95 $h99 $shq $sh50 $sh95 $sh99" \
+	"widecol $wq $w50 $w95 $w99 $swq $sw50 $sw95 $sw99"; do
 	set -- $k
-	echo "lookup,$1,$m,read_calls,${16}"; echo "settled,$1,$m,read_calls,${17}"
-	echo "lookup,$1,$m,user_us,${10}"; echo "lookup,$1,$m,sys_us,${11}"; echo "lookup,$1,$m,storage_kb,${12}"
-	echo "settled,$1,$m,user_us,${13}"; echo "settled,$1,$m,sys_us,${14}"; echo "settled,$1,$m,storage_kb,${15}"
 	echo "lookup,$1,$m,qps,$2"; echo "lookup,$1,$m,p50_ms,$3"; echo "lookup,$1,$m,p95_ms,$4"; echo "lookup,$1,$m,p99_ms,$5"
 	echo "settled,$1,$m,qps,$6"; echo "settled,$1,$m,p50_ms,$7"; echo "settled,$1,$m,p95_ms,$8"; echo "settled,$1,$m,p99_ms,$9"
 done >>"$csv"
@@ -647,8 +637,8 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 	$1 == "ingest" && $4 == "seconds" { s[$2, ++k[$2]] = $5; tot[$2] += $5 }
 	$1 == "ingest" && $4 == "rows" && $2 == "heap" { r[++kr] = $5 }
 	$1 == "ingest" && $4 == "wal_bytes" { wal[$2] += $5 }
-	$4 == "user_us" || $4 == "sys_us" || $4 == "storage_kb" || $4 == "read_calls" || $4 == "misses" { cost[$1, $2, $4] = $5 }
 	$1 == "cold" || $1 == "steady" { ph[$1, $2, $4] = $5; has[$1] = 1 }
+	$4 == "misses" { ph[$1, $2, $4] = $5 }
 	$4 == "over1ms_pct" { slow[$1, $2] = $5 }
 	# the share of lookups over 1 ms of a phase (lookup, settled, cold, steady)
 	function slow_row(phase) {
@@ -670,32 +660,21 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 			ratio_row("    p99, first 2 s of each run (ms)", phase, "p99_first2s_ms", "%14.3f")
 		slow_row(phase)
 		ratio_row("  lookups per second (1 / mean)", phase, "qps", "%14.1f")
-		if (ph[phase, "heap", "misses"] != "n/a" && ph[phase, "heap", "misses"] + 0 > 0)
-			ratio_row("  shared-buffer misses per lookup", phase, "misses", "%14.2f")
-		if (ph[phase, "heap", "user_us"] != "n/a" && ph[phase, "heap", "user_us"] + 0 > 0)
-			ratio_row("  backend CPU per lookup, user (us)", phase, "user_us", "%14.1f")
-		if (ph[phase, "heap", "storage_kb"] != "n/a" && ph[phase, "heap", "storage_kb"] + 0 > 0)
-			ratio_row("  storage reads per lookup (kB)", phase, "storage_kb", "%14.2f")
+		measured_row("  shared-buffer misses per lookup", phase, "misses", "%14.2f")
+		measured_row("  backend CPU per lookup, user (us)", phase, "user_us", "%14.1f")
+		measured_row("  storage reads per lookup (kB)", phase, "storage_kb", "%14.2f")
+	}
+	# ratio_row where the phase measured the metric (the interleaved runs
+	# have no backend costs, short rounds none at all)
+	function measured_row(label, phase, metric, fmt) {
+		if (ph[phase, "heap", metric] != "n/a" && ph[phase, "heap", metric] + 0 > 0)
+			ratio_row(label, phase, metric, fmt)
 	}
 	# p99 of the first 2 s of each run and of the rest (i = 0: after loading, 4: settled)
 	function warm_rows(i,   w) {
 		split(warm, w, " ")
 		printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, first 2 s of each run (ms)", w[i + 1], w[i + 2], w[i + 2] / w[i + 1]
 		printf "%-34s %14.3f %14.3f %8.2f\n", "    p99, the rest (ms)", w[i + 3], w[i + 4], w[i + 4] / w[i + 3]
-	}
-	# shared-buffer misses, backend CPU and storage reads per lookup of a
-	# phase (lookup, settled): what was measured (the interleaved runs have
-	# the misses only: one backend serves both tables)
-	function cost_rows(phase,   m, names, fmt, j, h, w) {
-		split("misses user_us sys_us storage_kb read_calls", m, " ")
-		split("shared-buffer misses per lookup|backend CPU per lookup, user (us)|backend CPU per lookup, sys (us)|storage reads per lookup (kB)|read calls per lookup (pread)", names, "|")
-		for (j = 1; j <= 5; j++) {
-			h = cost[phase, "heap", m[j]]; w = cost[phase, "widecol", m[j]]
-			fmt = (j == 2 || j == 3) ? "%14.1f %14.1f" : "%14.2f %14.2f"
-			if (h == "" || h == "n/a" || w == "n/a" || h + 0 == 0)
-				continue
-			printf "  %-32s " fmt " %8.2f\n", names[j], h, w, w / h
-		}
 	}
 	END {
 		n = kr
@@ -722,7 +701,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		warm_rows(0)
 		slow_row("lookup")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second (1 / mean)", hq, wq, wq / hq
-		cost_rows("lookup")
+		measured_row("  shared-buffer misses per lookup", "lookup", "misses", "%14.2f")
 		printf "point lookups, workers settled (%s):\n", settled
 		printf "%-34s %14.3f %14.3f %8.2f %10s\n", "  p50 (ms)", sh50, sw50, sw50 / sh50, (sw50 / sh50 <= 1 ? "<= 1 met" : "<= 1 MISSED")
 		printf "%-34s %14.3f %14.3f %8.2f\n", "  p95 (ms)", sh95, sw95, sw95 / sh95
@@ -730,7 +709,7 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		warm_rows(4)
 		slow_row("settled")
 		printf "%-34s %14.1f %14.1f %8.2f\n", "  lookups per second (1 / mean)", shq, swq, swq / shq
-		cost_rows("settled")
+		measured_row("  shared-buffer misses per lookup", "settled", "misses", "%14.2f")
 		if ("cold" in has)
 			phase_block("cold", "point lookups from a cold start (server restarted, its page cache emptied)", 1)
 		if ("steady" in has)
