@@ -13,8 +13,10 @@
 # run_mixed), with each table's shared-buffer misses per lookup.  Then,
 # with the memory group, the lookups right after a restart with the group's
 # page cache emptied (a cold start: a reboot, a failover), each table's
-# lookups in a steady state (by itself, after its own lookups have filled
-# the caches), with what a lookup costs the backend that serves it (Linux
+# lookups in a steady state (each table on a server of its own, a copy of
+# the instance in a second memory group of the same limit, both servers'
+# lookups at the same time, after their own lookups have filled the
+# caches), with what a lookup costs the backend that serves it (Linux
 # /proc: user and system CPU time, bytes read from storage rather than the
 # page cache, read system calls), which tells CPU from I/O in the latency,
 # and the settled lookups again at other memory limits (--sweep).  Every
@@ -29,9 +31,8 @@
 # --chunk    rows per COPY (default 1000000); rows/s is reported per chunk
 # --memory   memory limit of the server's cgroup (default 1GB; K, M, G);
 #            shared_buffers is a quarter of it
-# --seconds  pgbench seconds of each of a phase's two interleaved runs (default
-#            30); the steady state counts a third of it after each of a
-#            table's three warm-ups of that length
+# --seconds  pgbench seconds of each of a phase's two runs (default 30); the
+#            steady state runs twice as long first, not counted
 # --settle   the second phase of lookups waits at most this long for the
 #            workers to have no runs left to merge (default 900)
 # --sweep    memory limits to measure the settled lookups again at, after
@@ -67,10 +68,10 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 SETTLE=900 OUT="$ROOT/test/bench/results" CGROUP="" DATA_CHECKSUMS=""
+ROWS=16000000 CHUNK=1000000 MEMORY=1GB SECONDS_EACH=30 SETTLE=900 OUT="$ROOT/test/bench/results" CGROUP="" CGROUP2="" DATA_CHECKSUMS=""
 SWEEP=4GB,2GB,640MB
-# --cgroup is set by the root stage
-bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --settle=SETTLE --sweep=SWEEP --out=OUT --cgroup=CGROUP \
+# --cgroup and --cgroup2 (the steady state's second server) are set by the root stage
+bench_options --rows=ROWS --chunk=CHUNK --memory=MEMORY --seconds=SECONDS_EACH --settle=SETTLE --sweep=SWEEP --out=OUT --cgroup=CGROUP --cgroup2=CGROUP2 \
 	--data-checksums=DATA_CHECKSUMS=1 -- "$@"
 
 # SIZE (e.g. 1GB, 256MB, 512M) -> bytes
@@ -95,8 +96,8 @@ for size in ${SWEEP//,/ }; do
 		wc_die "--sweep: $size leaves no room for shared_buffers ($((MEM_BYTES / 4 / 1048576))MB) and the page cache"
 done
 
-# make_cgroup -> prints the path of a new memory group limited to MEM_BYTES
-# that user postgres may join, or nothing (and a reason on stderr)
+# make_cgroup [SUFFIX] -> prints the path of a new memory group limited to
+# MEM_BYTES that user postgres may join, or nothing (and a reason on stderr)
 make_cgroup() {
 	local base parent g
 	base=/sys/fs/cgroup/memory
@@ -106,7 +107,7 @@ make_cgroup() {
 	fi
 	parent=$base$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
 	for p in "$parent" "$base"; do
-		g=$p/widecol-bigdata.$$
+		g=$p/widecol-bigdata.$$${1:+.$1}
 		if mkdir "$g" 2>/dev/null; then
 			if echo "$MEM_BYTES" >"$g/memory.limit_in_bytes" 2>/dev/null &&
 				chown "$WC_RUN_USER" "$g/cgroup.procs" "$g/tasks" "$g/memory.limit_in_bytes" "$g/memory.force_empty"; then
@@ -126,7 +127,8 @@ if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
 	wc_ensure_user
 	WORK=$(wc_make_workdir bench)
 	CG=$(make_cgroup) || true
-	trap 'wc_stop_postmasters_under "$WORK"; rm -rf "$WORK"; [ -z "$CG" ] || rmdir "$CG" 2>/dev/null || true' EXIT
+	CG2=$(make_cgroup two) || true
+	trap 'wc_stop_postmasters_under "$WORK"; rm -rf "$WORK"; for g in "$CG" "$CG2"; do [ -z "$g" ] || rmdir "$g" 2>/dev/null || true; done' EXIT
 	wc_copy_tree "$ROOT" "$WORK/tree"
 	wc_section "Building widecol for $("$PG_CONFIG" --bindir)"
 	wc_build "$WORK/tree" "$WORK/build.log" >"$WORK/build.out" 2>&1 || { cat "$WORK/build.out"; wc_die "build failed"; }
@@ -137,7 +139,7 @@ if wc_is_root && [ "${WIDECOL_BENCH_STAGE:-}" != run ]; then
 	wc_as_user env WIDECOL_BENCH_STAGE=run WIDECOL_TMPDIR="$WC_TMPBASE" PG_CONFIG="$PG_CONFIG" \
 		WIDECOL_BIGDATA_KEEP_LOGS="${WIDECOL_BIGDATA_KEEP_LOGS:-}" WIDECOL_BIGDATA_CONF="${WIDECOL_BIGDATA_CONF:-}" \
 		bash "$WORK/tree/test/bench/bigdata.sh" --rows "$ROWS" --chunk "$CHUNK" --memory "$MEMORY" \
-		--seconds "$SECONDS_EACH" --settle "$SETTLE" --sweep "${SWEEP:-none}" --out "$OUT" --cgroup "${CG:-none}" \
+		--seconds "$SECONDS_EACH" --settle "$SETTLE" --sweep "${SWEEP:-none}" --out "$OUT" --cgroup "${CG:-none}" --cgroup2 "${CG2:-none}" \
 		${DATA_CHECKSUMS:+--data-checksums} || rc=$?
 	exit $rc
 fi
@@ -147,6 +149,10 @@ if [ -z "$CGROUP" ]; then
 	CGROUP=$(make_cgroup) || true	# works only where the user may create groups
 fi
 [ "$CGROUP" = none ] && CGROUP=""
+if [ -z "$CGROUP2" ] && [ -n "$CGROUP" ]; then
+	CGROUP2=$(make_cgroup two) || true
+fi
+[ "$CGROUP2" = none ] && CGROUP2=""
 if [ -n "$CGROUP" ] && ! sh -c 'echo $$ >"$1/cgroup.procs"' sh "$CGROUP" 2>/dev/null; then
 	wc_warn "cannot join $CGROUP"
 	CGROUP=""
@@ -168,7 +174,9 @@ cleanup() {
 		tail -n 30 "$inst/server.log" >&2
 		[ -z "$CGROUP" ] || grep -E 'oom_kill|under_oom' "$CGROUP/memory.oom_control" >&2 || true
 	fi
-	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null 2>&1 || true
+	for d in "$inst/data" "$inst/two/data"; do
+		[ ! -f "$d/postmaster.pid" ] || "$bin/pg_ctl" -D "$d" -m fast -w stop >/dev/null 2>&1 || true
+	done
 	# WIDECOL_BIGDATA_KEEP_LOGS=DIR keeps pgbench's per-lookup logs
 	[ -z "${WIDECOL_BIGDATA_KEEP_LOGS:-}" ] || cp -r "$inst/log" "$WIDECOL_BIGDATA_KEEP_LOGS" 2>/dev/null || true
 	rm -rf "$inst"
@@ -324,10 +332,11 @@ proc_sample() {
 		FILENAME ~ /io$/ && $1 == "read_bytes:" { r = $2 } FILENAME ~ /io$/ && $1 == "syscr:" { c = $2 }
 		END { print t, u, s, r, c }' "/proc/$1/stat" "/proc/$1/io"
 }
-# statio -> "table blocks" lines: the blocks each table's lookups asked of
-# the kernel (shared-buffer misses; pg_statio, heap and indexes)
+# statio [SOCKET-DIR] -> "table blocks" lines: the blocks each table's
+# lookups asked of the kernel (shared-buffer misses; pg_statio, heap and
+# indexes), of the server at SOCKET-DIR (default the main one)
 statio() {
-	"${PSQL[@]}" -At -F ' ' -c "SELECT relname, heap_blks_read + coalesce(idx_blks_read, 0) FROM pg_statio_user_tables
+	"$bin/psql" -X -q -h "${1:-$inst}" -p 5998 -d postgres -At -F ' ' -c "SELECT relname, heap_blks_read + coalesce(idx_blks_read, 0) FROM pg_statio_user_tables
 		WHERE relname IN ('heap_image_metadata', 'wc_image_metadata')"
 }
 # misses_file DIR ROUND-DIR: "lookups blocks" of the table in ROUND-DIR from
@@ -339,19 +348,20 @@ misses_file() {
 	awk -v t="$(basename "$(dirname "$2")")" -v n="$n" '$1 == t { b = $2 - b } END { print n, b }' \
 		"$1/statio.0" "$1/statio.1" >"$2/misses"
 }
-# run_lookups TABLE ROUND SECONDS: pgbench per-transaction log into
-# $inst/log/TABLE/ROUND, and proc.0 / proc.1, samples of the backend serving
-# pgbench one second into the run and one second before its end
+# run_lookups TABLE ROUND SECONDS [SOCKET-DIR]: pgbench per-transaction log
+# into $inst/log/TABLE/ROUND, and proc.0 / proc.1, samples of the backend
+# serving pgbench one second into the run and one second before its end; on
+# the server at SOCKET-DIR (default the main one)
 run_lookups() {
-	local dir=$inst/log/$1/$2 pg pid="" i
+	local dir=$inst/log/$1/$2 host=${4:-$inst} pg pid="" i
 	mkdir -p "$dir"
-	statio >"$dir/statio.0"
+	statio "$host" >"$dir/statio.0"
 	(cd "$dir" && exec "$bin/pgbench" -n -M prepared -c 1 -T "$3" -l \
-		-h "$inst" -p 5998 -f "$inst/$1.sql" postgres >"$dir/out.txt" 2>&1) &
+		-h "$host" -p 5998 -f "$inst/$1.sql" postgres >"$dir/out.txt" 2>&1) &
 	pg=$!
 	sleep 1
 	for ((i = 0; i < 50 && ${#pid} == 0; i++)); do
-		pid=$("${PSQL[@]}" -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
+		pid=$("$bin/psql" -X -q -h "$host" -p 5998 -d postgres -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
 		[ -n "$pid" ] || sleep 0.1
 	done
 	if [ -n "$pid" ] && proc_sample "$pid" >"$dir/proc.0" 2>/dev/null; then
@@ -360,7 +370,7 @@ run_lookups() {
 	fi
 	wait "$pg" || { cat "$dir/out.txt"; wc_die "pgbench failed"; }
 	sleep 1
-	statio >"$dir/statio.1"
+	statio "$host" >"$dir/statio.1"
 	misses_file "$dir" "$dir"
 }
 # run_mixed ROUND SECONDS: both tables' lookups in one pgbench run of one
@@ -372,7 +382,7 @@ run_lookups() {
 # the difference the target is about.  The log is split by script into
 # $inst/log/TABLE/ROUND as run_lookups writes it, with each table's
 # shared-buffer misses; one backend serves both, so its CPU and storage
-# reads are not split (the steady state, each table by itself, has them).
+# reads are not split (the steady state, each table on its own server, has them).
 run_mixed() {
 	local dir=$inst/log/mixed/$1 s t tables=(heap_image_metadata wc_image_metadata)
 	mkdir -p "$dir"
@@ -547,11 +557,15 @@ phase_rows() {
 # process), as after a reboot or a failover to a standby; twice, each
 # followed by a run of both tables' lookups interleaved.  Only with the
 # memory group (dropping the page cache otherwise needs root).
+# restart_cold [GROUP DIR]: the server of DIR/data (default the main one),
+# stopped if it runs, started again in GROUP with the group's page cache
+# emptied
 restart_cold() {
-	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null
-	echo 0 >"$CGROUP/memory.force_empty" || wc_warn "could not empty the memory group's page cache"
+	local g=${1:-$CGROUP} d=${2:-$inst}
+	[ ! -f "$d/data/postmaster.pid" ] || "$bin/pg_ctl" -D "$d/data" -m fast -w stop >/dev/null
+	echo 0 >"$g/memory.force_empty" || wc_warn "could not empty the memory group's page cache"
 	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2/pg_ctl" -D "$3/data" -l "$3/server.log" -w start' \
-		sh "$CGROUP" "$bin" "$inst" >/dev/null
+		sh "$g" "$bin" "$d" >/dev/null
 }
 if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
 	wc_section "Point lookups from a cold start (server restarted, its page cache emptied; twice, then ${SECONDS_EACH}s of the tables' lookups interleaved)"
@@ -566,28 +580,64 @@ if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
 	phase_rows cold "$m" cold
 fi
 
-# Steady state: each table by itself, as on a server of its own.  In the
-# interleaved runs above the two tables share shared buffers and the page
-# cache; here each has them to itself: SECONDS_EACH s of a table's own
-# lookups first (not counted: they bring back what the other table's
-# turned over), then a round of a third of that, counted.  Three such
-# blocks per table, the tables taking turns, so that no single slow spell
-# of the machine falls on one table's whole measurement (two rounds in a
-# row did, in stop 53's first runs).  One backend serves one table here,
-# so this phase also tells what a lookup costs it (CPU, storage reads).
-steady_round=$(((SECONDS_EACH + 2) / 3))
-wc_section "Point lookups in a steady state (each table by itself: 3 blocks per table, taking turns, of ${SECONDS_EACH}s of its lookups not counted, then ${steady_round}s counted)"
-mark steady start
-for r in 1 2 3; do
-	for t in heap_image_metadata wc_image_metadata; do
-		run_lookups "$t" "warmup.steady.$r" "$SECONDS_EACH"
-		run_lookups "$t" "steady.$r" "$steady_round"
-		printf '.'
-	done
-done
-echo
-mark steady end
-phase_rows steady "$m" steady
+# Steady state: each table on a server of its own, as a user running one of
+# them has it.  In the interleaved runs above the two tables share shared
+# buffers and the page cache; here each has them to itself: the instance is
+# copied (stopped, cp -a) into a second memory group of the same limit, the
+# main server serves the heap table's lookups and the copy widecol's, both
+# at the same time, so that the machine's slow spells (the virtual disk's,
+# a worker's merge, the checkpointer) fall on both, as in the interleaved
+# runs.  Tables measured one after the other on one server did not: three
+# blocks of each, taking turns, gave widecol's p99 at 0.70-1.23x heap +
+# btree's in stop 53's seven runs, and a user CPU time per lookup that
+# moved by half between two blocks of the same table; two servers of
+# widecol side by side are level within 4% (stop 54).  Two lookups are in
+# flight here (one per server) where the other phases have one, on 2
+# cores, so both tables' latencies are higher than theirs.  Both servers
+# start with their page cache emptied, then 2 x SECONDS_EACH s of lookups
+# not counted fill the caches, then 2 runs of SECONDS_EACH s are counted.
+# One backend serves one table here, so this phase also tells what a
+# lookup costs it (CPU, storage reads).
+steady_note=""
+if [ -n "$CGROUP" ] && [ -n "$CGROUP2" ] && [ -w "$CGROUP2/memory.force_empty" ] &&
+	sh -c 'echo $$ >"$1/cgroup.procs"' sh "$CGROUP2" 2>/dev/null; then
+	wc_section "Point lookups in a steady state (each table on a server of its own, a copy in a second memory group of $MEMORY; both servers' lookups at the same time, 2 x ${SECONDS_EACH}s not counted, then 2 runs of ${SECONDS_EACH}s)"
+	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null
+	need_kb=$(du -sk "$inst/data" | cut -f1)
+	free_kb=$(df -Pk "$inst" | awk 'NR == 2 { print $4 }')
+	if [ "$free_kb" -gt $((need_kb + 1048576)) ]; then
+		mkdir -p "$inst/two"
+		cp -a "$inst/data" "$inst/two/data"
+		echo "unix_socket_directories = '$inst/two'" >>"$inst/two/data/postgresql.conf"
+		wc_info "copied the instance ($((need_kb / 1024)) MB) to $inst/two"
+		restart_cold "$CGROUP" "$inst"
+		restart_cold "$CGROUP2" "$inst/two"
+		mark steady start
+		for r in warmup.steady.1 warmup.steady.2 steady.1 steady.2; do
+			run_lookups heap_image_metadata "$r" "$SECONDS_EACH" "$inst" &
+			p1=$!
+			run_lookups wc_image_metadata "$r" "$SECONDS_EACH" "$inst/two" &
+			p2=$!
+			wait "$p1" && wait "$p2" || wc_die "the steady state's lookups failed"
+			printf '.'
+		done
+		echo
+		mark steady end
+		# the compactions beside it are the copy's (it serves widecol's lookups)
+		steady_beside=$("$bin/psql" -X -q -h "$inst/two" -p 5998 -d postgres -At -c "SELECT count(*)
+			FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata'
+			AND started < '${PHASE_AT[steady.end]}' AND finished > '${PHASE_AT[steady.start]}'")
+		"$bin/pg_ctl" -D "$inst/two/data" -m fast -w stop >/dev/null
+		rm -rf "$inst/two"
+		phase_rows steady "$m" steady
+	else
+		restart_cold "$CGROUP" "$inst"
+		steady_note="skipped: $((free_kb / 1024)) MB free for a copy of $((need_kb / 1024)) MB"
+	fi
+else
+	steady_note="skipped: needs a second memory group"
+fi
+[ -z "$steady_note" ] || wc_warn "steady state $steady_note"
 
 # The settled lookups again at other memory limits (--sweep): the group's
 # limit changes, shared_buffers stays, so the page cache alone grows or
@@ -618,6 +668,10 @@ fi
 beside=""
 for ph in load settled cold steady sweep; do
 	[ -n "${PHASE_AT[$ph.start]:-}" ] && [ -n "${PHASE_AT[$ph.end]:-}" ] || continue
+	if [ "$ph" = steady ]; then
+		beside+="${beside:+, }steady $steady_beside"
+		continue
+	fi
 	n=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata'
 		AND started < '${PHASE_AT[$ph.end]}' AND finished > '${PHASE_AT[$ph.start]}'")
 	beside+="${beside:+, }$ph $n"
@@ -630,7 +684,7 @@ wc_section "Results"
 awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n "$DATA_CHECKSUMS" ] && echo on || echo off)" -v conf="${WIDECOL_BIGDATA_CONF:-}" -v hsize="$hsize" -v hidx="$hidx" -v wsize="$wsize" -v wlive="$wlive" \
 	-v rb="$runs_before" -v ra="$runs_after" -v hq="$hq" -v wq="$wq" -v h50="$h50" -v w50="$w50" \
 	-v h95="$h95" -v w95="$w95" -v h99="$h99" -v w99="$w99" -v maxmem="$maxmem" -v failcnt="$failcnt" \
-	-v ooms="$ooms" -v restarts="$restarts" -v secs="$SECONDS_EACH" -v sround="$steady_round" -v compactions="$compactions" \
+	-v ooms="$ooms" -v restarts="$restarts" -v secs="$SECONDS_EACH" -v steady_note="$steady_note" -v compactions="$compactions" \
 	-v shq="$shq" -v swq="$swq" -v sh50="$sh50" -v sw50="$sw50" -v sh95="$sh95" -v sw95="$sw95" -v sh99="$sh99" -v sw99="$sw99" \
 	-v rs="$runs_settled" -v settled="$settled_note" -v beside="$beside" -v after_load="$after_load" \
 	-v warm="$hwf $wwf $hwr $wwr $shwf $swwf $shwr $swwr" '
@@ -713,9 +767,11 @@ awk -F, -v rows="$ROWS" -v chunk="$CHUNK" -v note="$LIMIT_NOTE" -v sums="$([ -n 
 		if ("cold" in has)
 			phase_block("cold", "point lookups from a cold start (server restarted, its page cache emptied)", 1)
 		if ("steady" in has)
-			phase_block("steady", "point lookups in a steady state (each table by itself, after its own lookups filled the caches)", 0)
+			phase_block("steady", "point lookups in a steady state (each table on a server of its own, both at the same time, after their own lookups filled the caches)", 0)
+		else if (steady_note != "")
+			printf "\nsteady state %s\n", steady_note
 		printf "\nheap index %.1f MB; widecol runs: %d after loading, %d after the first lookups, %d settled\n", hidx / 1048576, rb, ra, rs
-		printf "lookups: 2 runs of %d s a phase, each transaction picking one table at random (the steady state: each table by itself, 3 blocks of %d s not counted and %d s counted, taking turns)\n", secs, secs, sround
+		printf "lookups: 2 runs of %d s a phase, each transaction picking one table at random (the steady state: each table on a server of its own with the same memory limit, both servers at the same time, 2 x %d s not counted, then 2 runs of %d s)\n", secs, secs, secs
 		printf "widecol background workers during the load: %s\n", compactions
 		printf "compactions after the load until settled: %s\n", after_load
 		printf "compactions beside the lookups (running during part of the lookups of a phase): %s\n", beside
@@ -823,7 +879,7 @@ for i, (t, name) in enumerate([("heap", "heap + btree"), ("widecol", "widecol")]
            color=["tab:green", "tab:red"][i])
 a3.set_xticks(range(3))
 a3.set_xticklabels([n for _, n in costs], fontsize=8)
-a3.set_title("Per lookup, steady state (each table by itself)", fontsize=10)
+a3.set_title("Per lookup, steady state (each table on a server of its own)", fontsize=10)
 a3.legend(fontsize=7)
 plt.tight_layout()
 plt.savefig(sys.argv[2], dpi=110)
