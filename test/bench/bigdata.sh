@@ -153,9 +153,15 @@ if [ -z "$CGROUP2" ] && [ -n "$CGROUP" ]; then
 	CGROUP2=$(make_cgroup two) || true
 fi
 [ "$CGROUP2" = none ] && CGROUP2=""
-if [ -n "$CGROUP" ] && ! sh -c 'echo $$ >"$1/cgroup.procs"' sh "$CGROUP" 2>/dev/null; then
+# can_join GROUP: this user may move a process into GROUP
+can_join() { sh -c 'echo $$ >"$1/cgroup.procs"' sh "$1" 2>/dev/null; }
+if [ -n "$CGROUP" ] && ! can_join "$CGROUP"; then
 	wc_warn "cannot join $CGROUP"
 	CGROUP=""
+fi
+if [ -n "$CGROUP2" ] && ! can_join "$CGROUP2"; then
+	wc_warn "cannot join $CGROUP2"
+	CGROUP2=""
 fi
 SB_MB=$((MEM_BYTES / 4 / 1024 / 1024))
 if [ -n "$CGROUP" ]; then
@@ -198,6 +204,9 @@ else
 	"$bin/pg_ctl" -D "$inst/data" -l "$inst/server.log" -w start >/dev/null
 fi
 PSQL=("$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$inst" -p 5998 -d postgres)
+# psql_at SOCKET-DIR ARGS...: psql on the server at SOCKET-DIR (the main
+# one, or the steady state's copy)
+psql_at() { "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$1" -p 5998 -d postgres "${@:2}"; }
 "${PSQL[@]}" <<-'EOF'
 	CREATE EXTENSION widecol;
 	CREATE TABLE heap_image_metadata (
@@ -336,7 +345,7 @@ proc_sample() {
 # lookups asked of the kernel (shared-buffer misses; pg_statio, heap and
 # indexes), of the server at SOCKET-DIR (default the main one)
 statio() {
-	"$bin/psql" -X -q -h "${1:-$inst}" -p 5998 -d postgres -At -F ' ' -c "SELECT relname, heap_blks_read + coalesce(idx_blks_read, 0) FROM pg_statio_user_tables
+	psql_at "${1:-$inst}" -At -F ' ' -c "SELECT relname, heap_blks_read + coalesce(idx_blks_read, 0) FROM pg_statio_user_tables
 		WHERE relname IN ('heap_image_metadata', 'wc_image_metadata')"
 }
 # misses_file DIR ROUND-DIR: "lookups blocks" of the table in ROUND-DIR from
@@ -361,7 +370,7 @@ run_lookups() {
 	pg=$!
 	sleep 1
 	for ((i = 0; i < 50 && ${#pid} == 0; i++)); do
-		pid=$("$bin/psql" -X -q -h "$host" -p 5998 -d postgres -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
+		pid=$(psql_at "$host" -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
 		[ -n "$pid" ] || sleep 0.1
 	done
 	if [ -n "$pid" ] && proc_sample "$pid" >"$dir/proc.0" 2>/dev/null; then
@@ -461,6 +470,14 @@ backend_costs() {
 # compactions ran beside its lookups (beside, below)
 declare -A PHASE_AT
 mark() { PHASE_AT[$1.$2]=$("${PSQL[@]}" -At -c "SELECT clock_timestamp()"); }
+# compactions_beside SOCKET-DIR PHASE: the widecol table's compactions on
+# that server that ran (in part) between the PHASE's marks; BESIDE holds
+# those counted before the server went away (the steady state's copy)
+declare -A BESIDE
+compactions_beside() {
+	psql_at "$1" -At -c "SELECT count(*) FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata'
+		AND started < '${PHASE_AT[$2.end]}' AND finished > '${PHASE_AT[$2.start]}'"
+}
 wc_section "Point lookups by key right after loading, the workers still compacting (pgbench, 1 client, prepared, random existing keys; 2 runs of ${SECONDS_EACH}s, the tables' lookups interleaved)"
 mark load start
 lookup_rounds load
@@ -557,11 +574,10 @@ phase_rows() {
 # process), as after a reboot or a failover to a standby; twice, each
 # followed by a run of both tables' lookups interleaved.  Only with the
 # memory group (dropping the page cache otherwise needs root).
-# restart_cold [GROUP DIR]: the server of DIR/data (default the main one),
-# stopped if it runs, started again in GROUP with the group's page cache
-# emptied
+# restart_cold GROUP DIR: the server of DIR/data, stopped if it runs,
+# started again in GROUP with the group's page cache emptied
 restart_cold() {
-	local g=${1:-$CGROUP} d=${2:-$inst}
+	local g=$1 d=$2
 	[ ! -f "$d/data/postmaster.pid" ] || "$bin/pg_ctl" -D "$d/data" -m fast -w stop >/dev/null
 	echo 0 >"$g/memory.force_empty" || wc_warn "could not empty the memory group's page cache"
 	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2/pg_ctl" -D "$3/data" -l "$3/server.log" -w start' \
@@ -571,7 +587,7 @@ if [ -n "$CGROUP" ] && [ -w "$CGROUP/memory.force_empty" ]; then
 	wc_section "Point lookups from a cold start (server restarted, its page cache emptied; twice, then ${SECONDS_EACH}s of the tables' lookups interleaved)"
 	mark cold start
 	for r in 1 2; do
-		restart_cold
+		restart_cold "$CGROUP" "$inst"
 		run_mixed "cold.$r" "$SECONDS_EACH"
 		printf '.'
 	done
@@ -599,8 +615,7 @@ fi
 # One backend serves one table here, so this phase also tells what a
 # lookup costs it (CPU, storage reads).
 steady_note=""
-if [ -n "$CGROUP" ] && [ -n "$CGROUP2" ] && [ -w "$CGROUP2/memory.force_empty" ] &&
-	sh -c 'echo $$ >"$1/cgroup.procs"' sh "$CGROUP2" 2>/dev/null; then
+if [ -n "$CGROUP" ] && [ -n "$CGROUP2" ] && [ -w "$CGROUP2/memory.force_empty" ]; then
 	wc_section "Point lookups in a steady state (each table on a server of its own, a copy in a second memory group of $MEMORY; both servers' lookups at the same time, 2 x ${SECONDS_EACH}s not counted, then 2 runs of ${SECONDS_EACH}s)"
 	"$bin/pg_ctl" -D "$inst/data" -m fast -w stop >/dev/null
 	need_kb=$(du -sk "$inst/data" | cut -f1)
@@ -628,9 +643,7 @@ if [ -n "$CGROUP" ] && [ -n "$CGROUP2" ] && [ -w "$CGROUP2/memory.force_empty" ]
 		echo
 		mark steady end
 		# the compactions beside it are the copy's (it serves widecol's lookups)
-		steady_beside=$("$bin/psql" -X -q -h "$inst/two" -p 5998 -d postgres -At -c "SELECT count(*)
-			FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata'
-			AND started < '${PHASE_AT[steady.end]}' AND finished > '${PHASE_AT[steady.start]}'")
+		BESIDE[steady]=$(compactions_beside "$inst/two" steady)
 		"$bin/pg_ctl" -D "$inst/two/data" -m fast -w stop >/dev/null
 		rm -rf "$inst/two"
 		phase_rows steady "$m" steady
@@ -672,13 +685,7 @@ fi
 beside=""
 for ph in load settled cold steady sweep; do
 	[ -n "${PHASE_AT[$ph.start]:-}" ] && [ -n "${PHASE_AT[$ph.end]:-}" ] || continue
-	if [ "$ph" = steady ]; then
-		beside+="${beside:+, }steady $steady_beside"
-		continue
-	fi
-	n=$("${PSQL[@]}" -At -c "SELECT count(*) FROM widecol.compaction_history WHERE relname LIKE '%wc_image_metadata'
-		AND started < '${PHASE_AT[$ph.end]}' AND finished > '${PHASE_AT[$ph.start]}'")
-	beside+="${beside:+, }$ph $n"
+	beside+="${beside:+, }$ph ${BESIDE[$ph]:-$(compactions_beside "$inst" "$ph")}"
 done
 # a crash or OOM kill during the sweep counts too
 ooms=$(oom_kills)
